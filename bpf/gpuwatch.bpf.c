@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * gpuwatch tracer: follows the processes of one cgroup v2 directory and its descendants
+ * (bpf_current_task_under_cgroup on gw_cgroup) and reports, into the gw_events ring buffer,
+ * every DRM or dma-buf fd they install or close, every state-changing DRM ioctl that
+ * succeeds, every mapping of a DRM file, and fork/exec/exit. See gpuwatch.h for the records.
+ *
+ * Hooks: the syscall tracepoints (tp/syscalls/...), the only kind every kernel allows
+ * (fentry/fexit need BPF trampolines, refused under some lockdown setups). They cost every
+ * syscall of every task a cgroup check while attached; the logic lives in handlers.bpf.h so
+ * that fexit programs on the DRM handlers can reuse it as a faster path.
+ * sched_process_{fork,exec,exit} and cgroup_attach_task are BTF tracepoints (tp_btf),
+ * which work on both paths. The task_file and task_vma iterators take the attach-time
+ * snapshot of processes that already hold DRM state.
+ */
+#include "handlers.bpf.h"
+#include <bpf/bpf_tracing.h>
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define TP_ENTER(name) SEC("tp/syscalls/sys_enter_" #name) int tp_enter_##name(struct trace_event_raw_sys_enter *ctx)
+#define TP_EXIT(name) SEC("tp/syscalls/sys_exit_" #name) int tp_exit_##name(struct trace_event_raw_sys_exit *ctx)
+#define H GW_HOOK_TRACEPOINT
+
+/* open, openat, openat2: a new DRM fd (a new open can never replace an fd) */
+TP_EXIT(open)    { if (gw_followed() && ctx->ret >= 0) gw_emit_fd(ctx->ret, GW_FD_OPEN, H); return 0; }
+TP_EXIT(openat)  { if (gw_followed() && ctx->ret >= 0) gw_emit_fd(ctx->ret, GW_FD_OPEN, H); return 0; }
+TP_EXIT(openat2) { if (gw_followed() && ctx->ret >= 0) gw_emit_fd(ctx->ret, GW_FD_OPEN, H); return 0; }
+
+TP_ENTER(close) { if (gw_followed()) gw_close_enter(ctx->args[0], H); return 0; }
+TP_ENTER(close_range) { if (gw_followed()) gw_close_range_enter(ctx->args[0], ctx->args[1], ctx->args[2]); return 0; }
+TP_EXIT(close_range) { if (gw_followed()) gw_close_range_exit(ctx->ret, H); return 0; }
+
+TP_EXIT(dup) { if (gw_followed()) gw_dup_exit(ctx->ret, H); return 0; }
+TP_ENTER(dup2) { if (gw_followed()) gw_dup2_enter(ctx->args[1]); return 0; }
+TP_EXIT(dup2) { if (gw_followed()) gw_dup_exit(ctx->ret, H); return 0; }
+TP_ENTER(dup3) { if (gw_followed()) gw_dup2_enter(ctx->args[1]); return 0; }
+TP_EXIT(dup3) { if (gw_followed()) gw_dup_exit(ctx->ret, H); return 0; }
+TP_ENTER(fcntl) { if (gw_followed()) gw_fcntl_enter(ctx->args[0], ctx->args[1]); return 0; }
+TP_EXIT(fcntl) { if (gw_followed()) gw_fcntl_exit(ctx->ret, H); return 0; }
+
+TP_ENTER(ioctl) { if (gw_followed()) gw_ioctl_enter(ctx->args[0], ctx->args[1], ctx->args[2]); return 0; }
+TP_EXIT(ioctl) { if (gw_followed()) gw_ioctl_exit(ctx->ret, H); return 0; }
+
+TP_ENTER(mmap)
+{
+	if (gw_followed())
+		gw_mmap_enter(ctx->args[0], ctx->args[1], ctx->args[2], ctx->args[3], ctx->args[4], ctx->args[5]);
+	return 0;
+}
+TP_EXIT(mmap) { if (gw_followed()) gw_mmap_exit(ctx->ret, H); return 0; }
+TP_ENTER(munmap) { if (gw_followed()) gw_munmap_enter(ctx->args[0], ctx->args[1]); return 0; }
+TP_EXIT(munmap) { if (gw_followed()) gw_munmap_exit(ctx->ret, H); return 0; }
+TP_ENTER(mremap)
+{
+	if (gw_followed())
+		gw_mremap_enter(ctx->args[0], ctx->args[1], ctx->args[2], ctx->args[3]);
+	return 0;
+}
+TP_EXIT(mremap) { if (gw_followed()) gw_mremap_exit(ctx->ret, H); return 0; }
+
+/* ---- processes ------------------------------------------------------------------------ */
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(gw_fork, struct task_struct *parent, struct task_struct *child)
+{
+	struct gw_ev_fork *e;
+	u32 ptgid, ctgid;
+	u8 one = 1;
+
+	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid) || !gw_followed())
+		return 0; /* a thread, or not ours */
+	ptgid = BPF_CORE_READ(parent, tgid);
+	ctgid = BPF_CORE_READ(child, tgid);
+	if (bpf_map_lookup_elem(&gw_has_maps, &ptgid))
+		bpf_map_update_elem(&gw_has_maps, &ctgid, &one, BPF_ANY);
+	e = GW_RESERVE(struct gw_ev_fork, GW_EV_FORK, GW_HOOK_TRACEPOINT);
+	if (!e)
+		return 0;
+	e->hdr.tgid = ptgid;
+	e->child_tgid = ctgid;
+	e->pad0 = 0;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(gw_exec, struct task_struct *p)
+{
+	struct gw_ev_exec *e;
+	u32 tgid;
+
+	if (!gw_followed())
+		return 0;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	bpf_map_delete_elem(&gw_has_maps, &tgid); /* a new mm: no DRM mappings left */
+	e = GW_RESERVE(struct gw_ev_exec, GW_EV_EXEC, GW_HOOK_TRACEPOINT);
+	if (!e)
+		return 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(gw_exit, struct task_struct *p)
+{
+	u64 id = bpf_get_current_pid_tgid();
+	u32 tid = (u32)id, tgid = id >> 32;
+	struct gw_ev_exit *e;
+
+	bpf_map_delete_elem(&gw_pending_map, &tid);
+	/* signal->live reached 0 before this tracepoint: the whole process is gone */
+	if (BPF_CORE_READ(p, signal, live.counter) != 0 || !gw_followed())
+		return 0;
+	bpf_map_delete_elem(&gw_has_maps, &tgid);
+	e = GW_RESERVE(struct gw_ev_exit, GW_EV_EXIT, GW_HOOK_TRACEPOINT);
+	if (e)
+		bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* every migration, wherever to: rare, and only userspace knows the followed subtree's ids */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(gw_cgroup_attach, struct cgroup *dst, const char *path, struct task_struct *task, bool threadgroup)
+{
+	struct gw_ev_cgroup_move *e = GW_RESERVE(struct gw_ev_cgroup_move, GW_EV_CGROUP_MOVE, GW_HOOK_TRACEPOINT);
+
+	if (!e)
+		return 0;
+	e->hdr.tgid = BPF_CORE_READ(task, tgid);
+	e->hdr.tid = BPF_CORE_READ(task, pid);
+	e->dst_cgid = BPF_CORE_READ(dst, kn, id);
+	e->threadgroup = threadgroup;
+	__builtin_memset(e->pad0, 0, sizeof(e->pad0));
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* ---- attach-time snapshot ------------------------------------------------------------- */
+
+static __always_inline void gw_snap_hdr(struct gw_hdr *h, u16 kind, u16 size, struct task_struct *t)
+{
+	h->kind = kind;
+	h->size = size;
+	h->hook = GW_HOOK_ITER;
+	h->pad0[0] = h->pad0[1] = h->pad0[2] = 0;
+	h->tgid = BPF_CORE_READ(t, tgid);
+	h->tid = BPF_CORE_READ(t, pid);
+	h->ts_ns = bpf_ktime_get_ns();
+}
+
+SEC("iter/task_file")
+int gw_snap_files(struct bpf_iter__task_file *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct file *f = ctx->file;
+	struct gw_ev_fd e = {};
+	u32 tgid, major = 0, minor = 0;
+	bool cloexec = false;
+	int type;
+
+	if (!t || !f)
+		return 0;
+	tgid = BPF_CORE_READ(t, tgid);
+	if (!bpf_map_lookup_elem(&gw_snap_pids, &tgid))
+		return 0;
+	type = gw_classify(f, &major, &minor);
+	if (!type)
+		return 0;
+	gw_task_fd_file(t, ctx->fd, &cloexec);
+	gw_snap_hdr(&e.hdr, GW_EV_FD, sizeof(e), t);
+	gw_fill_fd(&e, f, ctx->fd, type, major, minor, cloexec, GW_FD_SNAPSHOT);
+	bpf_seq_write(ctx->meta->seq, &e, sizeof(e));
+	return 0;
+}
+
+#define GW_VM_READ 0x1
+#define GW_VM_WRITE 0x2
+#define GW_VM_EXEC 0x4
+#define GW_VM_SHARED 0x8
+
+SEC("iter/task_vma")
+int gw_snap_vmas(struct bpf_iter__task_vma *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct vm_area_struct *vma = ctx->vma;
+	struct gw_ev_mmap e = {};
+	unsigned long vm_flags;
+	struct file *f;
+	u32 tgid;
+
+	if (!t || !vma)
+		return 0;
+	tgid = BPF_CORE_READ(t, tgid);
+	if (!bpf_map_lookup_elem(&gw_snap_pids, &tgid))
+		return 0;
+	f = BPF_CORE_READ(vma, vm_file);
+	if (gw_classify(f, NULL, NULL) != GW_FILE_DRM)
+		return 0;
+	vm_flags = BPF_CORE_READ(vma, vm_flags);
+	gw_snap_hdr(&e.hdr, GW_EV_MMAP, sizeof(e), t);
+	e.file = (u64)f;
+	e.start = BPF_CORE_READ(vma, vm_start);
+	e.length = BPF_CORE_READ(vma, vm_end) - e.start;
+	e.offset = BPF_CORE_READ(vma, vm_pgoff) << 12;
+	e.fd = -1;
+	e.prot = vm_flags & (GW_VM_READ | GW_VM_WRITE | GW_VM_EXEC);
+	e.flags = 0;
+	e.shared = !!(vm_flags & GW_VM_SHARED);
+	bpf_seq_write(ctx->meta->seq, &e, sizeof(e));
+	return 0;
+}

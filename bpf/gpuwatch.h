@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * gpuwatch event ABI: the records the BPF programs write into the ring buffer
+ * (and the snapshot iterators write into their seq files), read by user/.
+ *
+ * Plain C, fixed-width types, explicit padding. Every record starts with
+ * struct gw_hdr whose `kind` selects the record type and whose `size` is the
+ * record's size in bytes; userspace checks both before it reads anything else.
+ * user/event_abi.hpp static_asserts every size below.
+ */
+#ifndef GPUWATCH_ABI_H
+#define GPUWATCH_ABI_H
+
+#ifndef __BPF__
+#include <linux/types.h>
+#endif
+
+#define GW_ABI_VERSION 1
+#define GW_DRM_MAJOR 226
+#define GW_DMA_BUF_MAGIC 0x444d4142 /* "DMAB", include/uapi/linux/magic.h */
+#define GW_IOCTL_ARG_MAX 64         /* bytes of an ioctl argument captured */
+#define GW_NAME_LEN 16              /* driver name, comm */
+
+enum gw_kind {
+	GW_EV_FD = 1,       /* an fd now refers to a DRM or dma-buf file (open, dup, fcntl, cloexec change, snapshot) */
+	GW_EV_CLOSE,        /* an fd referring to a DRM or dma-buf file is being closed */
+	GW_EV_CLOSE_RANGE,  /* close_range() succeeded: userspace applies it to the fds it knows */
+	GW_EV_IOCTL,        /* a state-changing DRM ioctl succeeded */
+	GW_EV_MMAP,         /* a mapping of a DRM file was created (or found by the snapshot) */
+	GW_EV_MUNMAP,       /* a range was unmapped, or replaced by a MAP_FIXED mapping, in a process with DRM mappings */
+	GW_EV_MREMAP,       /* a range was moved/resized in a process with DRM mappings */
+	GW_EV_FORK,         /* a new process (not a thread) was forked */
+	GW_EV_EXEC,         /* a process exec'd: mappings and close-on-exec fds are gone */
+	GW_EV_EXIT,         /* the last thread of a process exited */
+	GW_EV_CGROUP_MOVE,  /* a process was moved into some cgroup (dst_cgid); userspace decides */
+	GW_EV_KIND_MAX,
+};
+
+/* how a GW_EV_FD came to be */
+enum gw_fd_source {
+	GW_FD_OPEN = 1,   /* open/openat/openat2 */
+	GW_FD_DUP,        /* dup/dup2/dup3/fcntl(F_DUPFD*) */
+	GW_FD_FLAGS,      /* fcntl(F_SETFD) or ioctl(FIOCLEX/FIONCLEX): only cloexec changed */
+	GW_FD_SNAPSHOT,   /* found by the attach-time snapshot (BPF task_file iterator) */
+};
+
+enum gw_file_type {
+	GW_FILE_DRM = 1,    /* character device, major 226 */
+	GW_FILE_DMABUF = 2, /* dma-buf (superblock magic DMA_BUF_MAGIC) */
+};
+
+/* which hook produced an event (for `gpuwatch check` and tests) */
+enum gw_hook {
+	GW_HOOK_TRACEPOINT = 1,
+	GW_HOOK_FEXIT = 2,
+	GW_HOOK_ITER = 3,
+};
+
+struct gw_hdr {
+	__u16 kind;   /* enum gw_kind */
+	__u16 size;   /* sizeof the whole record */
+	__u8 hook;    /* enum gw_hook */
+	__u8 pad0[3];
+	__u32 tgid;   /* process */
+	__u32 tid;    /* thread */
+	__u64 ts_ns;  /* bpf_ktime_get_ns() */
+}; /* 24 bytes */
+
+struct gw_ev_fd {
+	struct gw_hdr hdr;
+	__u64 file;        /* struct file * : the identity of the open file */
+	__s32 fd;
+	__u32 f_flags;     /* file->f_flags (O_ACCMODE, O_NONBLOCK, ...) */
+	__u32 major;
+	__u32 minor;
+	__u8 type;         /* enum gw_file_type */
+	__u8 source;       /* enum gw_fd_source */
+	__u8 cloexec;      /* close-on-exec bit of this fd */
+	__u8 pad0[5];
+	char driver[GW_NAME_LEN]; /* drm_file->minor->dev->driver->name, "" if unknown or dma-buf */
+}; /* 72 bytes */
+
+struct gw_ev_close {
+	struct gw_hdr hdr;
+	__u64 file;
+	__s32 fd;
+	__u32 pad0;
+}; /* 40 bytes */
+
+struct gw_ev_close_range {
+	struct gw_hdr hdr;
+	__u32 first;
+	__u32 last;
+	__u32 flags;       /* CLOSE_RANGE_CLOEXEC: set cloexec instead of closing */
+	__u32 pad0;
+}; /* 40 bytes */
+
+struct gw_ev_ioctl {
+	struct gw_hdr hdr;
+	__u64 file;        /* the DRM file the ioctl was issued on */
+	__u64 aux_file;    /* PRIME_FD_TO_HANDLE: the dma-buf imported; PRIME_HANDLE_TO_FD: the dma-buf created */
+	__u32 cmd;         /* full ioctl command (dir, size, type 'd', nr) */
+	__s32 fd;
+	__u16 arg_size;    /* bytes valid in in[] and out[]: min(_IOC_SIZE(cmd), GW_IOCTL_ARG_MAX) */
+	__u8 pad0[6];
+	__u8 in[GW_IOCTL_ARG_MAX];  /* the argument as read at syscall entry */
+	__u8 out[GW_IOCTL_ARG_MAX]; /* the argument as read at syscall exit */
+}; /* 184 bytes */
+
+/* prot bits as PROT_READ/WRITE/EXEC; shared = MAP_SHARED / VM_SHARED */
+struct gw_ev_mmap {
+	struct gw_hdr hdr;
+	__u64 file;        /* the DRM file mapped */
+	__u64 start;
+	__u64 length;
+	__u64 offset;      /* byte offset into the file (the fake offset for GEM) */
+	__s32 fd;          /* -1 for snapshot records */
+	__u32 prot;
+	__u32 flags;       /* mmap flags as passed (0 for snapshot records) */
+	__u8 shared;
+	__u8 pad0[3];
+}; /* 72 bytes */
+
+struct gw_ev_munmap {
+	struct gw_hdr hdr;
+	__u64 start;
+	__u64 length;
+}; /* 40 bytes */
+
+struct gw_ev_mremap {
+	struct gw_hdr hdr;
+	__u64 old_start;
+	__u64 old_length;
+	__u64 new_start;   /* result of mremap */
+	__u64 new_length;
+	__u32 flags;
+	__u32 pad0;
+}; /* 64 bytes */
+
+struct gw_ev_fork {
+	struct gw_hdr hdr; /* hdr.tgid is the parent */
+	__u32 child_tgid;
+	__u32 pad0;
+}; /* 32 bytes */
+
+struct gw_ev_exec {
+	struct gw_hdr hdr;
+	char comm[GW_NAME_LEN];
+}; /* 40 bytes */
+
+struct gw_ev_exit {
+	struct gw_hdr hdr;
+}; /* 24 bytes */
+
+struct gw_ev_cgroup_move {
+	struct gw_hdr hdr;
+	__u64 dst_cgid;    /* kernfs id of the destination cgroup (== its directory's inode number) */
+	__u8 threadgroup;
+	__u8 pad0[7];
+}; /* 40 bytes */
+
+/* kernel-side counters, in the object's .bss, read by userspace */
+struct gw_counters {
+	__u64 lost_events;   /* ring buffer full: bpf_ringbuf_reserve failed */
+	__u64 failed_reads;  /* bpf_probe_read_* of an argument or kernel struct failed */
+	__u64 pending_full;  /* syscall-entry state could not be stored (map full) */
+};
+
+#endif /* GPUWATCH_ABI_H */

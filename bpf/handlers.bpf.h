@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Hook-independent handlers: what happens at the entry and at the exit of each syscall
+ * gpuwatch follows, given plain arguments. The tracepoint programs in gpuwatch.bpf.c call
+ * these; fexit programs on the DRM handlers (a later, faster path chosen by feature probing)
+ * call the same functions with the same arguments, so both paths emit identical records.
+ *
+ * Join: entry -> gw_pending_map[tid] -> exit -> one record. Only successful syscalls emit.
+ */
+#ifndef GPUWATCH_HANDLERS_BPF_H
+#define GPUWATCH_HANDLERS_BPF_H
+
+#include "files.bpf.h"
+
+#define GW_PAGE_ALIGN(x) (((x) + 4095) & ~4095ULL)
+#define GW_IS_ERR_ADDR(x) ((unsigned long)(x) >= (unsigned long)-4095)
+
+#define GW_IOC_NR(cmd) ((cmd) & 0xff)
+#define GW_IOC_TYPE(cmd) (((cmd) >> 8) & 0xff)
+#define GW_IOC_SIZE(cmd) (((cmd) >> 16) & 0x3fff)
+#define GW_DRM_NR_PRIME_HANDLE_TO_FD 0x2d
+#define GW_DRM_NR_PRIME_FD_TO_HANDLE 0x2e
+#define GW_DRM_PRIME_FD_OFFSET 8 /* struct drm_prime_handle { u32 handle; u32 flags; s32 fd; } */
+#define GW_FIONCLEX 0x5450
+#define GW_FIOCLEX 0x5451
+#define GW_F_DUPFD 0
+#define GW_F_SETFD 2
+#define GW_F_DUPFD_CLOEXEC 1030
+#define GW_MAP_SHARED 0x01
+#define GW_MAP_SHARED_VALIDATE 0x03
+#define GW_MAP_FIXED 0x10
+#define GW_MAP_ANONYMOUS 0x20
+
+static __always_inline struct gw_pending *gw_scratch_get(u32 sc)
+{
+	u32 zero = 0;
+	struct gw_pending *p = bpf_map_lookup_elem(&gw_scratch, &zero);
+	if (p)
+		p->sc = sc;
+	return p;
+}
+
+static __always_inline void gw_pending_put(struct gw_pending *p)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	if (bpf_map_update_elem(&gw_pending_map, &tid, p, BPF_ANY))
+		GW_COUNT(pending_full);
+}
+
+/* takes this thread's pending entry (whatever its kind) into the scratch and deletes it;
+ * returns it only if it is of kind sc (a stale entry of another kind is dropped) */
+static __always_inline struct gw_pending *gw_pending_take2(u32 sc, u32 sc2)
+{
+	u32 tid = (u32)bpf_get_current_pid_tgid();
+	u32 zero = 0;
+	struct gw_pending *p = bpf_map_lookup_elem(&gw_pending_map, &tid);
+	struct gw_pending *s;
+
+	if (!p)
+		return NULL;
+	s = bpf_map_lookup_elem(&gw_scratch, &zero);
+	if (s)
+		__builtin_memcpy(s, p, sizeof(*s));
+	bpf_map_delete_elem(&gw_pending_map, &tid);
+	if (s && s->sc != sc && s->sc != sc2)
+		return NULL;
+	return s;
+}
+
+#define gw_pending_take(sc) gw_pending_take2(sc, sc)
+
+static __always_inline bool gw_tgid_has_maps(void)
+{
+	u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	return bpf_map_lookup_elem(&gw_has_maps, &tgid) != NULL;
+}
+
+/* ---- close, close_range, dup*, fcntl ------------------------------------------------ */
+
+static __always_inline void gw_close_enter(int fd, u8 hook)
+{
+	struct file *f = gw_fd_file(fd, NULL);
+	if (gw_classify(f, NULL, NULL))
+		gw_emit_close(fd, f, hook);
+}
+
+static __always_inline void gw_close_range_enter(u64 first, u64 last, u64 flags)
+{
+	struct gw_pending *p = gw_scratch_get(GW_SC_CLOSE_RANGE);
+	if (!p)
+		return;
+	p->args[0] = first;
+	p->args[1] = last;
+	p->args[2] = flags;
+	gw_pending_put(p);
+}
+
+static __always_inline void gw_close_range_exit(long ret, u8 hook)
+{
+	struct gw_pending *p = gw_pending_take(GW_SC_CLOSE_RANGE);
+	struct gw_ev_close_range *e;
+
+	if (!p || ret != 0)
+		return;
+	e = GW_RESERVE(struct gw_ev_close_range, GW_EV_CLOSE_RANGE, hook);
+	if (!e)
+		return;
+	e->first = p->args[0] > 0xffffffffULL ? 0xffffffffU : p->args[0];
+	e->last = p->args[1] > 0xffffffffULL ? 0xffffffffU : p->args[1];
+	e->flags = p->args[2];
+	e->pad0 = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* dup2/dup3 may replace an fd that referred to a followed file */
+static __always_inline void gw_dup2_enter(int newfd)
+{
+	struct file *f = gw_fd_file(newfd, NULL);
+	struct gw_pending *p;
+
+	if (!gw_classify(f, NULL, NULL))
+		return;
+	p = gw_scratch_get(GW_SC_DUP2);
+	if (!p)
+		return;
+	p->args[0] = newfd;
+	p->file = (u64)f;
+	gw_pending_put(p);
+}
+
+static __always_inline void gw_dup_exit(long ret, u8 hook)
+{
+	struct gw_pending *p = gw_pending_take(GW_SC_DUP2);
+
+	if (ret < 0)
+		return;
+	if (!gw_emit_fd(ret, GW_FD_DUP, hook) && p && (long)p->args[0] == ret)
+		gw_emit_close(ret, (struct file *)p->file, hook);
+}
+
+static __always_inline void gw_fcntl_enter(int fd, u64 cmd)
+{
+	struct gw_pending *p;
+
+	if (cmd != GW_F_DUPFD && cmd != GW_F_DUPFD_CLOEXEC && cmd != GW_F_SETFD)
+		return;
+	p = gw_scratch_get(GW_SC_FCNTL);
+	if (!p)
+		return;
+	p->args[0] = fd;
+	p->args[1] = cmd;
+	gw_pending_put(p);
+}
+
+static __always_inline void gw_fcntl_exit(long ret, u8 hook)
+{
+	struct gw_pending *p = gw_pending_take(GW_SC_FCNTL);
+
+	if (!p || ret < 0)
+		return;
+	if (p->args[1] == GW_F_SETFD)
+		gw_emit_fd(p->args[0], GW_FD_FLAGS, hook);
+	else
+		gw_emit_fd(ret, GW_FD_DUP, hook);
+}
+
+/* ---- ioctl ---------------------------------------------------------------------------- */
+
+static __always_inline bool gw_ioctl_wanted(u32 cmd)
+{
+	u32 nr = GW_IOC_NR(cmd);
+	if (GW_IOC_TYPE(cmd) != 'd')
+		return false;
+	return (gw_ioctl_nr_mask[(nr >> 6) & 3] >> (nr & 63)) & 1;
+}
+
+static __always_inline void gw_ioctl_enter(int fd, u32 cmd, u64 arg)
+{
+	struct gw_pending *p;
+	struct file *f;
+	u32 size;
+
+	if (cmd == GW_FIOCLEX || cmd == GW_FIONCLEX) {
+		p = gw_scratch_get(GW_SC_FDFLAGS_IOCTL);
+		if (!p)
+			return;
+		p->args[0] = fd;
+		gw_pending_put(p);
+		return;
+	}
+	if (!gw_ioctl_wanted(cmd))
+		return;
+	f = gw_fd_file(fd, NULL);
+	if (gw_classify(f, NULL, NULL) != GW_FILE_DRM)
+		return;
+	p = gw_scratch_get(GW_SC_IOCTL);
+	if (!p)
+		return;
+	p->args[0] = fd;
+	p->args[1] = cmd;
+	p->args[2] = arg;
+	p->file = (u64)f;
+	p->aux_file = 0;
+	size = GW_IOC_SIZE(cmd);
+	if (size > GW_IOCTL_ARG_MAX)
+		size = GW_IOCTL_ARG_MAX;
+	__builtin_memset(p->in, 0, sizeof(p->in));
+	if (size && bpf_probe_read_user(p->in, size, (void *)arg)) {
+		GW_COUNT(failed_reads);
+		return;
+	}
+	if (GW_IOC_NR(cmd) == GW_DRM_NR_PRIME_FD_TO_HANDLE) {
+		int dfd = *(int *)&p->in[GW_DRM_PRIME_FD_OFFSET];
+		p->aux_file = (u64)gw_fd_file(dfd, NULL);
+	}
+	gw_pending_put(p);
+}
+
+static __always_inline void gw_ioctl_exit(long ret, u8 hook)
+{
+	struct gw_pending *p = gw_pending_take2(GW_SC_IOCTL, GW_SC_FDFLAGS_IOCTL);
+	struct gw_ev_ioctl *e;
+	u32 cmd, size;
+
+	if (!p || ret != 0)
+		return;
+	if (p->sc == GW_SC_FDFLAGS_IOCTL) {
+		gw_emit_fd(p->args[0], GW_FD_FLAGS, hook);
+		return;
+	}
+	e = GW_RESERVE(struct gw_ev_ioctl, GW_EV_IOCTL, hook);
+	if (!e)
+		return;
+	cmd = p->args[1];
+	e->file = p->file;
+	e->aux_file = p->aux_file;
+	e->cmd = cmd;
+	e->fd = p->args[0];
+	size = GW_IOC_SIZE(cmd);
+	if (size > GW_IOCTL_ARG_MAX)
+		size = GW_IOCTL_ARG_MAX;
+	e->arg_size = size;
+	__builtin_memset(e->pad0, 0, sizeof(e->pad0));
+	__builtin_memcpy(e->in, p->in, sizeof(e->in));
+	__builtin_memset(e->out, 0, sizeof(e->out));
+	if (size && bpf_probe_read_user(e->out, size, (void *)p->args[2])) {
+		GW_COUNT(failed_reads);
+		bpf_ringbuf_discard(e, 0);
+		return;
+	}
+	if (GW_IOC_NR(cmd) == GW_DRM_NR_PRIME_HANDLE_TO_FD) {
+		int dfd = *(int *)&e->out[GW_DRM_PRIME_FD_OFFSET];
+		e->aux_file = (u64)gw_fd_file(dfd, NULL);
+	}
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* ---- mmap, munmap, mremap ------------------------------------------------------------ */
+
+static __always_inline void gw_mmap_enter(u64 addr, u64 len, u64 prot, u64 flags, int fd, u64 off)
+{
+	struct file *f = NULL;
+	struct gw_pending *p;
+
+	if (!(flags & GW_MAP_ANONYMOUS) && fd >= 0) {
+		f = gw_fd_file(fd, NULL);
+		if (gw_classify(f, NULL, NULL) != GW_FILE_DRM)
+			f = NULL;
+	}
+	/* a non-DRM mapping matters only if MAP_FIXED may replace a DRM mapping */
+	if (!f && (!(flags & GW_MAP_FIXED) || !gw_tgid_has_maps()))
+		return;
+	p = gw_scratch_get(GW_SC_MMAP);
+	if (!p)
+		return;
+	p->args[0] = addr;
+	p->args[1] = len;
+	p->args[2] = prot;
+	p->args[3] = flags;
+	p->args[4] = fd;
+	p->args[5] = off;
+	p->file = (u64)f;
+	gw_pending_put(p);
+}
+
+static __always_inline void gw_mmap_exit(long ret, u8 hook)
+{
+	struct gw_pending *p = gw_pending_take(GW_SC_MMAP);
+	u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	u8 one = 1;
+
+	if (!p || GW_IS_ERR_ADDR(ret))
+		return;
+	if (!p->file) {
+		struct gw_ev_munmap *u = GW_RESERVE(struct gw_ev_munmap, GW_EV_MUNMAP, hook);
+		if (!u)
+			return;
+		u->start = ret;
+		u->length = GW_PAGE_ALIGN(p->args[1]);
+		bpf_ringbuf_submit(u, 0);
+		return;
+	}
+	bpf_map_update_elem(&gw_has_maps, &tgid, &one, BPF_ANY);
+	struct gw_ev_mmap *e = GW_RESERVE(struct gw_ev_mmap, GW_EV_MMAP, hook);
+	if (!e)
+		return;
+	e->file = p->file;
+	e->start = ret;
+	e->length = GW_PAGE_ALIGN(p->args[1]);
+	e->offset = p->args[5];
+	e->fd = p->args[4];
+	e->prot = p->args[2];
+	e->flags = p->args[3];
+	e->shared = (p->args[3] & 3) == GW_MAP_SHARED || (p->args[3] & 3) == GW_MAP_SHARED_VALIDATE;
+	__builtin_memset(e->pad0, 0, sizeof(e->pad0));
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void gw_munmap_enter(u64 addr, u64 len)
+{
+	struct gw_pending *p;
+
+	if (!gw_tgid_has_maps())
+		return;
+	p = gw_scratch_get(GW_SC_MUNMAP);
+	if (!p)
+		return;
+	p->args[0] = addr;
+	p->args[1] = len;
+	gw_pending_put(p);
+}
+
+static __always_inline void gw_munmap_exit(long ret, u8 hook)
+{
+	struct gw_pending *p = gw_pending_take(GW_SC_MUNMAP);
+	struct gw_ev_munmap *e;
+
+	if (!p || ret != 0)
+		return;
+	e = GW_RESERVE(struct gw_ev_munmap, GW_EV_MUNMAP, hook);
+	if (!e)
+		return;
+	e->start = p->args[0];
+	e->length = GW_PAGE_ALIGN(p->args[1]);
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void gw_mremap_enter(u64 old_addr, u64 old_len, u64 new_len, u64 flags)
+{
+	struct gw_pending *p;
+
+	if (!gw_tgid_has_maps())
+		return;
+	p = gw_scratch_get(GW_SC_MREMAP);
+	if (!p)
+		return;
+	p->args[0] = old_addr;
+	p->args[1] = old_len;
+	p->args[2] = new_len;
+	p->args[3] = flags;
+	gw_pending_put(p);
+}
+
+static __always_inline void gw_mremap_exit(long ret, u8 hook)
+{
+	struct gw_pending *p = gw_pending_take(GW_SC_MREMAP);
+	struct gw_ev_mremap *e;
+
+	if (!p || GW_IS_ERR_ADDR(ret))
+		return;
+	e = GW_RESERVE(struct gw_ev_mremap, GW_EV_MREMAP, hook);
+	if (!e)
+		return;
+	e->old_start = p->args[0];
+	e->old_length = GW_PAGE_ALIGN(p->args[1]);
+	e->new_start = ret;
+	e->new_length = GW_PAGE_ALIGN(p->args[2]);
+	e->flags = p->args[3];
+	e->pad0 = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
+#endif

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Maps, knobs and counters shared by every gpuwatch program.
+ *
+ * How the tables join: a syscall's entry stores what only the entry can see (its
+ * arguments, the ioctl argument as passed in, the struct file behind the fd) in `pending`,
+ * keyed by thread; the exit takes it back out and, if the syscall succeeded, emits one
+ * record into `events` carrying both. Records name DRM state by the struct file pointer,
+ * never by (pid, fd); userspace keeps the (pid, fd) -> file table.
+ */
+#ifndef GPUWATCH_MAPS_BPF_H
+#define GPUWATCH_MAPS_BPF_H
+
+#include "kernel_types.h"
+#include <bpf/bpf_helpers.h>
+#include "gpuwatch.h"
+
+/* knobs, set by userspace between open and load */
+const volatile __u32 gw_self_tgid = 0;          /* never trace the daemon itself */
+const volatile __u64 gw_ioctl_nr_mask[4] = {};  /* core DRM ioctl nrs (0..255) that change state */
+const volatile bool gw_debug = false;
+
+/* counters, read by userspace (see struct gw_counters) */
+struct gw_counters gw_counters = {};
+
+/* the followed cgroup (slot 0); bpf_current_task_under_cgroup covers its descendants */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u32);
+} gw_cgroup SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20); /* userspace may resize before load */
+} gw_events SEC(".maps");
+
+enum gw_sc {
+	GW_SC_CLOSE_RANGE = 1,
+	GW_SC_DUP2,
+	GW_SC_FCNTL,
+	GW_SC_IOCTL,
+	GW_SC_FDFLAGS_IOCTL,
+	GW_SC_MMAP,
+	GW_SC_MUNMAP,
+	GW_SC_MREMAP,
+};
+
+struct gw_pending {
+	u32 sc;          /* enum gw_sc */
+	u32 pad0;
+	u64 args[6];
+	u64 file;        /* the struct file behind the fd argument, if it matters */
+	u64 aux_file;
+	u8 in[GW_IOCTL_ARG_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, u32);                 /* tid */
+	__type(value, struct gw_pending);
+} gw_pending_map SEC(".maps");
+
+/* tgids that hold (or held) a DRM mapping: only their munmap/mremap/MAP_FIXED are reported */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, u32);
+	__type(value, u8);
+} gw_has_maps SEC(".maps");
+
+/* tgids the snapshot iterators report (filled by userspace before each snapshot) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, u32);
+	__type(value, u8);
+} gw_snap_pids SEC(".maps");
+
+/* per-CPU scratch for a pending record (too large for the 512-byte stack with the rest) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct gw_pending);
+} gw_scratch SEC(".maps");
+
+#define GW_COUNT(field) __sync_fetch_and_add(&gw_counters.field, 1)
+
+static __always_inline bool gw_followed(void)
+{
+	if (bpf_get_current_pid_tgid() >> 32 == gw_self_tgid)
+		return false;
+	return bpf_current_task_under_cgroup(&gw_cgroup, 0) == 1;
+}
+
+static __always_inline void *gw_reserve(u32 size, u16 kind, u8 hook)
+{
+	struct gw_hdr *h = bpf_ringbuf_reserve(&gw_events, size, 0);
+	if (!h) {
+		GW_COUNT(lost_events);
+		return NULL;
+	}
+	u64 id = bpf_get_current_pid_tgid();
+	h->kind = kind;
+	h->size = size;
+	h->hook = hook;
+	h->pad0[0] = h->pad0[1] = h->pad0[2] = 0;
+	h->tgid = id >> 32;
+	h->tid = (u32)id;
+	h->ts_ns = bpf_ktime_get_ns();
+	return h;
+}
+
+#define GW_RESERVE(type, kind, hook) ((type *)gw_reserve(sizeof(type), kind, hook))
+
+#endif

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs everything gpuwatch needs to build, run and test on Debian 12 (root).
+# Idempotent: packages already present are left alone.
+set -euo pipefail
+[ "$(id -u)" = 0 ] || { echo "setup.sh: must run as root (apt-get install)" >&2; exit 1; }
+
+pkgs=(
+  build-essential cmake pkg-config git clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
+  libdrm-dev libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
+  qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static criu kmod
+  python3-pip
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if ! command -v vng >/dev/null 2>&1; then
+  echo "setup: installing virtme-ng (PyPI)"
+  python3 -m pip install --quiet virtme-ng || python3 -m pip install --quiet --break-system-packages virtme-ng
+fi
+echo "setup: all dependencies present"

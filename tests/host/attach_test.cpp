@@ -1,0 +1,236 @@
+// Host tests (root, no DRM device): the BPF object loads and attaches on the running kernel,
+// `gpuwatch attach` writes a manifest for an empty cgroup, and its failures are clean.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include "model.hpp"
+
+namespace {
+
+const std::string kBin = GPUWATCH_BIN;
+
+struct Result {
+	int status = -1;
+	std::string err;
+};
+
+// Runs argv with stderr captured; returns the exit status and stderr.
+Result run(std::vector<std::string> argv)
+{
+	char tmpl[] = "/tmp/gw-host-stderr.XXXXXX";
+	int efd = mkstemp(tmpl);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(efd, 2);
+		std::vector<char *> a;
+		for (auto &s : argv)
+			a.push_back(s.data());
+		a.push_back(nullptr);
+		execv(a[0], a.data());
+		_exit(127);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	std::ifstream in(tmpl);
+	Result r;
+	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	std::getline(in, r.err, '\0');
+	close(efd);
+	unlink(tmpl);
+	return r;
+}
+
+bool exists(const std::string &p)
+{
+	struct stat st;
+	return stat(p.c_str(), &st) == 0;
+}
+
+std::string cgroup2_root()
+{
+	for (const char *p : {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"}) {
+		struct statfs s;
+		if (statfs(p, &s) == 0 && s.f_type == CGROUP2_SUPER_MAGIC)
+			return p;
+	}
+	return "";
+}
+
+class HostTest : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		if (geteuid() != 0)
+			GTEST_SKIP() << "needs root: loads BPF programs";
+		root_ = cgroup2_root();
+		if (root_.empty())
+			GTEST_SKIP() << "no cgroup v2 hierarchy mounted";
+		cg_ = root_ + "/gpuwatch-host-test-" + std::to_string(getpid());
+		ASSERT_EQ(mkdir(cg_.c_str(), 0755), 0) << cg_;
+		char d[] = "/tmp/gw-host.XXXXXX";
+		dir_ = mkdtemp(d);
+	}
+	void TearDown() override
+	{
+		if (!cg_.empty())
+			rmdir(cg_.c_str());
+		if (!dir_.empty())
+			std::system(("rm -rf " + dir_).c_str());
+	}
+	std::string root_, cg_, dir_;
+};
+
+// Starts attach in the background and waits for its first manifest (or its exit).
+pid_t start_attach(const std::vector<std::string> &args, const std::string &manifest, int *early_status)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		std::vector<std::string> v = {kBin, "attach"};
+		v.insert(v.end(), args.begin(), args.end());
+		std::vector<char *> a;
+		for (auto &s : v)
+			a.push_back(s.data());
+		a.push_back(nullptr);
+		execv(a[0], a.data());
+		_exit(127);
+	}
+	for (int i = 0; i < 300; i++) {
+		if (exists(manifest))
+			return pid;
+		int st;
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			*early_status = st;
+			return -1;
+		}
+		std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, nullptr, 0);
+	return -1;
+}
+
+TEST_F(HostTest, AttachEmptyCgroupWritesManifestAndStopsCleanly)
+{
+	std::string m = dir_ + "/manifest.json";
+	int early = 0;
+	pid_t pid = start_attach({"--cgroup", cg_, "--manifest", m}, m, &early);
+	ASSERT_GT(pid, 0) << "attach exited early with status " << early << " or wrote no manifest in 30 s";
+	nlohmann::json j = gw::read_manifest_file(m);
+	EXPECT_EQ(j["schema"], "gpuwatch.manifest/v1");
+	EXPECT_EQ(j["cgroup"], cg_);
+	EXPECT_EQ(j["complete"], true);
+	EXPECT_EQ(j["lost_events"], 0);
+	EXPECT_TRUE(j["processes"].empty());
+	EXPECT_TRUE(j["files"].empty());
+
+	/* a process joining the cgroup, forking, exec'ing and opening ordinary files fires every
+	 * hook but stays out of the manifest (no DRM here); the tracer keeps running */
+	pid_t w = fork();
+	if (w == 0) {
+		std::ofstream(cg_ + "/cgroup.procs") << getpid() << std::flush;
+		execl("/bin/sh", "sh", "-c", "cat /dev/null; sh -c 'exec true' < /dev/null; exec 3</dev/null", (char *)nullptr);
+		_exit(127);
+	}
+	int wst = 0;
+	ASSERT_EQ(waitpid(w, &wst, 0), w);
+	EXPECT_TRUE(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+	std::this_thread::sleep_for(std::chrono::milliseconds(300));
+	EXPECT_EQ(waitpid(pid, nullptr, WNOHANG), 0) << "attach died";
+	ASSERT_EQ(kill(pid, SIGTERM), 0);
+	int st = 0;
+	ASSERT_EQ(waitpid(pid, &st, 0), pid);
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(WEXITSTATUS(st), 0);
+	j = gw::read_manifest_file(m);
+	EXPECT_TRUE(j["processes"].empty());
+}
+
+TEST_F(HostTest, AttachByPidFollowsThatProcessCgroup)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		std::ofstream(cg_ + "/cgroup.procs") << getpid() << std::flush;
+		pause();
+		_exit(0);
+	}
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	std::string m = dir_ + "/m.json";
+	int early = 0;
+	pid_t pid = start_attach({"--pid", std::to_string(child), "--manifest", m}, m, &early);
+	ASSERT_GT(pid, 0) << "attach --pid failed, status " << early;
+	nlohmann::json j = gw::read_manifest_file(m);
+	EXPECT_EQ(j["cgroup"], cg_);
+	kill(pid, SIGTERM);
+	waitpid(pid, nullptr, 0);
+	kill(child, SIGKILL);
+	waitpid(child, nullptr, 0);
+}
+
+TEST_F(HostTest, MissingCgroupFailsWithOneLineAndNoManifest)
+{
+	std::string m = dir_ + "/m.json";
+	Result r = run({kBin, "attach", "--cgroup", cg_ + "/does-not-exist", "--manifest", m});
+	EXPECT_NE(r.status, 0);
+	EXPECT_NE(r.err.find("No such file or directory"), std::string::npos) << r.err;
+	EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+	EXPECT_FALSE(exists(m));
+}
+
+TEST_F(HostTest, NonCgroupV2DirectoryIsRefused)
+{
+	std::string m = dir_ + "/m.json";
+	Result r = run({kBin, "attach", "--cgroup", dir_, "--manifest", m});
+	EXPECT_NE(r.status, 0);
+	EXPECT_NE(r.err.find("not a cgroup v2 directory"), std::string::npos) << r.err;
+	EXPECT_FALSE(exists(m));
+}
+
+TEST_F(HostTest, UnwritableManifestDirectoryIsRefusedBeforeAttaching)
+{
+	Result r = run({kBin, "attach", "--cgroup", cg_, "--manifest", dir_ + "/no/such/dir/m.json"});
+	EXPECT_NE(r.status, 0);
+	EXPECT_NE(r.err.find("no/such/dir"), std::string::npos) << r.err;
+}
+
+TEST_F(HostTest, NonRootIsRefused)
+{
+	if (access("/usr/bin/setpriv", X_OK) != 0)
+		GTEST_SKIP() << "setpriv (util-linux) not installed";
+	std::string m = dir_ + "/m.json";
+	chmod(dir_.c_str(), 0777);
+	Result r = run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", kBin, "attach", "--cgroup",
+		     cg_, "--manifest", m});
+	EXPECT_NE(r.status, 0);
+	EXPECT_NE(r.err.find("needs root"), std::string::npos) << r.err;
+	EXPECT_FALSE(exists(m));
+}
+
+TEST(ShowTest, MalformedManifestIsAOneLineError)
+{
+	char tmpl[] = "/tmp/gw-bad.XXXXXX";
+	int fd = mkstemp(tmpl);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(write(fd, "{\"schema\": 3", 12), 12);
+	close(fd);
+	Result r = run({kBin, "show", tmpl});
+	unlink(tmpl);
+	EXPECT_EQ(r.status, 1);
+	EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+	EXPECT_NE(r.err.find(tmpl), std::string::npos) << r.err;
+	r = run({kBin, "show", "/nonexistent/manifest.json"});
+	EXPECT_EQ(r.status, 1);
+	EXPECT_NE(r.err.find("No such file or directory"), std::string::npos) << r.err;
+}
+
+} // namespace

@@ -1,0 +1,139 @@
+// DRM ioctl decoding: (driver, nr) lookup, in/out fields, malformed arguments.
+#include <gtest/gtest.h>
+
+#include <i915_drm.h>
+
+#include "records.hpp"
+
+namespace {
+
+using namespace gw::drm;
+using gwtest::ioctl_rec;
+
+TEST(DrmDecode, CreateDumbTakesInputsFromInAndOutputsFromOut) {
+	drm_mode_create_dumb in{}, out{};
+	in.height = 480, in.width = 640, in.bpp = 32, in.flags = 0;
+	out = in;
+	out.handle = 5, out.pitch = 2560, out.size = 1228800;
+	in.handle = 99; // garbage at entry must not be read
+	auto op = decode_ioctl("vgem", ioctl_rec(1, 3, 0x1000, DRM_IOCTL_MODE_CREATE_DUMB, in, out));
+	auto *c = std::get_if<CreateDumb>(&op);
+	ASSERT_TRUE(c);
+	EXPECT_EQ(c->width, 640u);
+	EXPECT_EQ(c->height, 480u);
+	EXPECT_EQ(c->bpp, 32u);
+	EXPECT_EQ(c->handle, 5u);
+	EXPECT_EQ(c->pitch, 2560u);
+	EXPECT_EQ(c->size, 1228800u);
+}
+
+TEST(DrmDecode, CoreIoctlsDecodeForAnyDriver) {
+	drm_mode_map_dumb in{7, 0, 0}, out{7, 0, 0x100010000};
+	for (const char *drv : {"", "vgem", "i915", "xe"}) {
+		auto op = decode_ioctl(drv, ioctl_rec(1, 3, 0x1000, DRM_IOCTL_MODE_MAP_DUMB, in, out));
+		auto *m = std::get_if<MapDumb>(&op);
+		ASSERT_TRUE(m) << drv;
+		EXPECT_EQ(m->handle, 7u);
+		EXPECT_EQ(m->offset, 0x100010000u);
+	}
+}
+
+TEST(DrmDecode, PrimeHandleToFd) {
+	drm_prime_handle in{3, DRM_CLOEXEC | DRM_RDWR, -1}, out{3, DRM_CLOEXEC | DRM_RDWR, 11};
+	auto op = decode_ioctl("vgem", ioctl_rec(1, 3, 0x1000, DRM_IOCTL_PRIME_HANDLE_TO_FD, in, out, 0x5000));
+	auto *e = std::get_if<PrimeExport>(&op);
+	ASSERT_TRUE(e);
+	EXPECT_EQ(e->handle, 3u);
+	EXPECT_EQ(e->fd, 11);
+	EXPECT_TRUE(e->cloexec);
+	EXPECT_EQ(e->dmabuf, 0x5000u);
+	in.flags = out.flags = DRM_RDWR;
+	op = decode_ioctl("vgem", ioctl_rec(1, 3, 0x1000, DRM_IOCTL_PRIME_HANDLE_TO_FD, in, out, 0x5000));
+	EXPECT_FALSE(std::get<PrimeExport>(op).cloexec);
+}
+
+TEST(DrmDecode, PrimeFdToHandleNeedsTheDmaBufFile) {
+	drm_prime_handle in{0, 0, 8}, out{4, 0, 8};
+	auto op = decode_ioctl("vgem", ioctl_rec(1, 3, 0x1000, DRM_IOCTL_PRIME_FD_TO_HANDLE, in, out, 0x5000));
+	ASSERT_TRUE(std::holds_alternative<PrimeImport>(op));
+	EXPECT_EQ(std::get<PrimeImport>(op).fd, 8);
+	EXPECT_EQ(std::get<PrimeImport>(op).handle, 4u);
+	op = decode_ioctl("vgem", ioctl_rec(1, 3, 0x1000, DRM_IOCTL_PRIME_FD_TO_HANDLE, in, out, 0));
+	EXPECT_TRUE(std::holds_alternative<Malformed>(op));
+}
+
+TEST(DrmDecode, FlinkOpenSyncobjCap) {
+	drm_gem_flink fi{2, 0}, fo{2, 77};
+	EXPECT_EQ(std::get<GemFlink>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_GEM_FLINK, fi, fo))).name, 77u);
+	drm_gem_open oi{77, 0, 0}, oo{77, 9, 4096};
+	auto o = std::get<GemOpen>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_GEM_OPEN, oi, oo)));
+	EXPECT_EQ(o.name, 77u);
+	EXPECT_EQ(o.handle, 9u);
+	EXPECT_EQ(o.size, 4096u);
+	drm_syncobj_create si{0, DRM_SYNCOBJ_CREATE_SIGNALED}, so{6, DRM_SYNCOBJ_CREATE_SIGNALED};
+	auto s = std::get<SyncobjCreate>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_SYNCOBJ_CREATE, si, so)));
+	EXPECT_EQ(s.handle, 6u);
+	EXPECT_EQ(s.flags, uint32_t{DRM_SYNCOBJ_CREATE_SIGNALED});
+	drm_syncobj_destroy d{6, 0};
+	EXPECT_EQ(std::get<SyncobjDestroy>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_SYNCOBJ_DESTROY, d, d))).handle, 6u);
+	drm_set_client_cap c{DRM_CLIENT_CAP_UNIVERSAL_PLANES, 1};
+	auto cap = std::get<SetClientCap>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_SET_CLIENT_CAP, c, c)));
+	EXPECT_EQ(cap.capability, uint64_t{DRM_CLIENT_CAP_UNIVERSAL_PLANES});
+	EXPECT_EQ(cap.value, 1u);
+	drm_gem_close gc{12, 0};
+	EXPECT_EQ(std::get<GemClose>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_GEM_CLOSE, gc, gc))).handle, 12u);
+	drm_mode_destroy_dumb dd{13};
+	EXPECT_EQ(std::get<DestroyDumb>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_MODE_DESTROY_DUMB, dd, dd))).handle,
+	          13u);
+}
+
+TEST(DrmDecode, DriverPrivateNumbersAreNotCoreIoctls) {
+	// i915 GEM_CREATE is nr 0x5b: no driver table yet, so it is ignored, whatever the driver
+	drm_i915_gem_create in{4096, 0, 0}, out{4096, 1, 0};
+	for (const char *drv : {"", "i915", "xe", "vgem"}) {
+		auto op = decode_ioctl(drv, ioctl_rec(1, 3, 1, DRM_IOCTL_I915_GEM_CREATE, in, out));
+		ASSERT_TRUE(std::holds_alternative<Ignored>(op)) << drv;
+		EXPECT_EQ(std::get<Ignored>(op).nr, 0x5bu);
+	}
+	EXPECT_TRUE(is_driver_nr(0x40));
+	EXPECT_TRUE(is_driver_nr(0x9f));
+	EXPECT_FALSE(is_driver_nr(0xa0));
+	EXPECT_FALSE(is_driver_nr(0x3f));
+	EXPECT_TRUE(driver_ioctls("i915").empty());
+	EXPECT_EQ(find_ioctl("i915", DRM_IOCTL_I915_GEM_CREATE), nullptr);
+}
+
+TEST(DrmDecode, NamesAndTables) {
+	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_MODE_CREATE_DUMB), "MODE_CREATE_DUMB");
+	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_PRIME_FD_TO_HANDLE), "PRIME_FD_TO_HANDLE");
+	EXPECT_EQ(ioctl_name("i915", DRM_IOCTL_I915_GEM_CREATE), "0x5b");
+	EXPECT_EQ(core_ioctls().size(), 11u);
+	for (const auto &d : core_ioctls())
+		EXPECT_FALSE(is_driver_nr(d.nr)) << d.name;
+}
+
+TEST(DrmDecode, NonDrmIoctlIsIgnored) {
+	drm_gem_close gc{1, 0};
+	uint32_t cmd = _IOW('b', 0x09, struct drm_gem_close); // same nr, another ioctl type
+	EXPECT_TRUE(std::holds_alternative<Ignored>(decode_ioctl("vgem", ioctl_rec(1, 3, 1, cmd, gc, gc))));
+}
+
+TEST(DrmDecode, ShortArgumentIsMalformed) {
+	// a caller passing an old, shorter struct: the command's size is 8, the struct needs 32
+	struct short_dumb { __u32 height, width; } in{1, 1};
+	uint32_t cmd = _IOWR('d', 0xB2, struct short_dumb);
+	auto op = decode_ioctl("vgem", ioctl_rec(1, 3, 1, cmd, in, in));
+	ASSERT_TRUE(std::holds_alternative<Malformed>(op));
+	EXPECT_NE(std::get<Malformed>(op).reason.find("MODE_CREATE_DUMB"), std::string::npos);
+}
+
+TEST(DrmDecode, ArgSizeMustAgreeWithCommand) {
+	drm_gem_close gc{1, 0};
+	auto r = ioctl_rec(1, 3, 1, DRM_IOCTL_GEM_CLOSE, gc, gc);
+	r.arg_size = 4;
+	EXPECT_TRUE(std::holds_alternative<Malformed>(decode_ioctl("vgem", r)));
+	r.arg_size = GW_IOCTL_ARG_MAX + 1;
+	EXPECT_TRUE(std::holds_alternative<Malformed>(decode_ioctl("vgem", r)));
+}
+
+} // namespace

@@ -1,0 +1,85 @@
+// The record view: every check of check_record(), and copying out of unaligned buffers.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "event_abi.hpp"
+
+namespace {
+
+using gw::abi::RecordError;
+
+std::vector<std::byte> bytes_of(const void *p, std::size_t n, std::size_t shift = 0) {
+	std::vector<std::byte> v(n + shift);
+	std::memcpy(v.data() + shift, p, n);
+	return v;
+}
+
+TEST(EventAbi, RecordSizeForEveryKind) {
+	EXPECT_EQ(gw::abi::record_size(GW_EV_FD), 72u);
+	EXPECT_EQ(gw::abi::record_size(GW_EV_IOCTL), 184u);
+	EXPECT_EQ(gw::abi::record_size(GW_EV_MREMAP), 64u);
+	EXPECT_EQ(gw::abi::record_size(GW_EV_EXIT), 24u);
+	EXPECT_EQ(gw::abi::record_size(GW_EV_CGROUP_MOVE), 40u);
+	for (uint16_t k = GW_EV_FD; k < GW_EV_KIND_MAX; ++k)
+		EXPECT_GE(gw::abi::record_size(k), sizeof(gw_hdr)) << "kind " << k;
+	EXPECT_EQ(gw::abi::record_size(0), 0u);
+	EXPECT_EQ(gw::abi::record_size(GW_EV_KIND_MAX), 0u);
+}
+
+TEST(EventAbi, MakeRecordFillsHeader) {
+	auto r = gw::abi::make_record<gw_ev_mmap>(42);
+	EXPECT_EQ(r.hdr.kind, GW_EV_MMAP);
+	EXPECT_EQ(r.hdr.size, 72);
+	EXPECT_EQ(r.hdr.tgid, 42u);
+	EXPECT_EQ(gw::abi::record_bytes(r).size(), 72u);
+	EXPECT_EQ(gw::abi::check_record(gw::abi::record_bytes(r)), RecordError::none);
+}
+
+TEST(EventAbi, ReadsUnalignedRecord) {
+	auto r = gw::abi::make_record<gw_ev_close>(7);
+	r.file = 0xffff888012345678;
+	r.fd = 9;
+	auto buf = bytes_of(&r, sizeof r, 3); // odd address
+	auto got = gw::abi::read_record<gw_ev_close>(std::span(buf).subspan(3));
+	ASSERT_TRUE(got);
+	EXPECT_EQ(got->file, 0xffff888012345678u);
+	EXPECT_EQ(got->fd, 9);
+	EXPECT_EQ(got->hdr.tgid, 7u);
+}
+
+TEST(EventAbi, RejectsShortRecord) {
+	auto r = gw::abi::make_record<gw_ev_exit>(1);
+	auto buf = bytes_of(&r, sizeof(gw_hdr) - 1);
+	EXPECT_EQ(gw::abi::check_record(buf), RecordError::too_short);
+	EXPECT_EQ(gw::abi::check_record({}), RecordError::too_short);
+	EXPECT_FALSE(gw::abi::read_header(buf));
+}
+
+TEST(EventAbi, RejectsSizeFieldThatDisagreesWithSpan) {
+	auto r = gw::abi::make_record<gw_ev_close>(1);
+	auto buf = bytes_of(&r, sizeof r);
+	buf.push_back(std::byte{0});
+	EXPECT_EQ(gw::abi::check_record(buf), RecordError::size_mismatch);
+	r.hdr.size = 24;
+	EXPECT_EQ(gw::abi::check_record(bytes_of(&r, sizeof r)), RecordError::size_mismatch);
+}
+
+TEST(EventAbi, RejectsBadKindAndWrongSize) {
+	auto r = gw::abi::make_record<gw_ev_close>(1);
+	r.hdr.kind = 200;
+	EXPECT_EQ(gw::abi::check_record(gw::abi::record_bytes(r)), RecordError::bad_kind);
+	r.hdr.kind = 0;
+	EXPECT_EQ(gw::abi::check_record(gw::abi::record_bytes(r)), RecordError::bad_kind);
+	r.hdr.kind = GW_EV_FD; // a 40-byte record claiming to be a 72-byte kind
+	EXPECT_EQ(gw::abi::check_record(gw::abi::record_bytes(r)), RecordError::wrong_size);
+	EXPECT_STREQ(gw::abi::record_error_name(RecordError::wrong_size), "size does not match the record kind");
+}
+
+TEST(EventAbi, ReadRecordChecksKind) {
+	auto r = gw::abi::make_record<gw_ev_close>(1);
+	EXPECT_TRUE(gw::abi::read_record<gw_ev_close>(gw::abi::record_bytes(r)));
+	EXPECT_FALSE(gw::abi::read_record<gw_ev_close_range>(gw::abi::record_bytes(r))); // same size, other kind
+}
+
+} // namespace

@@ -1,0 +1,169 @@
+// apply() statuses: unknown processes, snapshot records, malformed records; generation and
+// completeness bookkeeping.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "records.hpp"
+
+namespace {
+
+using namespace gwtest;
+
+TEST(ModelStatus, RecordsOfAnUnknownProcessChangeNothing) {
+	World w;
+	uint64_t gen = w.m.generation();
+	EXPECT_EQ(w.open(300, 3, kCard), ApplyStatus::unknown_process);
+	EXPECT_EQ(w.dup(300, 4, kCard), ApplyStatus::unknown_process);
+	EXPECT_EQ(w.close(300, 3, kCard), ApplyStatus::unknown_process);
+	EXPECT_EQ(w.close_range(300, 0, ~0u, 0), ApplyStatus::unknown_process);
+	EXPECT_EQ(w.create_dumb(300, kCard, 1), ApplyStatus::unknown_process);
+	EXPECT_EQ(w.mmap(300, kCard, 0x7f0000000000, 4096, 0), ApplyStatus::unknown_process);
+	EXPECT_EQ(w.munmap(300, 0x7f0000000000, 4096), ApplyStatus::unknown_process);
+	EXPECT_EQ(w.mremap(300, 0x7f0000000000, 4096, 0x7f1000000000, 4096), ApplyStatus::unknown_process);
+	EXPECT_EQ(w.fork(300, 301), ApplyStatus::unknown_process);
+	EXPECT_EQ(w.exec(300, "x"), ApplyStatus::unknown_process);
+	EXPECT_EQ(w.exit(300), ApplyStatus::unknown_process);
+	EXPECT_TRUE(w.m.pids().empty());
+	EXPECT_TRUE(w.m.files().empty());
+	EXPECT_EQ(w.m.generation(), gen);
+	EXPECT_EQ(w.m.malformed_records(), 0u);
+}
+
+TEST(ModelStatus, CgroupMoveIsLeftToTheDaemon) {
+	World w;
+	w.proc(100);
+	uint64_t gen = w.m.generation();
+	auto r = gw::abi::make_record<gw_ev_cgroup_move>(100);
+	r.dst_cgid = 1234;
+	EXPECT_EQ(w.apply(r), ApplyStatus::ok);
+	auto r2 = gw::abi::make_record<gw_ev_cgroup_move>(999); // unknown process: still ok
+	EXPECT_EQ(w.apply(r2), ApplyStatus::ok);
+	EXPECT_EQ(w.m.generation(), gen);
+	EXPECT_EQ(w.m.pids(), std::vector<uint32_t>{100});
+}
+
+TEST(ModelStatus, SnapshotRecordsCreateTheProcess) {
+	World w;
+	ASSERT_EQ(w.apply(fd_rec(300, 5, kCard, GW_FD_SNAPSHOT, true, 0)), ApplyStatus::ok);
+	ASSERT_EQ(w.apply(mmap_rec(301, kCard, 0x7f0000000000, 8192, kFake, 1, true, -1)), ApplyStatus::ok);
+	EXPECT_EQ(w.m.pids(), (std::vector<uint32_t>{300, 301}));
+	ASSERT_TRUE(w.has_file(kCard));
+	EXPECT_FALSE(w.f(kCard).handles_known);
+	EXPECT_EQ(w.f(kCard).path, "/dev/dri/card0");
+	EXPECT_TRUE(w.p(300).fds.at(5).cloexec);
+	EXPECT_EQ(w.p(301).mmaps.at(0x7f0000000000).length, 8192u);
+	auto m = w.manifest();
+	EXPECT_EQ(m["complete"], false);
+	ASSERT_EQ(m["incomplete_reasons"].size(), 1u);
+	EXPECT_NE(m["incomplete_reasons"][0].get<std::string>().find("file 1 (/dev/dri/card0)"), std::string::npos);
+	w.m.add_process(300, "vainfo"); // the daemon names it afterwards
+	EXPECT_EQ(w.p(300).comm, "vainfo");
+	EXPECT_EQ(w.p(300).fds.size(), 1u);
+}
+
+TEST(ModelStatus, SnapshotOfAKnownFileKeepsItsState) {
+	World w;
+	w.proc(100);
+	w.open(100, 3, kCard);
+	w.create_dumb(100, kCard, 1);
+	w.apply(fd_rec(100, 3, kCard, GW_FD_SNAPSHOT, false, 0));
+	EXPECT_TRUE(w.f(kCard).handles_known);
+	EXPECT_EQ(w.f(kCard).handles.size(), 1u);
+	EXPECT_EQ(w.manifest()["complete"], true);
+}
+
+TEST(ModelStatus, ForkFromAKnownParentIsApplied) {
+	World w;
+	w.proc(100);
+	w.open(100, 3, kCard);
+	ASSERT_EQ(w.fork(100, 200), ApplyStatus::ok);
+	EXPECT_TRUE(w.m.has_process(200));
+	EXPECT_EQ(w.fork(100, 100), ApplyStatus::malformed);
+}
+
+std::vector<std::byte> raw(const void *p, std::size_t n) {
+	std::vector<std::byte> v(n);
+	std::memcpy(v.data(), p, n);
+	return v;
+}
+
+TEST(ModelStatus, MalformedRecordsAreCountedNotApplied) {
+	World w;
+	w.proc(100);
+	w.open(100, 3, kCard);
+	auto fd = fd_rec(100, 4, kCard2);
+	auto bytes = raw(&fd, sizeof fd);
+	EXPECT_EQ(w.m.apply(std::span(bytes).first(10)), ApplyStatus::malformed); // short
+	EXPECT_EQ(w.m.apply(std::span(bytes).first(40)), ApplyStatus::malformed); // size field says 72
+	auto bad = fd;
+	bad.hdr.kind = 77;
+	EXPECT_EQ(w.apply(bad), ApplyStatus::malformed);
+	bad.hdr.kind = GW_EV_CLOSE; // a 72-byte CLOSE
+	EXPECT_EQ(w.apply(bad), ApplyStatus::malformed);
+	bad = fd;
+	bad.type = 9;
+	EXPECT_EQ(w.apply(bad), ApplyStatus::malformed);
+	struct { __u32 height, width; } small{1, 1};
+	EXPECT_EQ(w.apply(ioctl_rec(100, 3, kCard, _IOWR('d', 0xB2, decltype(small)), small, small)),
+	          ApplyStatus::malformed);
+	auto io = ioctl_rec(100, 3, kCard, DRM_IOCTL_GEM_CLOSE, drm_gem_close{1, 0}, drm_gem_close{1, 0});
+	io.arg_size = 200;
+	EXPECT_EQ(w.apply(io), ApplyStatus::malformed);
+	EXPECT_EQ(w.apply(mmap_rec(100, kCard, 0x7f0000000123, 4096, 0)), ApplyStatus::malformed); // unaligned
+	EXPECT_EQ(w.apply(mmap_rec(100, kCard, 0x7f0000000000, 0, 0)), ApplyStatus::malformed);
+	EXPECT_EQ(w.close_range(100, 5, 4, 0), ApplyStatus::malformed);
+	EXPECT_EQ(w.m.malformed_records(), 10u);
+	EXPECT_EQ(w.m.files().size(), 1u); // nothing applied
+	EXPECT_EQ(w.p(100).fds.size(), 1u);
+	EXPECT_TRUE(w.f(kCard).handles.empty());
+	auto m = w.manifest();
+	EXPECT_EQ(m["complete"], false);
+	EXPECT_EQ(m["malformed_records"], 10);
+	EXPECT_EQ(m["incomplete_reasons"], nlohmann::json::array({"10 malformed records"}));
+}
+
+TEST(ModelStatus, GenerationFollowsManifestChanges) {
+	World w;
+	w.proc(100);
+	uint64_t g0 = w.m.generation();
+	w.open(100, 3, kCard);
+	uint64_t g1 = w.m.generation();
+	EXPECT_GT(g1, g0);
+	w.close(100, 9, kCard);           // not an fd the model knows
+	w.close_range(100, 10, 20, 0);    // nothing in range
+	w.munmap(100, 0x7f0000000000, 4096);
+	w.m.add_process(100, "app");      // same comm
+	w.m.set_kernel_counters(0, 0);
+	EXPECT_EQ(w.m.generation(), g1);
+	w.create_dumb(100, kCard, 1);
+	EXPECT_GT(w.m.generation(), g1);
+	uint64_t g2 = w.m.generation();
+	w.m.mark_incomplete("snapshot of pid 7 failed");
+	w.m.mark_incomplete("snapshot of pid 7 failed");
+	EXPECT_EQ(w.m.generation(), g2 + 1);
+	w.m.set_kernel_counters(3, 1);
+	EXPECT_EQ(w.m.generation(), g2 + 2);
+	auto m = w.manifest();
+	EXPECT_EQ(m["generation"], g2 + 2);
+	EXPECT_EQ(m["lost_events"], 3);
+	EXPECT_EQ(m["failed_reads"], 1);
+	EXPECT_EQ(m["complete"], false);
+	EXPECT_EQ(m["incomplete_reasons"], (nlohmann::json::array({"3 events lost (ring buffer full)",
+	                                                             "1 kernel reads failed", "snapshot of pid 7 failed"})));
+}
+
+TEST(ModelStatus, RemoveProcessIsLikeExit) {
+	World w;
+	w.proc(100);
+	w.proc(101);
+	w.open(100, 3, kCard);
+	w.m.remove_process(100);
+	EXPECT_FALSE(w.m.has_process(100));
+	EXPECT_TRUE(w.m.files().empty());
+	EXPECT_EQ(w.m.pids(), std::vector<uint32_t>{101});
+	EXPECT_TRUE(w.manifest()["processes"].empty()); // 101 holds nothing: not listed
+	EXPECT_EQ(w.manifest()["complete"], true);
+}
+
+} // namespace

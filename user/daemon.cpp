@@ -1,0 +1,225 @@
+#include "daemon.hpp"
+
+#include <cerrno>
+#include <cstdarg>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "drm_decode.hpp"
+#include "event_abi.hpp"
+#include "model.hpp"
+#include "snapshot.hpp"
+#include "sysutil.hpp"
+#include "tracer.hpp"
+
+namespace gw {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string node_namer(uint32_t major, uint32_t minor) { return drm_node_path(major, minor); }
+
+/* the BPF side records exactly the core ioctls the decoder knows */
+std::vector<uint8_t> state_changing_core_ioctl_nrs()
+{
+	std::vector<uint8_t> nrs;
+	for (const auto &d : drm::core_ioctls())
+		nrs.push_back(static_cast<uint8_t>(d.nr));
+	return nrs;
+}
+
+class Daemon {
+public:
+	Daemon(const AttachOptions &opts, CgroupDir cg) : opts_(opts), cg_(std::move(cg)), model_(cg_.path)
+	{
+		model_.set_node_namer(&node_namer);
+	}
+
+	int run()
+	{
+		Tracer::Options topts;
+		topts.cgroup_fd = cg_.fd.get();
+		topts.ring_bytes = opts_.ring_bytes;
+		topts.ioctl_nrs = state_changing_core_ioctl_nrs();
+		topts.verbose = opts_.verbose;
+		tracer_ = std::make_unique<Tracer>(topts, [this](std::span<const std::byte> r) { on_record(r); });
+
+		std::set<uint32_t> pids;
+		scan_cgroup_tree(cg_.path, pids, subtree_ids_);
+		snapshot_into(*tracer_, model_, pids);
+		tracer_->drain();
+		refresh_counters();
+		write_manifest();
+		log("attached to %s (%zu processes, hooks: %s); manifest %s", cg_.path.c_str(), pids.size(),
+		    tracer_->hook_path(), opts_.manifest.c_str());
+		return loop();
+	}
+
+private:
+	void log(const char *fmt, ...) __attribute__((format(printf, 2, 3)))
+	{
+		va_list ap;
+		va_start(ap, fmt);
+		fputs("gpuwatch: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+		va_end(ap);
+	}
+
+	bool in_subtree(uint64_t cgid)
+	{
+		if (subtree_ids_.count(cgid))
+			return true;
+		std::set<uint32_t> pids; /* a cgroup created since the last scan? */
+		subtree_ids_.clear();
+		scan_cgroup_tree(cg_.path, pids, subtree_ids_);
+		return subtree_ids_.count(cgid) != 0;
+	}
+
+	void on_record(std::span<const std::byte> rec)
+	{
+		gw_hdr h {};
+		if (rec.size() >= sizeof(h))
+			std::memcpy(&h, rec.data(), sizeof(h));
+		if (h.kind == GW_EV_CGROUP_MOVE && rec.size() == sizeof(gw_ev_cgroup_move)) {
+			gw_ev_cgroup_move mv;
+			std::memcpy(&mv, rec.data(), sizeof(mv));
+			on_cgroup_move(mv.hdr.tgid, mv.dst_cgid);
+			return;
+		}
+		if (model_.apply(rec) == ApplyStatus::unknown_process && h.kind != GW_EV_EXIT) {
+			/* first sign of a process we did not know: take what it already holds, then
+			 * replay the record on top (records are idempotent over a snapshot) */
+			snapshot_pid(h.tgid);
+			if (!model_.has_process(h.tgid))
+				model_.add_process(h.tgid, proc_comm(h.tgid));
+			model_.apply(rec);
+		}
+	}
+
+	void snapshot_pid(uint32_t tgid)
+	{
+		try {
+			snapshot_into(*tracer_, model_, {tgid});
+		} catch (const Error &e) {
+			if (::kill(tgid, 0) == 0) /* a vanished process holds nothing: not an error */
+				model_.mark_incomplete(std::string("snapshot of ") + std::to_string(tgid) + ": " + e.what());
+		}
+	}
+
+	void on_cgroup_move(uint32_t tgid, uint64_t dst)
+	{
+		bool inside = in_subtree(dst);
+		if (inside && !model_.has_process(tgid))
+			snapshot_pid(tgid);
+		else if (!inside && model_.has_process(tgid)) {
+			model_.remove_process(tgid);
+		}
+	}
+
+	void refresh_counters()
+	{
+		gw_counters c = tracer_->counters();
+		model_.set_kernel_counters(c.lost_events + c.pending_full, c.failed_reads);
+	}
+
+	void write_manifest()
+	{
+		write_file_atomic(opts_.manifest, model_.manifest().dump() + "\n");
+		written_gen_ = model_.generation();
+	}
+
+	int loop()
+	{
+		sigset_t mask;
+		sigemptyset(&mask);
+		sigaddset(&mask, SIGINT);
+		sigaddset(&mask, SIGTERM);
+		UniqueFd sfd(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
+		UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
+		if (!sfd || !ep)
+			throw Error("signalfd/epoll: " + errno_text(errno));
+		epoll_event ev {};
+		ev.events = EPOLLIN;
+		ev.data.u32 = 1;
+		epoll_ctl(ep.get(), EPOLL_CTL_ADD, sfd.get(), &ev);
+		ev.data.u32 = 2;
+		epoll_ctl(ep.get(), EPOLL_CTL_ADD, tracer_->epoll_fd(), &ev);
+
+		std::optional<Clock::time_point> dirty_since;
+		for (;;) {
+			int timeout = 500;
+			if (dirty_since) {
+				auto due = *dirty_since + std::chrono::milliseconds(opts_.debounce_ms);
+				auto left = std::chrono::duration_cast<std::chrono::milliseconds>(due - Clock::now()).count();
+				timeout = left < 0 ? 0 : (int)left;
+			}
+			epoll_event evs[2];
+			int n = ::epoll_wait(ep.get(), evs, 2, timeout);
+			if (n < 0 && errno != EINTR)
+				throw Error("epoll_wait: " + errno_text(errno));
+			bool stop = false;
+			for (int i = 0; i < n; i++) {
+				if (evs[i].data.u32 == 1)
+					stop = true;
+			}
+			int got = tracer_->drain();
+			if (got < 0 && got != -EINTR)
+				throw Error("reading the ring buffer: " + errno_text(-got));
+			refresh_counters();
+			if (stop) {
+				write_manifest();
+				log("stopped; final manifest written to %s", opts_.manifest.c_str());
+				return 0;
+			}
+			if (model_.generation() != written_gen_) {
+				if (!dirty_since)
+					dirty_since = Clock::now();
+				if (Clock::now() >= *dirty_since + std::chrono::milliseconds(opts_.debounce_ms)) {
+					write_manifest();
+					dirty_since.reset();
+				}
+			}
+		}
+	}
+
+	AttachOptions opts_;
+	CgroupDir cg_;
+	Model model_;
+	std::unique_ptr<Tracer> tracer_;
+	std::set<uint64_t> subtree_ids_;
+	uint64_t written_gen_ = ~0ull;
+};
+
+} // namespace
+
+int run_attach(const AttachOptions &opts)
+{
+	require_root("gpuwatch attach");
+	require_kernel_btf();
+	std::string dir = opts.cgroup;
+	if (opts.pid)
+		dir = cgroup_v2_dir_of_pid(*opts.pid);
+	CgroupDir cg = open_cgroup_v2(dir);
+	check_writable_dir_for(opts.manifest);
+	ensure_tracefs();
+
+	/* block the signals before any thread (libbpf has none) so signalfd gets them */
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, nullptr);
+
+	Daemon d(opts, std::move(cg));
+	return d.run();
+}
+
+} // namespace gw

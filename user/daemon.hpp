@@ -1,0 +1,23 @@
+// `gpuwatch attach`: follow one cgroup and keep its manifest up to date until a signal.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace gw {
+
+struct AttachOptions {
+	std::string cgroup;              // cgroup v2 directory, or empty with pid set
+	std::optional<uint32_t> pid;     // follow the cgroup this process is in
+	std::string manifest;            // where the manifest is written (atomically)
+	uint32_t ring_bytes = 4u << 20;
+	unsigned debounce_ms = 50;       // a change is on disk within debounce_ms (+ write time)
+	bool verbose = false;
+};
+
+// Runs in the foreground until SIGINT/SIGTERM; writes a final manifest and returns 0.
+// Throws gw::Error (one line) if it cannot start; then no manifest file is created.
+int run_attach(const AttachOptions &opts);
+
+} // namespace gw

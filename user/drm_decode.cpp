@@ -1,0 +1,156 @@
+// DRM ioctl decoding: core table (numbers shared by every driver) + per-driver tables.
+#include "drm_decode.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h> // O_CLOEXEC, behind DRM_CLOEXEC
+
+#include <drm.h>
+#include <drm_mode.h>
+
+namespace gw::drm {
+namespace {
+
+// Copies the uapi struct T out of an argument buffer (in[] or out[]); the caller has
+// checked that arg_size covers sizeof(T).
+template <class T> T load(const __u8 (&buf)[GW_IOCTL_ARG_MAX]) {
+	static_assert(sizeof(T) <= GW_IOCTL_ARG_MAX);
+	T v;
+	std::memcpy(&v, buf, sizeof v);
+	return v;
+}
+
+Op dec_create_dumb(const gw_ev_ioctl &ev) {
+	auto in = load<drm_mode_create_dumb>(ev.in);
+	auto out = load<drm_mode_create_dumb>(ev.out);
+	return CreateDumb{in.height, in.width, in.bpp, in.flags, out.handle, out.pitch, out.size};
+}
+
+Op dec_map_dumb(const gw_ev_ioctl &ev) {
+	auto in = load<drm_mode_map_dumb>(ev.in);
+	auto out = load<drm_mode_map_dumb>(ev.out);
+	return MapDumb{in.handle, out.offset};
+}
+
+Op dec_destroy_dumb(const gw_ev_ioctl &ev) {
+	return DestroyDumb{load<drm_mode_destroy_dumb>(ev.in).handle};
+}
+
+Op dec_gem_close(const gw_ev_ioctl &ev) {
+	return GemClose{load<drm_gem_close>(ev.in).handle};
+}
+
+Op dec_gem_flink(const gw_ev_ioctl &ev) {
+	return GemFlink{load<drm_gem_flink>(ev.in).handle, load<drm_gem_flink>(ev.out).name};
+}
+
+Op dec_gem_open(const gw_ev_ioctl &ev) {
+	auto in = load<drm_gem_open>(ev.in);
+	auto out = load<drm_gem_open>(ev.out);
+	return GemOpen{in.name, out.handle, out.size};
+}
+
+Op dec_prime_handle_to_fd(const gw_ev_ioctl &ev) {
+	if (ev.aux_file == 0)
+		return Malformed{"PRIME_HANDLE_TO_FD without the dma-buf's file"};
+	auto in = load<drm_prime_handle>(ev.in);
+	auto out = load<drm_prime_handle>(ev.out);
+	if (out.fd < 0)
+		return Malformed{"PRIME_HANDLE_TO_FD returned a negative fd"};
+	return PrimeExport{in.handle, in.flags, out.fd, (in.flags & DRM_CLOEXEC) != 0, ev.aux_file};
+}
+
+Op dec_prime_fd_to_handle(const gw_ev_ioctl &ev) {
+	if (ev.aux_file == 0)
+		return Malformed{"PRIME_FD_TO_HANDLE without the dma-buf's file"};
+	auto in = load<drm_prime_handle>(ev.in);
+	auto out = load<drm_prime_handle>(ev.out);
+	return PrimeImport{in.fd, out.handle, ev.aux_file};
+}
+
+Op dec_syncobj_create(const gw_ev_ioctl &ev) {
+	return SyncobjCreate{load<drm_syncobj_create>(ev.in).flags,
+	                     load<drm_syncobj_create>(ev.out).handle};
+}
+
+Op dec_syncobj_destroy(const gw_ev_ioctl &ev) {
+	return SyncobjDestroy{load<drm_syncobj_destroy>(ev.in).handle};
+}
+
+Op dec_set_client_cap(const gw_ev_ioctl &ev) {
+	auto in = load<drm_set_client_cap>(ev.in);
+	return SetClientCap{in.capability, in.value};
+}
+
+#define GW_CORE(name, type, fn) {_IOC_NR(DRM_IOCTL_##name), #name, sizeof(type), fn}
+constexpr IoctlDesc kCore[] = {
+	GW_CORE(GEM_CLOSE, drm_gem_close, dec_gem_close),
+	GW_CORE(GEM_FLINK, drm_gem_flink, dec_gem_flink),
+	GW_CORE(GEM_OPEN, drm_gem_open, dec_gem_open),
+	GW_CORE(SET_CLIENT_CAP, drm_set_client_cap, dec_set_client_cap),
+	GW_CORE(PRIME_HANDLE_TO_FD, drm_prime_handle, dec_prime_handle_to_fd),
+	GW_CORE(PRIME_FD_TO_HANDLE, drm_prime_handle, dec_prime_fd_to_handle),
+	GW_CORE(MODE_CREATE_DUMB, drm_mode_create_dumb, dec_create_dumb),
+	GW_CORE(MODE_MAP_DUMB, drm_mode_map_dumb, dec_map_dumb),
+	GW_CORE(MODE_DESTROY_DUMB, drm_mode_destroy_dumb, dec_destroy_dumb),
+	GW_CORE(SYNCOBJ_CREATE, drm_syncobj_create, dec_syncobj_create),
+	GW_CORE(SYNCOBJ_DESTROY, drm_syncobj_destroy, dec_syncobj_destroy),
+};
+#undef GW_CORE
+
+static_assert(_IOC_NR(DRM_IOCTL_MODE_CREATE_DUMB) == 0xb2 && _IOC_NR(DRM_IOCTL_GEM_CLOSE) == 0x09);
+static_assert(_IOC_NR(DRM_IOCTL_SYNCOBJ_DESTROY) == 0xc0 && _IOC_NR(DRM_IOCTL_PRIME_FD_TO_HANDLE) == 0x2e);
+
+const IoctlDesc *find_nr(std::span<const IoctlDesc> table, uint32_t nr) {
+	auto it = std::find_if(table.begin(), table.end(), [nr](const IoctlDesc &d) { return d.nr == nr; });
+	return it == table.end() ? nullptr : &*it;
+}
+
+} // namespace
+
+bool is_driver_nr(uint32_t nr) { return nr >= DRM_COMMAND_BASE && nr < DRM_COMMAND_END; }
+
+std::span<const IoctlDesc> core_ioctls() { return kCore; }
+
+std::span<const IoctlDesc> driver_ioctls(std::string_view driver) {
+	// Driver tables ("i915", "xe", ...) are added here; each is looked up by the driver
+	// name the kernel reports (drm_driver.name), never guessed from the node.
+	(void)driver;
+	return {};
+}
+
+const IoctlDesc *find_ioctl(std::string_view driver, uint32_t cmd) {
+	if (_IOC_TYPE(cmd) != DRM_IOCTL_BASE)
+		return nullptr;
+	uint32_t nr = _IOC_NR(cmd);
+	return is_driver_nr(nr) ? find_nr(driver_ioctls(driver), nr) : find_nr(core_ioctls(), nr);
+}
+
+Op decode_ioctl(std::string_view driver, const gw_ev_ioctl &ev) {
+	if (_IOC_TYPE(ev.cmd) != DRM_IOCTL_BASE)
+		return Ignored{_IOC_NR(ev.cmd)};
+	if (ev.arg_size > GW_IOCTL_ARG_MAX)
+		return Malformed{"arg_size " + std::to_string(ev.arg_size) + " exceeds the capture buffer"};
+	std::size_t cmd_size = std::min<std::size_t>(_IOC_SIZE(ev.cmd), GW_IOCTL_ARG_MAX);
+	if (ev.arg_size != cmd_size)
+		return Malformed{"arg_size " + std::to_string(ev.arg_size) + " disagrees with the command's size " +
+		                 std::to_string(_IOC_SIZE(ev.cmd))};
+	const IoctlDesc *d = find_ioctl(driver, ev.cmd);
+	if (!d)
+		return Ignored{_IOC_NR(ev.cmd)};
+	if (ev.arg_size < d->arg_size)
+		return Malformed{std::string(d->name) + ": argument of " + std::to_string(ev.arg_size) +
+		                 " bytes, the struct needs " + std::to_string(d->arg_size)};
+	return d->decode(ev);
+}
+
+std::string ioctl_name(std::string_view driver, uint32_t cmd) {
+	if (const IoctlDesc *d = find_ioctl(driver, cmd))
+		return d->name;
+	char buf[32];
+	std::snprintf(buf, sizeof buf, "0x%02x", static_cast<unsigned>(_IOC_NR(cmd)));
+	return buf;
+}
+
+} // namespace gw::drm

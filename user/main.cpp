@@ -1,0 +1,56 @@
+// gpuwatch: the command line. Only this file exits; everything else throws gw::Error.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "daemon.hpp"
+#include "model.hpp"
+#include "sysutil.hpp"
+
+int main(int argc, char **argv)
+{
+	CLI::App app {"gpuwatch: follow the DRM (GPU) state of a cgroup's processes for CRIU checkpoint/restore"};
+	app.set_version_flag("--version", "gpuwatch 0.1.0");
+	app.require_subcommand(1);
+
+	gw::AttachOptions aopts;
+	uint32_t pid = 0;
+	auto *attach = app.add_subcommand("attach", "follow a cgroup and keep its manifest up to date (foreground; stops on SIGINT/SIGTERM)");
+	auto *cg_opt = attach->add_option("--cgroup", aopts.cgroup, "cgroup v2 directory to follow (with its descendants)");
+	auto *pid_opt = attach->add_option("--pid", pid, "follow the cgroup this process is in");
+	cg_opt->excludes(pid_opt);
+	attach->add_option("--manifest", aopts.manifest, "manifest file, rewritten atomically on every change")->required();
+	attach->add_option("--ring-size", aopts.ring_bytes, "BPF ring buffer size in bytes (power of two)")
+		->check(CLI::Range(4096u, 1u << 30));
+	attach->add_flag("-v,--verbose", aopts.verbose, "print libbpf's messages");
+
+	std::string show_file;
+	auto *show = app.add_subcommand("show", "print a readable summary of a manifest");
+	show->add_option("manifest", show_file, "manifest file")->required();
+
+	try {
+		app.parse(argc, argv);
+	} catch (const CLI::ParseError &e) {
+		return app.exit(e);
+	}
+
+	try {
+		if (attach->parsed()) {
+			if (aopts.cgroup.empty() && !*pid_opt)
+				throw gw::Error("attach needs --cgroup DIR or --pid PID");
+			if (*pid_opt)
+				aopts.pid = pid;
+			if ((aopts.ring_bytes & (aopts.ring_bytes - 1)) != 0)
+				throw gw::Error("--ring-size must be a power of two");
+			return gw::run_attach(aopts);
+		}
+		if (show->parsed()) {
+			std::cout << gw::format_manifest_summary(gw::read_manifest_file(show_file));
+			return 0;
+		}
+	} catch (const std::exception &e) {
+		fprintf(stderr, "gpuwatch: error: %s\n", e.what());
+		return 1;
+	}
+	return 0;
+}

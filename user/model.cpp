@@ -1,0 +1,447 @@
+// The device-state model: one record at a time (contract in model.hpp, ownership rules in
+// model_ops.hpp). Processes, fds, files and mappings here; GEM state in model_gem.cpp; the
+// JSON form in manifest.cpp.
+#include "model.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+#include <linux/close_range.h>
+#include <sys/mman.h>
+
+#include "model_ops.hpp"
+
+namespace gw {
+namespace {
+
+constexpr uint64_t kPageSize = 4096;          // x86_64: the kernel maps whole pages
+constexpr uint64_t kUserAddrEnd = 1ull << 57; // above any user address (5-level paging)
+
+uint64_t page_up(uint64_t len) { return (len + kPageSize - 1) & ~(kPageSize - 1); }
+
+bool range_ok(uint64_t start, uint64_t len) { return start < kUserAddrEnd && len < kUserAddrEnd; }
+
+template <std::size_t N> std::string bounded(const char (&s)[N]) { return std::string(s, strnlen(s, N)); }
+
+std::string default_node_name(uint32_t major, uint32_t minor) {
+	if (major == GW_DRM_MAJOR && minor < 64)
+		return "/dev/dri/card" + std::to_string(minor);
+	if (major == GW_DRM_MAJOR && minor >= 128 && minor < 192)
+		return "/dev/dri/renderD" + std::to_string(minor);
+	return "/dev/dri/" + std::to_string(major) + ":" + std::to_string(minor);
+}
+
+} // namespace
+
+ApplyStatus ModelOps::malformed() {
+	++m.malformed_;
+	changed = true;
+	return ApplyStatus::malformed;
+}
+
+Process *ModelOps::process(uint32_t tgid) {
+	auto it = m.procs_.find(tgid);
+	return it == m.procs_.end() ? nullptr : &it->second;
+}
+
+Process &ModelOps::process_or_create(uint32_t tgid) {
+	auto [it, inserted] = m.procs_.try_emplace(tgid);
+	if (inserted) {
+		it->second.pid = tgid;
+		changed = true;
+	}
+	return it->second;
+}
+
+DrmFile &ModelOps::new_file(uint64_t kfile, bool handles_known) {
+	DrmFile f;
+	f.id = m.next_file_id_++;
+	f.kfile = kfile;
+	f.handles_known = handles_known;
+	changed = true;
+	return m.files_[kfile] = std::move(f);
+}
+
+// Node, driver and flags come with fd records only: fill them in on the first one.
+void ModelOps::learn_meta(DrmFile &f, const gw_ev_fd &ev) {
+	if (f.major != 0)
+		return;
+	f.major = ev.major;
+	f.minor = ev.minor;
+	f.path = m.namer_ ? m.namer_(ev.major, ev.minor) : default_node_name(ev.major, ev.minor);
+	f.driver = bounded(ev.driver);
+	f.f_flags = ev.f_flags;
+	changed = true;
+}
+
+// A DRM file met by a route other than open(): its earlier history is unknown.
+DrmFile &ModelOps::file_seen(uint64_t kfile) {
+	if (auto it = m.files_.find(kfile); it != m.files_.end())
+		return it->second;
+	if (m.dmabufs_.count(kfile))
+		purge(kfile); // it was a dma-buf: freed, and the pointer reused
+	return new_file(kfile, false);
+}
+
+// The kernel object at `kfile` was freed and the pointer reused: forget every reference.
+void ModelOps::purge(uint64_t kfile) {
+	for (auto &[pid, p] : m.procs_) {
+		std::erase_if(p.fds, [&](const auto &kv) { return kv.second.kfile == kfile; });
+		std::erase_if(p.mmaps, [&](const auto &kv) { return kv.second.kfile == kfile; });
+	}
+	for (auto &[k, f] : m.files_)
+		f.prime.erase(kfile);
+	m.dmabufs_.erase(kfile);
+	if (auto it = m.files_.find(kfile); it != m.files_.end())
+		drop_file(it);
+	changed = need_gc = true;
+}
+
+void ModelOps::drop_file(std::map<uint64_t, DrmFile>::iterator it) {
+	for (auto &[k, d] : m.dmabufs_)
+		if (d.exporter_kfile == it->first)
+			d.exporter_kfile = 0, d.exporter_handle = 0;
+	m.files_.erase(it);
+	changed = need_gc = true;
+}
+
+void ModelOps::gc() {
+	std::set<uint64_t> live_files, live_bufs, live_objs, handled_objs;
+	for (const auto &[pid, p] : m.procs_) {
+		for (const auto &[fd, e] : p.fds)
+			(e.dmabuf ? live_bufs : live_files).insert(e.kfile);
+		for (const auto &[start, mp] : p.mmaps) {
+			live_files.insert(mp.kfile);
+			if (mp.object)
+				live_objs.insert(*mp.object);
+		}
+	}
+	for (auto it = m.files_.begin(); it != m.files_.end();) {
+		auto next = std::next(it);
+		if (!live_files.count(it->first))
+			drop_file(it);
+		it = next;
+	}
+	for (const auto &[k, f] : m.files_) {
+		for (const auto &[buf, h] : f.prime)
+			live_bufs.insert(buf);
+		for (const auto &[n, h] : f.handles)
+			handled_objs.insert(h.object);
+	}
+	std::erase_if(m.dmabufs_, [&](const auto &kv) { return !live_bufs.count(kv.first); });
+	for (const auto &[k, d] : m.dmabufs_)
+		live_objs.insert(d.object);
+	live_objs.insert(handled_objs.begin(), handled_objs.end());
+	std::erase_if(m.flinks_, [&](const auto &kv) { return !handled_objs.count(kv.second); });
+	std::erase_if(m.objects_, [&](const auto &kv) { return !live_objs.count(kv.first); });
+}
+
+void ModelOps::install_fd(Process &p, int fd, FdEntry e) {
+	auto [it, inserted] = p.fds.try_emplace(fd, e);
+	if (!inserted) {
+		FdEntry &old = it->second;
+		if (old.kfile == e.kfile && old.cloexec == e.cloexec && old.dmabuf == e.dmabuf)
+			return;
+		if (old.kfile != e.kfile)
+			need_gc = true;
+		old = e;
+	}
+	changed = true;
+}
+
+// An ioctl proved that `fd` refers to `kfile` (an fd received over a socket, or one the
+// table lost): record it, close-on-exec unknown.
+void ModelOps::learn_fd(Process &p, int fd, uint64_t kfile, bool dmabuf) {
+	if (fd < 0)
+		return;
+	auto it = p.fds.find(fd);
+	if (it == p.fds.end() || it->second.kfile != kfile)
+		install_fd(p, fd, FdEntry{kfile, false, dmabuf});
+}
+
+// Removes [start, start+len), keeping the pieces of partly covered mappings.
+void ModelOps::unmap_range(Process &p, uint64_t start, uint64_t len) {
+	if (len == 0)
+		return;
+	uint64_t end = start + len;
+	auto it = p.mmaps.lower_bound(start);
+	if (it != p.mmaps.begin()) {
+		auto prev = std::prev(it);
+		if (prev->second.start + prev->second.length > start)
+			it = prev;
+	}
+	std::vector<Mapping> pieces;
+	while (it != p.mmaps.end() && it->first < end) {
+		Mapping mp = it->second;
+		it = p.mmaps.erase(it);
+		changed = need_gc = true;
+		uint64_t mend = mp.start + mp.length;
+		if (mp.start < start) {
+			Mapping left = mp;
+			left.length = start - mp.start;
+			pieces.push_back(left);
+		}
+		if (mend > end) {
+			Mapping right = mp;
+			right.start = end;
+			right.length = mend - end;
+			right.offset = mp.offset + (end - mp.start);
+			pieces.push_back(right);
+		}
+	}
+	for (const Mapping &piece : pieces)
+		p.mmaps.emplace(piece.start, piece);
+}
+
+void ModelOps::map(Process &p, const Mapping &mp) {
+	unmap_range(p, mp.start, mp.length);
+	p.mmaps.emplace(mp.start, mp);
+	changed = true;
+}
+
+// The object behind a fake offset of `f`: the grant at or below `offset` whose object
+// covers it (an exact match when the size is unknown).
+std::optional<uint64_t> ModelOps::object_at(const DrmFile &f, uint64_t offset) const {
+	auto g = f.mmap_offsets.upper_bound(offset);
+	if (g == f.mmap_offsets.begin())
+		return std::nullopt;
+	--g;
+	auto h = f.handles.find(g->second);
+	if (h == f.handles.end())
+		return std::nullopt;
+	auto o = m.objects_.find(h->second.object);
+	uint64_t size = o == m.objects_.end() ? 0 : o->second.size;
+	if (offset == g->first || offset - g->first < size)
+		return h->second.object;
+	return std::nullopt;
+}
+
+ApplyStatus ModelOps::dispatch(std::span<const std::byte> rec) {
+	if (abi::check_record(rec) != abi::RecordError::none)
+		return malformed();
+	switch (abi::read_header(rec)->kind) {
+	case GW_EV_FD: return on_fd(*abi::read_record<gw_ev_fd>(rec));
+	case GW_EV_CLOSE: return on_close(*abi::read_record<gw_ev_close>(rec));
+	case GW_EV_CLOSE_RANGE: return on_close_range(*abi::read_record<gw_ev_close_range>(rec));
+	case GW_EV_IOCTL: return on_ioctl(*abi::read_record<gw_ev_ioctl>(rec));
+	case GW_EV_MMAP: return on_mmap(*abi::read_record<gw_ev_mmap>(rec));
+	case GW_EV_MUNMAP: return on_munmap(*abi::read_record<gw_ev_munmap>(rec));
+	case GW_EV_MREMAP: return on_mremap(*abi::read_record<gw_ev_mremap>(rec));
+	case GW_EV_FORK: return on_fork(*abi::read_record<gw_ev_fork>(rec));
+	case GW_EV_EXEC: return on_exec(*abi::read_record<gw_ev_exec>(rec));
+	case GW_EV_EXIT: return on_exit(*abi::read_record<gw_ev_exit>(rec));
+	case GW_EV_CGROUP_MOVE: return ApplyStatus::ok; // the daemon's business
+	}
+	return malformed();
+}
+
+ApplyStatus ModelOps::on_fd(const gw_ev_fd &ev) {
+	bool type_ok = ev.type == GW_FILE_DRM || ev.type == GW_FILE_DMABUF;
+	if (!type_ok || ev.source < GW_FD_OPEN || ev.source > GW_FD_SNAPSHOT || ev.fd < 0 || ev.file == 0)
+		return malformed();
+	bool snapshot = ev.source == GW_FD_SNAPSHOT || ev.hdr.hook == GW_HOOK_ITER;
+	Process *p = process(ev.hdr.tgid);
+	if (!p && !snapshot)
+		return ApplyStatus::unknown_process;
+	if (!p)
+		p = &process_or_create(ev.hdr.tgid);
+
+	bool dmabuf = ev.type == GW_FILE_DMABUF;
+	bool known_as_other = dmabuf ? m.files_.count(ev.file) > 0 : m.dmabufs_.count(ev.file) > 0;
+	if (ev.source == GW_FD_OPEN || known_as_other)
+		purge(ev.file); // a new file at a known address: the old one was freed
+	if (!dmabuf) {
+		auto it = m.files_.find(ev.file);
+		DrmFile &f = it != m.files_.end() ? it->second : new_file(ev.file, ev.source == GW_FD_OPEN);
+		learn_meta(f, ev);
+	}
+	auto cur = p->fds.find(ev.fd);
+	if (ev.source == GW_FD_FLAGS && cur != p->fds.end() && cur->second.kfile == ev.file) {
+		if (cur->second.cloexec != (ev.cloexec != 0))
+			cur->second.cloexec = ev.cloexec != 0, changed = true;
+		return ApplyStatus::ok;
+	}
+	install_fd(*p, ev.fd, FdEntry{ev.file, ev.cloexec != 0, dmabuf});
+	return ApplyStatus::ok;
+}
+
+ApplyStatus ModelOps::on_close(const gw_ev_close &ev) {
+	Process *p = process(ev.hdr.tgid);
+	if (!p)
+		return ApplyStatus::unknown_process;
+	if (p->fds.erase(ev.fd))
+		changed = need_gc = true;
+	return ApplyStatus::ok;
+}
+
+ApplyStatus ModelOps::on_close_range(const gw_ev_close_range &ev) {
+	if (ev.first > ev.last)
+		return malformed();
+	Process *p = process(ev.hdr.tgid);
+	if (!p)
+		return ApplyStatus::unknown_process;
+	for (auto it = p->fds.lower_bound(0); it != p->fds.end();) {
+		auto fd = static_cast<uint32_t>(it->first);
+		if (fd < ev.first || fd > ev.last) {
+			++it;
+		} else if (ev.flags & CLOSE_RANGE_CLOEXEC) {
+			changed = changed || !it->second.cloexec;
+			it->second.cloexec = true;
+			++it;
+		} else {
+			it = p->fds.erase(it);
+			changed = need_gc = true;
+		}
+	}
+	return ApplyStatus::ok;
+}
+
+ApplyStatus ModelOps::on_mmap(const gw_ev_mmap &ev) {
+	if (ev.file == 0 || ev.length == 0 || !range_ok(ev.start, ev.length) || ev.start % kPageSize)
+		return malformed();
+	Process *p = process(ev.hdr.tgid);
+	if (!p && ev.hdr.hook != GW_HOOK_ITER)
+		return ApplyStatus::unknown_process;
+	if (!p)
+		p = &process_or_create(ev.hdr.tgid);
+	DrmFile &f = file_seen(ev.file);
+	Mapping mp;
+	mp.start = ev.start;
+	mp.length = page_up(ev.length);
+	mp.prot = ev.prot;
+	mp.shared = ev.shared != 0;
+	mp.kfile = ev.file;
+	mp.offset = ev.offset;
+	mp.object = object_at(f, ev.offset);
+	map(*p, mp);
+	return ApplyStatus::ok;
+}
+
+ApplyStatus ModelOps::on_munmap(const gw_ev_munmap &ev) {
+	if (!range_ok(ev.start, ev.length))
+		return malformed();
+	Process *p = process(ev.hdr.tgid);
+	if (!p)
+		return ApplyStatus::unknown_process;
+	unmap_range(*p, ev.start, page_up(ev.length));
+	return ApplyStatus::ok;
+}
+
+// The piece at [old_start, +old_length) moves to [new_start, +new_length), keeping its file
+// and offset. old_length 0 duplicates a shared mapping; MREMAP_DONTUNMAP keeps the old range.
+ApplyStatus ModelOps::on_mremap(const gw_ev_mremap &ev) {
+	if (!range_ok(ev.old_start, ev.old_length) || !range_ok(ev.new_start, ev.new_length))
+		return malformed();
+	Process *p = process(ev.hdr.tgid);
+	if (!p)
+		return ApplyStatus::unknown_process;
+	uint64_t old_len = page_up(ev.old_length), new_len = page_up(ev.new_length);
+	std::optional<Mapping> piece;
+	if (auto it = p->mmaps.upper_bound(ev.old_start); it != p->mmaps.begin()) {
+		const Mapping &src = std::prev(it)->second;
+		if (ev.old_start < src.start + src.length) {
+			piece = src;
+			piece->offset += ev.old_start - src.start;
+		}
+	}
+	if (old_len != 0 && !(ev.flags & MREMAP_DONTUNMAP))
+		unmap_range(*p, ev.old_start, old_len);
+	if (piece && new_len != 0) {
+		piece->start = ev.new_start;
+		piece->length = new_len;
+		map(*p, *piece);
+	} else {
+		unmap_range(*p, ev.new_start, new_len);
+	}
+	return ApplyStatus::ok;
+}
+
+ApplyStatus ModelOps::on_fork(const gw_ev_fork &ev) {
+	if (ev.child_tgid == 0 || ev.child_tgid == ev.hdr.tgid)
+		return malformed();
+	Process *parent = process(ev.hdr.tgid);
+	if (!parent)
+		return ApplyStatus::unknown_process;
+	Process child = *parent; // fd table, mappings and comm
+	child.pid = ev.child_tgid;
+	if (m.procs_.count(ev.child_tgid))
+		need_gc = true; // a stale process with the same pid: its exit was missed
+	m.procs_[ev.child_tgid] = std::move(child);
+	changed = true;
+	return ApplyStatus::ok;
+}
+
+ApplyStatus ModelOps::on_exec(const gw_ev_exec &ev) {
+	Process *p = process(ev.hdr.tgid);
+	if (!p)
+		return ApplyStatus::unknown_process;
+	p->mmaps.clear();
+	std::erase_if(p->fds, [](const auto &kv) { return kv.second.cloexec; });
+	p->comm = bounded(ev.comm);
+	changed = need_gc = true;
+	return ApplyStatus::ok;
+}
+
+ApplyStatus ModelOps::on_exit(const gw_ev_exit &ev) {
+	if (!m.procs_.erase(ev.hdr.tgid))
+		return ApplyStatus::unknown_process;
+	changed = need_gc = true;
+	return ApplyStatus::ok;
+}
+
+// --- Model ------------------------------------------------------------------------------
+Model::Model(std::string cgroup) : cgroup_(std::move(cgroup)) {}
+
+ApplyStatus Model::apply(std::span<const std::byte> record) {
+	ModelOps ops{*this};
+	ApplyStatus st = ops.dispatch(record);
+	if (ops.need_gc)
+		ops.gc();
+	if (ops.changed)
+		++generation_;
+	return st;
+}
+
+void Model::add_process(uint32_t tgid, std::string comm) {
+	auto [it, inserted] = procs_.try_emplace(tgid);
+	it->second.pid = tgid;
+	if (inserted || it->second.comm != comm) {
+		it->second.comm = std::move(comm);
+		++generation_;
+	}
+}
+
+void Model::remove_process(uint32_t tgid) {
+	if (!procs_.erase(tgid))
+		return;
+	ModelOps{*this}.gc();
+	++generation_;
+}
+
+bool Model::has_process(uint32_t tgid) const { return procs_.count(tgid) > 0; }
+
+std::vector<uint32_t> Model::pids() const {
+	std::vector<uint32_t> out;
+	for (const auto &[pid, p] : procs_)
+		out.push_back(pid);
+	return out;
+}
+
+void Model::set_kernel_counters(uint64_t lost_events, uint64_t failed_reads) {
+	if (lost_events == lost_events_ && failed_reads == failed_reads_)
+		return;
+	lost_events_ = lost_events;
+	failed_reads_ = failed_reads;
+	++generation_;
+}
+
+void Model::mark_incomplete(const std::string &reason) {
+	if (std::find(incomplete_.begin(), incomplete_.end(), reason) != incomplete_.end())
+		return;
+	incomplete_.push_back(reason);
+	++generation_;
+}
+
+void Model::set_node_namer(NodeNamer namer) { namer_ = namer; }
+
+} // namespace gw

@@ -1,0 +1,157 @@
+// The device-state model: events in, state out. Pure (no syscalls, no BPF), unit-testable.
+//
+// Every record the tracer produces (bpf/gpuwatch.h) is fed to Model::apply(). The model keys
+// DRM state by the identity of the open file (the kernel's struct file pointer, `file` in the
+// ABI), never by (pid, fd): dup, fork and SCM_RIGHTS share one file. It keeps a separate
+// (tgid, fd) -> file table per process.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gw {
+
+// A GEM buffer object. Several handles (in one or several files) may name one object:
+// PRIME export/import and FLINK/OPEN share objects across files. Ids are model-assigned.
+struct GemObject {
+	uint64_t id = 0;
+	uint64_t size = 0;          // bytes, 0 if unknown
+};
+
+struct Handle {
+	uint32_t handle = 0;
+	uint64_t object = 0;        // GemObject id
+	std::string origin;         // "dumb", "prime", "flink", "unknown"
+	// creation parameters: dumb: width, height, bpp, flags, pitch; prime: source dma-buf;
+	// flink: name. Free-form, copied into the manifest.
+	nlohmann::json params = nlohmann::json::object();
+	uint32_t imports = 0;       // PRIME_FD_TO_HANDLE calls that returned this existing handle
+	std::optional<uint32_t> flink_name;
+};
+
+struct DrmFile {
+	uint64_t id = 0;            // model-assigned, stable for the file's life, starts at 1
+	uint64_t kfile = 0;         // kernel struct file pointer (never in the manifest)
+	std::string path;           // "/dev/dri/card0": from rdev, see Model::set_node_namer
+	uint32_t major = 0, minor = 0;
+	std::string driver;
+	uint32_t f_flags = 0;
+	bool handles_known = true;  // false when the file was first seen after it was opened
+	std::map<uint32_t, Handle> handles;              // handle number -> handle
+	std::map<uint32_t, uint32_t> syncobjs;           // syncobj handle -> creation flags
+	std::map<uint64_t, uint32_t> caps;               // SET_CLIENT_CAP capability -> value
+	std::map<uint64_t, uint32_t> mmap_offsets;       // fake offset -> handle (MAP_DUMB grants)
+	std::map<uint64_t, uint32_t> prime;              // dma-buf kfile -> handle (exports and imports)
+};
+
+struct FdEntry {
+	uint64_t kfile = 0;         // DRM or dma-buf kernel file
+	bool cloexec = false;
+	bool dmabuf = false;
+};
+
+struct Mapping {
+	uint64_t start = 0, length = 0;
+	uint32_t prot = 0;          // PROT_* bits
+	bool shared = false;
+	uint64_t kfile = 0;         // the DRM file
+	uint64_t offset = 0;        // byte offset (fake offset)
+	std::optional<uint64_t> object; // GemObject id when known
+};
+
+struct Process {
+	uint32_t pid = 0;
+	std::string comm;
+	std::map<int, FdEntry> fds;
+	std::map<uint64_t, Mapping> mmaps;  // start -> mapping; ranges never overlap
+};
+
+// What a dma-buf file is known to carry: the object it exports.
+struct DmaBuf {
+	uint64_t kfile = 0;
+	uint64_t object = 0;        // GemObject id (0 if unknown)
+	uint64_t exporter_kfile = 0; // DRM file that exported it (0 if unknown)
+	uint32_t exporter_handle = 0;
+};
+
+enum class ApplyStatus {
+	ok,
+	malformed,      // bad kind or size: counted, the manifest becomes incomplete
+	unknown_process // the record's tgid is not known: the caller should snapshot it, then re-apply
+};
+
+class Model {
+public:
+	explicit Model(std::string cgroup = {});
+
+	// Apply one raw record (ring buffer or snapshot). Records of an unknown process return
+	// unknown_process without side effects, except GW_EV_FD/MMAP records with source
+	// GW_FD_SNAPSHOT / hook GW_HOOK_ITER, GW_EV_FORK from a known parent, and
+	// GW_EV_CGROUP_MOVE, which are always applied.
+	ApplyStatus apply(std::span<const std::byte> record);
+
+	// Process bookkeeping driven by the daemon (snapshot, cgroup moves).
+	void add_process(uint32_t tgid, std::string comm);  // no-op if known (comm updated)
+	void remove_process(uint32_t tgid);                 // as if it exited
+	bool has_process(uint32_t tgid) const;
+	std::vector<uint32_t> pids() const;
+
+	// Kernel counters (lost events, failed reads): nonzero makes the manifest incomplete.
+	void set_kernel_counters(uint64_t lost_events, uint64_t failed_reads);
+	void mark_incomplete(const std::string &reason);    // listed in "incomplete_reasons"
+
+	// Maps (major, minor) to a node path. Default: "/dev/dri/card<m>" for m < 64,
+	// "/dev/dri/renderD<m>" for 128 <= m < 192, else "/dev/dri/226:<m>". The daemon installs
+	// one that reads sysfs.
+	using NodeNamer = std::string (*)(uint32_t major, uint32_t minor);
+	void set_node_namer(NodeNamer namer);
+
+	// Bumped on every change that alters the manifest (the daemon debounces writes on it).
+	uint64_t generation() const { return generation_; }
+
+	// The manifest (schema gpuwatch.manifest/v1).
+	nlohmann::json manifest() const;
+
+	// Read-only views for tests and for the CRIU side.
+	const std::map<uint32_t, Process> &processes() const { return procs_; }
+	const std::map<uint64_t, DrmFile> &files() const { return files_; }  // keyed by kfile
+	uint64_t malformed_records() const { return malformed_; }
+	const std::map<uint64_t, DmaBuf> &dmabufs() const { return dmabufs_; } // keyed by kfile
+	const std::map<uint64_t, GemObject> &objects() const { return objects_; } // keyed by id
+	uint64_t ignored_ioctls() const { return ignored_ioctls_; } // recorded, but not decoded
+
+private:
+	// implementation details are the model's own
+	friend struct ModelOps;     // model.cpp: the per-record state changes
+	std::string cgroup_;
+	std::map<uint32_t, Process> procs_;
+	std::map<uint64_t, DrmFile> files_;
+	std::map<uint64_t, DmaBuf> dmabufs_;
+	std::map<uint64_t, GemObject> objects_;
+	std::map<std::pair<uint64_t, uint32_t>, uint64_t> flinks_; // (device key, name) -> object
+	std::vector<std::string> incomplete_;
+	uint64_t next_file_id_ = 1, next_object_id_ = 1;
+	uint64_t lost_events_ = 0, failed_reads_ = 0, malformed_ = 0, ignored_ioctls_ = 0;
+	uint64_t generation_ = 0;
+	NodeNamer namer_ = nullptr;
+};
+
+// Manifest validation/reading for `gpuwatch show` and the CRIU side: parses and checks the
+// minimum contract; throws ManifestError with a one-line message naming what is wrong.
+struct ManifestError : std::runtime_error {
+	using std::runtime_error::runtime_error;
+};
+nlohmann::json read_manifest_file(const std::string &path);       // throws ManifestError
+void validate_manifest(const nlohmann::json &m);                   // throws ManifestError
+std::string format_manifest_summary(const nlohmann::json &m);      // `gpuwatch show` text
+
+} // namespace gw

@@ -1,0 +1,170 @@
+// The model's side of DRM ioctls: GEM handles, objects, flink names, dma-bufs, syncobjs and
+// client caps of one file, as drm_decode.cpp's operations describe them.
+
+#include "model_ops.hpp"
+
+namespace gw {
+namespace {
+
+// Flink names are global per device and only usable on primary nodes (GEM_FLINK and
+// GEM_OPEN are not render-node ioctls), so the primary node's rdev identifies the device.
+uint64_t flink_key(const DrmFile &f) { return (uint64_t{f.major} << 32) | f.minor; }
+
+template <class... Ts> struct overloaded : Ts... { using Ts::operator()...; };
+template <class... Ts> overloaded(Ts...) -> overloaded<Ts...>;
+
+} // namespace
+
+ApplyStatus ModelOps::on_ioctl(const gw_ev_ioctl &ev) {
+	if (ev.file == 0 || ev.aux_file == ev.file)
+		return malformed();
+	Process *p = process(ev.hdr.tgid);
+	if (!p)
+		return ApplyStatus::unknown_process;
+	auto known = m.files_.find(ev.file);
+	drm::Op op = drm::decode_ioctl(known != m.files_.end() ? known->second.driver : "", ev);
+	if (std::holds_alternative<drm::Malformed>(op))
+		return malformed();
+	DrmFile &f = file_seen(ev.file);
+	learn_fd(*p, ev.fd, ev.file, false);
+	apply_op(*p, f, op);
+	return ApplyStatus::ok;
+}
+
+uint64_t ModelOps::new_object(uint64_t size) {
+	uint64_t id = m.next_object_id_++;
+	m.objects_[id] = GemObject{id, size};
+	return id;
+}
+
+void ModelOps::drop_handle(DrmFile &f, uint32_t handle) {
+	if (!f.handles.erase(handle))
+		return;
+	std::erase_if(f.mmap_offsets, [&](const auto &kv) { return kv.second == handle; });
+	std::erase_if(f.prime, [&](const auto &kv) { return kv.second == handle; });
+	changed = need_gc = true;
+}
+
+Handle &ModelOps::add_handle(DrmFile &f, uint32_t handle, uint64_t object, std::string origin,
+                             nlohmann::json params) {
+	drop_handle(f, handle); // a stale entry: its close was missed
+	Handle h;
+	h.handle = handle;
+	h.object = object;
+	h.origin = std::move(origin);
+	h.params = std::move(params);
+	changed = true;
+	return f.handles[handle] = std::move(h);
+}
+
+// A handle an ioctl names: if the model never saw it created, it existed before tracing
+// began or came from an ioctl not decoded, and the file's handle table is incomplete.
+Handle &ModelOps::known_handle(DrmFile &f, uint32_t handle) {
+	if (auto it = f.handles.find(handle); it != f.handles.end())
+		return it->second;
+	f.handles_known = false;
+	return add_handle(f, handle, new_object(0), "unknown");
+}
+
+void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o) {
+	using namespace drm;
+	std::visit(overloaded{
+		[&](const CreateDumb &x) {
+			add_handle(f, x.handle, new_object(x.size), "dumb",
+			           {{"width", x.width}, {"height", x.height}, {"bpp", x.bpp}, {"flags", x.flags},
+			            {"pitch", x.pitch}});
+		},
+		[&](const MapDumb &x) {
+			known_handle(f, x.handle);
+			f.mmap_offsets[x.offset] = x.handle;
+			changed = true;
+		},
+		[&](const DestroyDumb &x) { drop_handle(f, x.handle); },
+		[&](const GemClose &x) { drop_handle(f, x.handle); }, // whatever its imports, as the kernel
+		[&](const GemFlink &x) {
+			Handle &h = known_handle(f, x.handle);
+			h.flink_name = x.name;
+			m.flinks_[{flink_key(f), x.name}] = h.object;
+			changed = true;
+		},
+		[&](const GemOpen &x) { op(f, x); },
+		[&](const PrimeExport &x) { op(p, f, x); },
+		[&](const PrimeImport &x) { op(p, f, x); },
+		[&](const SyncobjCreate &x) {
+			f.syncobjs[x.handle] = x.flags;
+			changed = true;
+		},
+		[&](const SyncobjDestroy &x) { changed = f.syncobjs.erase(x.handle) > 0 || changed; },
+		[&](const SetClientCap &x) {
+			f.caps[x.capability] = static_cast<uint32_t>(x.value);
+			changed = true;
+		},
+		[&](const Ignored &) { ++m.ignored_ioctls_; },
+		[&](const Malformed &) {}, // rejected by on_ioctl before any state changed
+	}, o);
+}
+
+// GEM_OPEN: a new handle (always a new one) on the object the name refers to.
+void ModelOps::op(DrmFile &f, const drm::GemOpen &x) {
+	auto key = std::make_pair(flink_key(f), x.name);
+	auto it = m.flinks_.find(key);
+	uint64_t obj = 0;
+	if (it != m.flinks_.end() && m.objects_.count(it->second)) {
+		obj = it->second;
+		if (m.objects_[obj].size == 0)
+			m.objects_[obj].size = x.size;
+	} else {
+		obj = new_object(x.size);
+		m.flinks_[key] = obj;
+	}
+	Handle &h = add_handle(f, x.handle, obj, "flink", {{"name", x.name}});
+	h.flink_name = x.name;
+}
+
+// PRIME_HANDLE_TO_FD: the object's dma-buf (x.dmabuf, the same one on every export of an
+// object) and a new fd for it in p.
+void ModelOps::op(Process &p, DrmFile &f, const drm::PrimeExport &x) {
+	if (m.files_.count(x.dmabuf))
+		purge(x.dmabuf); // a DRM file we thought alive was freed and its address reused
+	Handle &h = known_handle(f, x.handle);
+	auto [it, inserted] = m.dmabufs_.try_emplace(x.dmabuf);
+	DmaBuf &d = it->second;
+	auto exp = m.files_.find(d.exporter_kfile);
+	bool exporter_alive = !inserted && exp != m.files_.end() && exp->second.handles.count(d.exporter_handle);
+	if (inserted || d.object != h.object || !exporter_alive)
+		d = DmaBuf{x.dmabuf, h.object, f.kfile, x.handle};
+	f.prime[x.dmabuf] = x.handle;
+	install_fd(p, x.fd, FdEntry{x.dmabuf, x.cloexec, true});
+	changed = true;
+}
+
+// PRIME_FD_TO_HANDLE: the file's existing handle for this dma-buf (the kernel returns it
+// again: count the import), or a new handle on the dma-buf's object.
+void ModelOps::op(Process &p, DrmFile &f, const drm::PrimeImport &x) {
+	if (m.files_.count(x.dmabuf))
+		purge(x.dmabuf);
+	learn_fd(p, x.fd, x.dmabuf, true);
+	changed = true;
+	if (auto pr = f.prime.find(x.dmabuf); pr != f.prime.end()) {
+		auto h = f.handles.find(pr->second);
+		if (pr->second == x.handle && h != f.handles.end()) {
+			++h->second.imports;
+			return;
+		}
+		f.prime.erase(pr); // stale
+	}
+	auto [it, inserted] = m.dmabufs_.try_emplace(x.dmabuf);
+	DmaBuf &d = it->second;
+	nlohmann::json params = {{"import_fd", x.fd}};
+	if (inserted || !m.objects_.count(d.object)) {
+		d = DmaBuf{x.dmabuf, new_object(0), 0, 0};
+		params["note"] = "dma-buf of unknown origin: size unknown";
+	} else if (auto e = m.files_.find(d.exporter_kfile); e != m.files_.end()) {
+		params["exporter_file"] = e->second.id;
+		params["exporter_handle"] = d.exporter_handle;
+	}
+	add_handle(f, x.handle, d.object, "prime", std::move(params));
+	f.prime[x.dmabuf] = x.handle;
+}
+
+} // namespace gw

@@ -1,0 +1,68 @@
+// Internal to the model (model.cpp, model_gem.cpp): the state changes one record makes.
+//
+// Ownership mirrors the kernel: fds and mappings keep a DRM file alive; handles, mappings
+// and known dma-bufs keep a GEM object alive; a flink name lives while its object has a
+// handle somewhere; dma-buf fds and prime maps keep a dma-buf registry entry alive.
+// Removals only flag the state for collection (gc), which runs once per record.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+
+#include "drm_decode.hpp"
+#include "event_abi.hpp"
+#include "model.hpp"
+
+namespace gw {
+
+struct ModelOps {
+	Model &m;
+	bool changed = false;  // the manifest changes: bump the generation
+	bool need_gc = false;  // a reference was dropped: collect files, objects, dma-bufs
+
+	ApplyStatus malformed();
+	Process *process(uint32_t tgid);
+	Process &process_or_create(uint32_t tgid);
+
+	// files (model.cpp)
+	DrmFile &new_file(uint64_t kfile, bool handles_known);
+	void learn_meta(DrmFile &f, const gw_ev_fd &ev);
+	DrmFile &file_seen(uint64_t kfile);
+	void purge(uint64_t kfile);
+	void drop_file(std::map<uint64_t, DrmFile>::iterator it);
+	void gc();
+
+	// fds and mappings (model.cpp)
+	void install_fd(Process &p, int fd, FdEntry e);
+	void learn_fd(Process &p, int fd, uint64_t kfile, bool dmabuf);
+	void unmap_range(Process &p, uint64_t start, uint64_t len);
+	void map(Process &p, const Mapping &mp);
+	std::optional<uint64_t> object_at(const DrmFile &f, uint64_t offset) const;
+
+	// records (model.cpp; on_ioctl in model_gem.cpp)
+	ApplyStatus dispatch(std::span<const std::byte> rec);
+	ApplyStatus on_fd(const gw_ev_fd &ev);
+	ApplyStatus on_close(const gw_ev_close &ev);
+	ApplyStatus on_close_range(const gw_ev_close_range &ev);
+	ApplyStatus on_ioctl(const gw_ev_ioctl &ev);
+	ApplyStatus on_mmap(const gw_ev_mmap &ev);
+	ApplyStatus on_munmap(const gw_ev_munmap &ev);
+	ApplyStatus on_mremap(const gw_ev_mremap &ev);
+	ApplyStatus on_fork(const gw_ev_fork &ev);
+	ApplyStatus on_exec(const gw_ev_exec &ev);
+	ApplyStatus on_exit(const gw_ev_exit &ev);
+
+	// GEM handles, objects, dma-bufs (model_gem.cpp)
+	uint64_t new_object(uint64_t size);
+	void drop_handle(DrmFile &f, uint32_t handle);
+	Handle &add_handle(DrmFile &f, uint32_t handle, uint64_t object, std::string origin,
+	                   nlohmann::json params = nlohmann::json::object());
+	Handle &known_handle(DrmFile &f, uint32_t handle);
+	void apply_op(Process &p, DrmFile &f, const drm::Op &op);
+	void op(DrmFile &f, const drm::GemOpen &x);
+	void op(Process &p, DrmFile &f, const drm::PrimeExport &x);
+	void op(Process &p, DrmFile &f, const drm::PrimeImport &x);
+};
+
+} // namespace gw

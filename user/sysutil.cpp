@@ -1,0 +1,219 @@
+#include "sysutil.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <linux/magic.h>
+#include <sstream>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace gw {
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+UniqueFd &UniqueFd::operator=(UniqueFd &&o) noexcept
+{
+	if (this != &o) {
+		if (fd_ >= 0)
+			::close(fd_);
+		fd_ = std::exchange(o.fd_, -1);
+	}
+	return *this;
+}
+
+UniqueFd::~UniqueFd()
+{
+	if (fd_ >= 0)
+		::close(fd_);
+}
+
+CgroupDir open_cgroup_v2(const std::string &path)
+{
+	struct statfs sfs {};
+	struct stat st {};
+	CgroupDir cg;
+	cg.path = fs::path(path).lexically_normal().string();
+	if (cg.path.size() > 1 && cg.path.back() == '/')
+		cg.path.pop_back();
+	if (::stat(cg.path.c_str(), &st) != 0)
+		throw Error("cgroup " + path + ": " + errno_text(errno));
+	if (!S_ISDIR(st.st_mode))
+		throw Error("cgroup " + path + ": not a directory");
+	if (::statfs(cg.path.c_str(), &sfs) != 0)
+		throw Error("cgroup " + path + ": " + errno_text(errno));
+	if (sfs.f_type != CGROUP2_SUPER_MAGIC)
+		throw Error("cgroup " + path + ": not a cgroup v2 directory (cgroup v1 and other filesystems are not supported; "
+			    "on hybrid hosts the v2 tree is usually /sys/fs/cgroup/unified)");
+	cg.id = st.st_ino;
+	cg.fd = UniqueFd(::open(cg.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	if (!cg.fd)
+		throw Error("cgroup " + path + ": " + errno_text(errno));
+	return cg;
+}
+
+static std::string cgroup2_mount_point()
+{
+	std::ifstream in("/proc/self/mountinfo");
+	std::string line;
+	while (std::getline(in, line)) {
+		auto dash = line.find(" - ");
+		if (dash == std::string::npos)
+			continue;
+		std::istringstream rest(line.substr(dash + 3));
+		std::string fstype;
+		rest >> fstype;
+		if (fstype != "cgroup2")
+			continue;
+		std::istringstream head(line.substr(0, dash));
+		std::string id, parent, devno, root, mnt;
+		head >> id >> parent >> devno >> root >> mnt;
+		if (root == "/")
+			return mnt;
+	}
+	throw Error("no cgroup v2 filesystem is mounted (see /proc/self/mountinfo)");
+}
+
+std::string cgroup_v2_dir_of_pid(uint32_t pid)
+{
+	std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+	if (!in)
+		throw Error("process " + std::to_string(pid) + ": no such process");
+	std::string line;
+	while (std::getline(in, line)) {
+		if (line.rfind("0::", 0) == 0)
+			return cgroup2_mount_point() + line.substr(3);
+	}
+	throw Error("process " + std::to_string(pid) + " is in no cgroup v2 (no '0::' line in /proc/" +
+		    std::to_string(pid) + "/cgroup)");
+}
+
+void scan_cgroup_tree(const std::string &dir, std::set<uint32_t> &pids, std::set<uint64_t> &cgroup_ids)
+{
+	struct stat st {};
+	if (::stat(dir.c_str(), &st) != 0)
+		return; /* removed while we looked */
+	cgroup_ids.insert(st.st_ino);
+	std::ifstream procs(dir + "/cgroup.procs");
+	uint32_t pid;
+	while (procs >> pid)
+		pids.insert(pid);
+	std::error_code ec;
+	for (const auto &ent : fs::directory_iterator(dir, ec)) {
+		if (ent.is_directory(ec) && !ent.is_symlink(ec))
+			scan_cgroup_tree(ent.path().string(), pids, cgroup_ids);
+	}
+}
+
+void require_root(const char *what)
+{
+	if (::geteuid() != 0)
+		throw Error(std::string(what) + " needs root (it loads BPF programs: CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN)");
+}
+
+void require_kernel_btf()
+{
+	if (::access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+		throw Error("this kernel exposes no BTF (/sys/kernel/btf/vmlinux: " + errno_text(errno) +
+			    "); gpuwatch needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+}
+
+std::string ensure_tracefs()
+{
+	const std::string path = "/sys/kernel/tracing";
+	if (::access((path + "/events").c_str(), F_OK) == 0)
+		return path;
+	if (::mount("tracefs", path.c_str(), "tracefs", 0, nullptr) != 0)
+		throw Error("tracefs is not mounted at " + path + " and mounting it failed: " + errno_text(errno));
+	return path;
+}
+
+void check_writable_dir_for(const std::string &path)
+{
+	fs::path p(path);
+	std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+	struct stat st {};
+	if (::stat(dir.c_str(), &st) != 0)
+		throw Error("manifest " + path + ": directory " + dir + ": " + errno_text(errno));
+	if (!S_ISDIR(st.st_mode))
+		throw Error("manifest " + path + ": " + dir + " is not a directory");
+	if (::access(dir.c_str(), W_OK) != 0)
+		throw Error("manifest " + path + ": directory " + dir + " is not writable: " + errno_text(errno));
+	if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+		throw Error("manifest " + path + ": is a directory");
+}
+
+void write_file_atomic(const std::string &path, const std::string &content, unsigned mode)
+{
+	fs::path p(path);
+	std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+	std::string tmpl = dir + "/." + p.filename().string() + ".tmp.XXXXXX";
+	std::string buf(tmpl);
+	int fd = ::mkstemp(buf.data());
+	if (fd < 0)
+		throw Error("cannot write " + path + ": creating a temp file in " + dir + ": " + errno_text(errno));
+	auto fail = [&](const std::string &what) {
+		int err = errno;
+		::close(fd);
+		::unlink(buf.c_str());
+		throw Error("cannot write " + path + ": " + what + ": " + errno_text(err));
+	};
+	size_t done = 0;
+	while (done < content.size()) {
+		ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fail("write");
+		}
+		done += n;
+	}
+	if (::fchmod(fd, mode) != 0)
+		fail("fchmod");
+	if (::fsync(fd) != 0)
+		fail("fsync");
+	if (::close(fd) != 0) {
+		int err = errno;
+		::unlink(buf.c_str());
+		throw Error("cannot write " + path + ": close: " + errno_text(err));
+	}
+	if (::rename(buf.c_str(), path.c_str()) != 0) {
+		int err = errno;
+		::unlink(buf.c_str());
+		throw Error("cannot write " + path + ": rename: " + errno_text(err));
+	}
+}
+
+std::string proc_comm(uint32_t pid)
+{
+	std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+	std::string comm;
+	std::getline(in, comm);
+	return comm;
+}
+
+std::string drm_node_path(uint32_t major, uint32_t minor)
+{
+	char link[PATH_MAX];
+	std::string sys = "/sys/dev/char/" + std::to_string(major) + ":" + std::to_string(minor);
+	ssize_t n = ::readlink(sys.c_str(), link, sizeof(link) - 1);
+	if (n > 0) {
+		link[n] = 0;
+		return "/dev/dri/" + fs::path(link).filename().string();
+	}
+	if (minor < 64)
+		return "/dev/dri/card" + std::to_string(minor);
+	if (minor >= 128 && minor < 192)
+		return "/dev/dri/renderD" + std::to_string(minor);
+	return "/dev/dri/" + std::to_string(major) + ":" + std::to_string(minor);
+}
+
+} // namespace gw

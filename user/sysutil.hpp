@@ -1,0 +1,62 @@
+// Small system helpers for the daemon: errors, RAII fds, cgroups, tracefs, atomic writes.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace gw {
+
+// A one-line, user-facing error. Thrown by library code, printed by main().
+struct Error : std::runtime_error {
+	using std::runtime_error::runtime_error;
+};
+
+std::string errno_text(int err);  // "No such file or directory"
+
+class UniqueFd {
+public:
+	UniqueFd() = default;
+	explicit UniqueFd(int fd) : fd_(fd) {}
+	UniqueFd(UniqueFd &&o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+	UniqueFd &operator=(UniqueFd &&o) noexcept;
+	UniqueFd(const UniqueFd &) = delete;
+	UniqueFd &operator=(const UniqueFd &) = delete;
+	~UniqueFd();
+	int get() const { return fd_; }
+	explicit operator bool() const { return fd_ >= 0; }
+
+private:
+	int fd_ = -1;
+};
+
+struct CgroupDir {
+	std::string path;   // absolute, as given (cleaned)
+	uint64_t id = 0;    // cgroup id == inode number of the directory
+	UniqueFd fd;        // O_RDONLY|O_DIRECTORY, for the BPF cgroup array
+};
+
+// Opens a cgroup v2 directory; throws Error naming the path and the problem.
+CgroupDir open_cgroup_v2(const std::string &path);
+// The cgroup v2 directory a process is in (via /proc/PID/cgroup and the cgroup2 mount).
+std::string cgroup_v2_dir_of_pid(uint32_t pid);
+// Pids in dir and all its descendant cgroups, and the ids of those cgroups.
+void scan_cgroup_tree(const std::string &dir, std::set<uint32_t> &pids, std::set<uint64_t> &cgroup_ids);
+
+void require_root(const char *what);         // throws if euid != 0
+void require_kernel_btf();                  // throws if /sys/kernel/btf/vmlinux is absent
+std::string ensure_tracefs();               // mounts tracefs if needed; returns its path
+
+// Writes content to path atomically: a temp file in the same directory, fsync, rename.
+// On any failure the temp file is removed and Error is thrown; path is never partial.
+void write_file_atomic(const std::string &path, const std::string &content, unsigned mode = 0644);
+// Throws unless the directory that would hold path exists and is writable.
+void check_writable_dir_for(const std::string &path);
+
+std::string proc_comm(uint32_t pid);        // "" if the process is gone
+// "/dev/dri/<name>" from /sys/dev/char/M:m; falls back to the DRM minor naming rule.
+std::string drm_node_path(uint32_t major, uint32_t minor);
+
+} // namespace gw

@@ -1,0 +1,162 @@
+#include "tracer.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+
+#include "gpuwatch.skel.h"
+#include "sysutil.hpp"
+
+namespace gw {
+
+namespace {
+bool g_verbose = false;
+std::string g_last_libbpf_msg;
+
+int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[1024];
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (level != LIBBPF_DEBUG) {
+		std::string s(buf);
+		while (!s.empty() && s.back() == '\n')
+			s.pop_back();
+		if (!s.empty())
+			g_last_libbpf_msg = s;
+	}
+	if (g_verbose)
+		fputs(buf, stderr);
+	return 0;
+}
+} // namespace
+
+struct Tracer::Impl {
+	gpuwatch_bpf *skel = nullptr;
+	ring_buffer *rb = nullptr;
+	RecordFn on_record;
+
+	static int on_sample(void *ctx, void *data, size_t size)
+	{
+		auto *self = static_cast<Impl *>(ctx);
+		self->on_record(std::span<const std::byte>(static_cast<const std::byte *>(data), size));
+		return 0;
+	}
+	~Impl()
+	{
+		ring_buffer__free(rb);
+		gpuwatch_bpf__destroy(skel);
+	}
+};
+
+static std::string libbpf_error(const std::string &what, int err)
+{
+	std::string msg = what + ": " + errno_text(err < 0 ? -err : err);
+	if (!g_last_libbpf_msg.empty())
+		msg += " (libbpf: " + g_last_libbpf_msg + ")";
+	return msg;
+}
+
+Tracer::Tracer(const Options &opts, RecordFn on_record) : impl_(std::make_unique<Impl>())
+{
+	g_verbose = opts.verbose;
+	libbpf_set_print(libbpf_print);
+	impl_->on_record = std::move(on_record);
+
+	impl_->skel = gpuwatch_bpf__open();
+	if (!impl_->skel)
+		throw Error(libbpf_error("opening the BPF object failed", errno));
+	auto *skel = impl_->skel;
+	skel->rodata->gw_self_tgid = ::getpid();
+	for (uint8_t nr : opts.ioctl_nrs)
+		skel->rodata->gw_ioctl_nr_mask[nr >> 6] |= 1ull << (nr & 63);
+	if (int err = bpf_map__set_max_entries(skel->maps.gw_events, opts.ring_bytes))
+		throw Error(libbpf_error("ring buffer size " + std::to_string(opts.ring_bytes), err));
+	if (int err = gpuwatch_bpf__load(skel))
+		throw Error(libbpf_error("loading the BPF programs failed", err));
+	uint32_t zero = 0;
+	int cgfd = opts.cgroup_fd;
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.gw_cgroup), &zero, &cgfd, BPF_ANY) != 0)
+		throw Error("setting the followed cgroup in the BPF map failed: " + errno_text(errno));
+	impl_->rb = ring_buffer__new(bpf_map__fd(skel->maps.gw_events), &Impl::on_sample, impl_.get(), nullptr);
+	if (!impl_->rb)
+		throw Error(libbpf_error("creating the ring buffer reader failed", errno));
+	if (int err = gpuwatch_bpf__attach(skel))
+		throw Error(libbpf_error("attaching the BPF programs failed", err));
+}
+
+Tracer::~Tracer() = default;
+
+int Tracer::epoll_fd() const { return ring_buffer__epoll_fd(impl_->rb); }
+int Tracer::poll(int timeout_ms) { return ring_buffer__poll(impl_->rb, timeout_ms); }
+int Tracer::drain() { return ring_buffer__consume(impl_->rb); }
+
+gw_counters Tracer::counters() const
+{
+	gw_counters c {};
+	std::memcpy(&c, (const void *)&impl_->skel->bss->gw_counters, sizeof(c));
+	return c;
+}
+
+void Tracer::mark_has_maps(uint32_t tgid)
+{
+	uint8_t one = 1;
+	bpf_map_update_elem(bpf_map__fd(impl_->skel->maps.gw_has_maps), &tgid, &one, BPF_ANY);
+}
+
+static void run_iter(bpf_link *link, const char *what, std::vector<std::vector<std::byte>> &out)
+{
+	UniqueFd fd(bpf_iter_create(bpf_link__fd(link)));
+	if (!fd)
+		throw Error(std::string("snapshot: creating the ") + what + " iterator failed: " + errno_text(errno));
+	std::vector<std::byte> buf;
+	std::byte chunk[8192];
+	for (;;) {
+		ssize_t n = ::read(fd.get(), chunk, sizeof(chunk));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) /* the iterator restarts after a task vanished mid-read */
+				continue;
+			throw Error(std::string("snapshot: reading the ") + what + " iterator failed: " + errno_text(errno));
+		}
+		if (n == 0)
+			break;
+		buf.insert(buf.end(), chunk, chunk + n);
+	}
+	size_t off = 0;
+	while (off + sizeof(gw_hdr) <= buf.size()) {
+		gw_hdr h;
+		std::memcpy(&h, buf.data() + off, sizeof(h));
+		if (h.size < sizeof(gw_hdr) || off + h.size > buf.size())
+			break; /* malformed: stop; the model would count it anyway */
+		out.emplace_back(buf.begin() + off, buf.begin() + off + h.size);
+		off += h.size;
+	}
+}
+
+std::vector<std::vector<std::byte>> Tracer::snapshot(const std::set<uint32_t> &pids)
+{
+	std::vector<std::vector<std::byte>> out;
+	int mfd = bpf_map__fd(impl_->skel->maps.gw_snap_pids);
+	uint8_t one = 1;
+	for (uint32_t pid : pids)
+		bpf_map_update_elem(mfd, &pid, &one, BPF_ANY);
+	try {
+		run_iter(impl_->skel->links.gw_snap_files, "task_file", out);
+		run_iter(impl_->skel->links.gw_snap_vmas, "task_vma", out);
+	} catch (...) {
+		for (uint32_t pid : pids)
+			bpf_map_delete_elem(mfd, &pid);
+		throw;
+	}
+	for (uint32_t pid : pids)
+		bpf_map_delete_elem(mfd, &pid);
+	return out;
+}
+
+} // namespace gw

@@ -1,0 +1,49 @@
+// The tracer's lifecycle: open, configure, load and attach the BPF object (bpf/), read its
+// ring buffer and counters, and run the snapshot iterators.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <span>
+#include <vector>
+
+#include "gpuwatch.h"
+
+namespace gw {
+
+class Tracer {
+public:
+	using RecordFn = std::function<void(std::span<const std::byte>)>;
+	struct Options {
+		int cgroup_fd = -1;              // the followed cgroup v2 directory
+		uint32_t ring_bytes = 4u << 20;  // ring buffer size (power of two, >= page)
+		std::vector<uint8_t> ioctl_nrs;  // core DRM ioctl nrs that change state
+		bool verbose = false;            // libbpf's own messages on stderr
+	};
+
+	// Loads and attaches everything; throws gw::Error with one line on failure.
+	Tracer(const Options &opts, RecordFn on_record);
+	~Tracer();
+	Tracer(const Tracer &) = delete;
+	Tracer &operator=(const Tracer &) = delete;
+
+	int epoll_fd() const;          // readable when records are waiting
+	int poll(int timeout_ms);      // waits and consumes; returns records consumed or -errno
+	int drain();                   // consumes all that is waiting
+	gw_counters counters() const;  // lost events and failed reads, counted in the kernel
+
+	// Runs the task_file and task_vma iterators for these processes; returns their records.
+	std::vector<std::vector<std::byte>> snapshot(const std::set<uint32_t> &pids);
+	void mark_has_maps(uint32_t tgid); // tells the kernel side this process has DRM mappings
+
+	const char *hook_path() const { return "tracepoint"; }
+
+private:
+	struct Impl;
+	std::unique_ptr<Impl> impl_;
+};
+
+} // namespace gw
