@@ -88,6 +88,8 @@ private:
 		gw_hdr h {};
 		if (rec.size() >= sizeof(h))
 			std::memcpy(&h, rec.data(), sizeof(h));
+		if (opts_.log_records)
+			log("record kind %u size %zu tgid %u tid %u", h.kind, rec.size(), h.tgid, h.tid);
 		if (h.kind == GW_EV_CGROUP_MOVE && rec.size() == sizeof(gw_ev_cgroup_move)) {
 			gw_ev_cgroup_move mv;
 			std::memcpy(&mv, rec.data(), sizeof(mv));
@@ -153,11 +155,12 @@ private:
 		ev.data.u32 = 2;
 		epoll_ctl(ep.get(), EPOLL_CTL_ADD, tracer_->epoll_fd(), &ev);
 
-		std::optional<Clock::time_point> dirty_since;
+		bool dirty = false;
+		Clock::time_point dirty_since {};
 		for (;;) {
 			int timeout = 500;
-			if (dirty_since) {
-				auto due = *dirty_since + std::chrono::milliseconds(opts_.debounce_ms);
+			if (dirty) {
+				auto due = dirty_since + std::chrono::milliseconds(opts_.debounce_ms);
 				auto left = std::chrono::duration_cast<std::chrono::milliseconds>(due - Clock::now()).count();
 				timeout = left < 0 ? 0 : (int)left;
 			}
@@ -180,11 +183,13 @@ private:
 				return 0;
 			}
 			if (model_.generation() != written_gen_) {
-				if (!dirty_since)
+				if (!dirty) {
+					dirty = true;
 					dirty_since = Clock::now();
-				if (Clock::now() >= *dirty_since + std::chrono::milliseconds(opts_.debounce_ms)) {
+				}
+				if (Clock::now() >= dirty_since + std::chrono::milliseconds(opts_.debounce_ms)) {
 					write_manifest();
-					dirty_since.reset();
+					dirty = false;
 				}
 			}
 		}

@@ -14,6 +14,7 @@ struct AttachOptions {
 	uint32_t ring_bytes = 4u << 20;
 	unsigned debounce_ms = 50;       // a change is on disk within debounce_ms (+ write time)
 	bool verbose = false;
+	bool log_records = false;        // one stderr line per record (debugging)
 };
 
 // Runs in the foreground until SIGINT/SIGTERM; writes a final manifest and returns 0.

@@ -23,6 +23,7 @@ int main(int argc, char **argv)
 	attach->add_option("--ring-size", aopts.ring_bytes, "BPF ring buffer size in bytes (power of two)")
 		->check(CLI::Range(4096u, 1u << 30));
 	attach->add_flag("-v,--verbose", aopts.verbose, "print libbpf's messages");
+	attach->add_flag("--log-records", aopts.log_records, "print one line per tracer record (debugging)");
 
 	std::string show_file;
 	auto *show = app.add_subcommand("show", "print a readable summary of a manifest");

@@ -1,0 +1,89 @@
+# shellcheck shell=bash
+# The VM scenarios (sourced by run-scenarios.sh). Add one: write a function (see lib.sh for
+# the contract) or reuse sc_simple with another workload, and add a line to SCENARIOS.
+
+# shellcheck disable=SC2034 # SCENARIOS is read by run-scenarios.sh
+# name                   function         arguments
+SCENARIOS=(
+	"two_opens            sc_simple        wl_two_opens"
+	"dup_fork             sc_simple        wl_dup_fork"
+	"handles              sc_simple        wl_handles"
+	"closed_mapped_handle sc_simple        wl_handles --close-mapped"
+	"prime                sc_simple        wl_prime"
+	"partial_munmap       sc_simple        wl_munmap"
+	"exec_cloexec         sc_simple        wl_exec"
+	"flink                sc_simple        wl_flink"
+	"outside_absent       sc_outside"
+	"descendant_cgroup    sc_descendant"
+	"moved_in             sc_moved_in"
+	"running_at_attach    sc_running_at_attach"
+)
+
+# A workload started in the watched cgroup after gpuwatch attached; every phase exact.
+sc_simple() {
+	local cg
+	cg_make cg "gwt-$NAME" || return 1
+	gw_start "$cg" || return 1
+	wl_start "$cg" "$WORK/wl" "$@" || return 1
+	run_phases "$WORK/wl" "$WL_PID" --cgroup "$cg" || return 1
+	final_check --cgroup "$cg"
+}
+
+# A holder in a sibling cgroup is never listed, while one inside is.
+sc_outside() {
+	local cg out in_pid
+	cg_make cg "gwt-$NAME" && cg_make out "gwt-$NAME-out" || return 1
+	gw_start "$cg" || return 1
+	wl_start "$out" "$WORK/out" wl_hold || return 1
+	local out_pid=$WL_PID
+	wait_ready "$WORK/out" 1 "$out_pid" || return 1
+	wl_start "$cg" "$WORK/in" wl_hold || return 1
+	in_pid=$WL_PID
+	run_phases "$WORK/in" "$in_pid" --cgroup "$cg" --absent "$WORK"/out/truth.1.*.json || return 1
+	go "$WORK/out" 1
+	wl_wait "$out_pid" "$WORK/out" || return 1
+	final_check --cgroup "$cg"
+}
+
+# A process in a descendant of the watched cgroup is followed.
+sc_descendant() {
+	local cg sub
+	cg_make cg "gwt-$NAME" && cg_make sub "gwt-$NAME/sub" || return 1
+	gw_start "$cg" || return 1
+	wl_start "$sub" "$WORK/wl" wl_hold || return 1
+	run_phases "$WORK/wl" "$WL_PID" --cgroup "$cg" || return 1
+	final_check --cgroup "$cg"
+}
+
+# A process started elsewhere and moved into the cgroup before it touches DRM is followed
+# exactly from then on.
+sc_moved_in() {
+	local cg out pid
+	cg_make cg "gwt-$NAME" && cg_make out "gwt-$NAME-out" || return 1
+	gw_start "$cg" || return 1
+	wl_start "$out" "$WORK/wl" wl_hold --idle-first || return 1
+	pid=$WL_PID
+	wait_ready "$WORK/wl" 1 "$pid" || return 1
+	check_phase "$WORK/wl" 1 --cgroup "$cg" || return 1
+	echo "$pid" >"$cg/cgroup.procs" || { fail "cannot move $pid into $cg"; return 1; }
+	go "$WORK/wl" 1
+	wait_ready "$WORK/wl" 2 "$pid" || return 1
+	check_phase "$WORK/wl" 2 --cgroup "$cg" || return 1
+	go "$WORK/wl" 2
+	wl_wait "$pid" "$WORK/wl" || return 1
+	final_check --cgroup "$cg"
+}
+
+# A process that built its DRM state before gpuwatch attached: its fds and mappings are
+# listed, its files say "handles_known": false and the manifest "complete": false; what it
+# does after attach is known.
+sc_running_at_attach() {
+	local cg pid
+	cg_make cg "gwt-$NAME" || return 1
+	wl_start "$cg" "$WORK/wl" wl_hold --preexisting || return 1
+	pid=$WL_PID
+	wait_ready "$WORK/wl" 1 "$pid" || return 1
+	gw_start "$cg" || return 1
+	run_phases "$WORK/wl" "$pid" --cgroup "$cg" || return 1
+	final_check --cgroup "$cg" --complete any
+}
