@@ -443,7 +443,7 @@ std::string format_manifest_summary(const nlohmann::json &m) {
 			out << "  handle " << num(get(h, "handle")) << ": " << num(get(h, "size")) << " bytes, "
 			    << str(h, "origin") << ", object " << num(get(h, "object"));
 			if (is_unsigned(get(h, "imports")) && get(h, "imports").get<uint64_t>() > 0)
-				out << ", imported " << num(get(h, "imports")) << " more times";
+				out << ", re-imported " << num(get(h, "imports")) << "x";
 			out << "\n";
 		}
 	}

@@ -11,6 +11,8 @@
 #   env VM_TIMEOUT=S    bound on boot + suite (default 1800)
 #   env KERNEL=PATH     kernel image (default: the newest /boot/vmlinuz-*-amd64)
 #   env GUEST_ENV="K=V ..."  extra environment for the guest side (e.g. SETTLE_TIMEOUT=20)
+#   env GUEST_SCRIPT=PATH    guest-side script (default guest/run-scenarios.sh; the demo
+#                            uses guest/demo.sh); it writes RESULTS/summary and RESULTS/status
 # Prints the guest's output live, the time taken, then the guest's summary line
 # ("N passed, N failed, N skipped") last. Exit: 0 all passed/skipped, 1 failures or no result
 # from the VM, 2 bad setup.
@@ -60,7 +62,7 @@ for p in "$GPUWATCH" "$WL_DIR" "$here" "$RESULTS"; do
 done
 
 guest_cmd=$(printf '%s GPUWATCH=%q WL_DIR=%q RESULTS=%q ONLY=%q bash %q >%q 2>&1' \
-	"${GUEST_ENV:-}" "$GPUWATCH" "$WL_DIR" "$RESULTS" "${ONLY:-}" "$here/guest/run-scenarios.sh" "$RESULTS/guest.log")
+	"${GUEST_ENV:-}" "$GPUWATCH" "$WL_DIR" "$RESULTS" "${ONLY:-}" "${GUEST_SCRIPT:-$here/guest/run-scenarios.sh}" "$RESULTS/guest.log")
 echo "vmtests: kernel $kernel, results in $RESULTS"
 start=$(date +%s%N)
 timeout -k 10 "${VM_TIMEOUT:-1800}" vng --run "$kernel" --disable-kvm --force-9p --memory 1G --cpus 2 \
