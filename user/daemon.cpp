@@ -134,7 +134,7 @@ private:
 
 	void write_manifest()
 	{
-		write_file_atomic(opts_.manifest, model_.manifest().dump() + "\n");
+		write_file_atomic(opts_.manifest, serialize_manifest(model_.manifest()));
 		written_gen_ = model_.generation();
 	}
 

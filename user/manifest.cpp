@@ -450,4 +450,9 @@ std::string format_manifest_summary(const nlohmann::json &m) {
 	return out.str();
 }
 
+std::string serialize_manifest(const nlohmann::json &m)
+{
+	return m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
 } // namespace gw

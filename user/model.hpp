@@ -153,5 +153,8 @@ struct ManifestError : std::runtime_error {
 nlohmann::json read_manifest_file(const std::string &path);       // throws ManifestError
 void validate_manifest(const nlohmann::json &m);                   // throws ManifestError
 std::string format_manifest_summary(const nlohmann::json &m);      // `gpuwatch show` text
+// The manifest's on-disk text. Strings a traced process controls (comm) may hold invalid
+// UTF-8: they are written with U+FFFD replacements instead of failing the write.
+std::string serialize_manifest(const nlohmann::json &m);
 
 } // namespace gw

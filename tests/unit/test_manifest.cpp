@@ -219,3 +219,15 @@ TEST(Manifest, SummaryOfAnIncompleteManifest) {
 }
 
 } // namespace
+
+// A traced process controls its comm (prctl PR_SET_NAME): bytes that are not UTF-8 must not
+// stop the daemon from writing its manifest.
+TEST(Manifest, InvalidUtf8CommIsWrittenWithReplacement) {
+	World w;
+	w.proc(300, "bad\xff\xfe");
+	ASSERT_EQ(w.open(300, 3, kCard), ApplyStatus::ok);
+	std::string text;
+	ASSERT_NO_THROW(text = gw::serialize_manifest(w.manifest()));
+	json back = json::parse(text);
+	EXPECT_EQ(back["processes"][0]["comm"], "bad\xEF\xBF\xBD\xEF\xBF\xBD");
+}
