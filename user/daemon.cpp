@@ -7,10 +7,13 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+#include <poll.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "control.hpp"
 #include "drm_decode.hpp"
 #include "event_abi.hpp"
 #include "model.hpp"
@@ -51,6 +54,7 @@ public:
 		topts.verbose = opts_.verbose;
 		tracer_ = std::make_unique<Tracer>(topts, [this](std::span<const std::byte> r) { on_record(r); });
 
+		reg_ = std::make_unique<control::Registration>(opts_.run_dir, cg_.path, opts_.manifest);
 		std::set<uint32_t> pids;
 		scan_cgroup_tree(cg_.path, pids, subtree_ids_);
 		snapshot_into(*tracer_, model_, pids);
@@ -132,6 +136,51 @@ private:
 		model_.set_kernel_counters(c.lost_events + c.pending_full, c.failed_reads);
 	}
 
+	/* "sync": everything the kernel has queued is applied, what the followed processes hold
+	 * now is reconciled with a fresh snapshot (fds received over sockets, io_uring opens),
+	 * and the manifest on disk is current when the client reads it */
+	void sync()
+	{
+		tracer_->drain();
+		std::set<uint32_t> pids;
+		scan_cgroup_tree(cg_.path, pids, subtree_ids_);
+		snapshot_into(*tracer_, model_, pids);
+		tracer_->drain();
+		refresh_counters();
+		write_manifest();
+	}
+
+	void serve_control()
+	{
+		UniqueFd c(::accept4(reg_->listen_fd(), nullptr, nullptr, SOCK_CLOEXEC));
+		if (!c)
+			return;
+		std::string req;
+		char buf[64];
+		while (req.find('\n') == std::string::npos && req.size() < 64) {
+			pollfd p {c.get(), POLLIN, 0};
+			if (::poll(&p, 1, 1000) <= 0)
+				return; /* a client that says nothing for a second is dropped */
+			ssize_t n = ::recv(c.get(), buf, sizeof(buf), 0);
+			if (n <= 0)
+				return;
+			req.append(buf, n);
+		}
+		req.resize(req.find('\n') == std::string::npos ? req.size() : req.find('\n'));
+		std::string reply;
+		if (req == "sync") {
+			try {
+				sync();
+				reply = "ok " + std::to_string(model_.generation()) + "\n";
+			} catch (const std::exception &e) {
+				reply = std::string("error ") + e.what() + "\n";
+			}
+		} else {
+			reply = "error unknown request\n";
+		}
+		::send(c.get(), reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+
 	void write_manifest()
 	{
 		write_file_atomic(opts_.manifest, serialize_manifest(model_.manifest()));
@@ -154,6 +203,8 @@ private:
 		epoll_ctl(ep.get(), EPOLL_CTL_ADD, sfd.get(), &ev);
 		ev.data.u32 = 2;
 		epoll_ctl(ep.get(), EPOLL_CTL_ADD, tracer_->epoll_fd(), &ev);
+		ev.data.u32 = 3;
+		epoll_ctl(ep.get(), EPOLL_CTL_ADD, reg_->listen_fd(), &ev);
 
 		bool dirty = false;
 		Clock::time_point dirty_since {};
@@ -164,19 +215,21 @@ private:
 				auto left = std::chrono::duration_cast<std::chrono::milliseconds>(due - Clock::now()).count();
 				timeout = left < 0 ? 0 : (int)left;
 			}
-			epoll_event evs[2];
-			int n = ::epoll_wait(ep.get(), evs, 2, timeout);
+			epoll_event evs[3];
+			int n = ::epoll_wait(ep.get(), evs, 3, timeout);
 			if (n < 0 && errno != EINTR)
 				throw Error("epoll_wait: " + errno_text(errno));
-			bool stop = false;
+			bool stop = false, control = false;
 			for (int i = 0; i < n; i++) {
-				if (evs[i].data.u32 == 1)
-					stop = true;
+				stop |= evs[i].data.u32 == 1;
+				control |= evs[i].data.u32 == 3;
 			}
 			int got = tracer_->drain();
 			if (got < 0 && got != -EINTR)
 				throw Error("reading the ring buffer: " + errno_text(-got));
 			refresh_counters();
+			if (control)
+				serve_control();
 			if (stop) {
 				write_manifest();
 				log("stopped; final manifest written to %s", opts_.manifest.c_str());
@@ -199,6 +252,7 @@ private:
 	CgroupDir cg_;
 	Model model_;
 	std::unique_ptr<Tracer> tracer_;
+	std::unique_ptr<control::Registration> reg_;
 	std::set<uint64_t> subtree_ids_;
 	uint64_t written_gen_ = ~0ull;
 };

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "control.hpp"
 #include "daemon.hpp"
 #include "model.hpp"
 #include "sysutil.hpp"
@@ -22,6 +23,8 @@ int main(int argc, char **argv)
 	attach->add_option("--manifest", aopts.manifest, "manifest file, rewritten atomically on every change")->required();
 	attach->add_option("--ring-size", aopts.ring_bytes, "BPF ring buffer size in bytes (power of two)")
 		->check(CLI::Range(4096u, 1u << 30));
+	aopts.run_dir = gw::control::default_run_dir();
+	attach->add_option("--run-dir", aopts.run_dir, "where the daemon registers its control socket (default $GPUWATCH_RUN_DIR or /run/gpuwatch)");
 	attach->add_flag("-v,--verbose", aopts.verbose, "print libbpf's messages");
 	attach->add_flag("--log-records", aopts.log_records, "print one line per tracer record (debugging)");
 

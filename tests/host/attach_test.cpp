@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include "control.hpp"
 #include "model.hpp"
 
 namespace {
@@ -154,6 +155,46 @@ TEST_F(HostTest, AttachEmptyCgroupWritesManifestAndStopsCleanly)
 	EXPECT_EQ(WEXITSTATUS(st), 0);
 	j = gw::read_manifest_file(m);
 	EXPECT_TRUE(j["processes"].empty());
+}
+
+TEST_F(HostTest, ControlSocketSyncsAndRegistrationIsRemovedOnStop)
+{
+	std::string m = dir_ + "/manifest.json", run = dir_ + "/run";
+	int early = 0;
+	pid_t pid = start_attach({"--cgroup", cg_, "--manifest", m, "--run-dir", run}, m, &early);
+	ASSERT_GT(pid, 0) << "attach failed, status " << early;
+	auto daemons = gw::control::list_daemons(run);
+	ASSERT_EQ(daemons.size(), 1u);
+	EXPECT_EQ(daemons[0].pid, (uint32_t)pid);
+	EXPECT_EQ(daemons[0].cgroup, cg_);
+	struct stat st;
+	ASSERT_EQ(stat(daemons[0].socket.c_str(), &st), 0);
+	EXPECT_EQ(st.st_mode & 0777, 0600u) << "the control socket must be root-only";
+
+	/* a process of the followed cgroup maps to this daemon, one elsewhere to none */
+	pid_t child = fork();
+	if (child == 0) {
+		std::ofstream(cg_ + "/cgroup.procs") << getpid() << std::flush;
+		pause();
+		_exit(0);
+	}
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	auto d = gw::control::daemon_for_pid(run, child);
+	ASSERT_TRUE(d.has_value());
+	EXPECT_EQ(d->pid, (uint32_t)pid);
+	EXPECT_FALSE(gw::control::daemon_for_pid(run, getpid()).has_value());
+
+	nlohmann::json j = gw::control::sync(*d);
+	EXPECT_EQ(j["schema"], "gpuwatch.manifest/v1");
+	EXPECT_EQ(j["cgroup"], cg_);
+	kill(child, SIGKILL);
+	waitpid(child, nullptr, 0);
+
+	kill(pid, SIGTERM);
+	waitpid(pid, nullptr, 0);
+	EXPECT_TRUE(gw::control::list_daemons(run).empty());
+	EXPECT_FALSE(exists(run + "/" + std::to_string(pid) + ".sock"));
+	EXPECT_THROW(gw::control::sync(daemons[0], 1000), gw::Error);
 }
 
 TEST_F(HostTest, AttachByPidFollowsThatProcessCgroup)

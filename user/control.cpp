@@ -1,0 +1,148 @@
+#include "control.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "model.hpp"
+
+namespace fs = std::filesystem;
+
+namespace gw::control {
+
+std::string default_run_dir()
+{
+	const char *env = ::getenv("GPUWATCH_RUN_DIR");
+	return env && *env ? env : "/run/gpuwatch";
+}
+
+static sockaddr_un unix_addr(const std::string &path)
+{
+	sockaddr_un a {};
+	a.sun_family = AF_UNIX;
+	if (path.size() >= sizeof(a.sun_path))
+		throw Error("control socket path too long: " + path);
+	std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+	return a;
+}
+
+Registration::Registration(const std::string &run_dir, const std::string &cgroup, const std::string &manifest)
+{
+	if (::mkdir(run_dir.c_str(), 0700) != 0 && errno != EEXIST)
+		throw Error("runtime directory " + run_dir + ": " + errno_text(errno));
+	info_.pid = ::getpid();
+	info_.cgroup = cgroup;
+	info_.manifest = fs::absolute(manifest).lexically_normal().string();
+	std::string base = run_dir + "/" + std::to_string(info_.pid);
+	info_.socket = base + ".sock";
+	json_path_ = base + ".json";
+
+	::unlink(info_.socket.c_str()); /* a stale one from a dead daemon that had our pid */
+	listen_ = UniqueFd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+	if (!listen_)
+		throw Error("control socket: " + errno_text(errno));
+	sockaddr_un a = unix_addr(info_.socket);
+	mode_t old = ::umask(0177);
+	int rc = ::bind(listen_.get(), reinterpret_cast<sockaddr *>(&a), sizeof(a));
+	::umask(old);
+	if (rc != 0 || ::listen(listen_.get(), 8) != 0)
+		throw Error("control socket " + info_.socket + ": " + errno_text(errno));
+	nlohmann::json j = {{"pid", info_.pid}, {"cgroup", info_.cgroup}, {"manifest", info_.manifest},
+			    {"socket", info_.socket}};
+	write_file_atomic(json_path_, j.dump() + "\n", 0600);
+}
+
+Registration::~Registration()
+{
+	::unlink(json_path_.c_str());
+	::unlink(info_.socket.c_str());
+}
+
+std::vector<DaemonInfo> list_daemons(const std::string &run_dir)
+{
+	std::vector<DaemonInfo> out;
+	std::error_code ec;
+	for (const auto &ent : fs::directory_iterator(run_dir, ec)) {
+		if (ent.path().extension() != ".json")
+			continue;
+		std::ifstream in(ent.path());
+		nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+		if (j.is_discarded() || !j.is_object())
+			continue;
+		DaemonInfo d;
+		try {
+			d.pid = j.at("pid").get<uint32_t>();
+			d.cgroup = j.at("cgroup").get<std::string>();
+			d.manifest = j.at("manifest").get<std::string>();
+			d.socket = j.at("socket").get<std::string>();
+		} catch (const nlohmann::json::exception &) {
+			continue;
+		}
+		if (d.pid == 0 || (::kill(d.pid, 0) != 0 && errno == ESRCH))
+			continue; /* stale registration */
+		out.push_back(std::move(d));
+	}
+	return out;
+}
+
+std::optional<DaemonInfo> daemon_for_pid(const std::string &run_dir, uint32_t pid)
+{
+	std::string cg = cgroup_v2_dir_of_pid(pid);
+	std::optional<DaemonInfo> best;
+	for (auto &d : list_daemons(run_dir)) {
+		bool inside = cg == d.cgroup || (cg.size() > d.cgroup.size() && cg.compare(0, d.cgroup.size(), d.cgroup) == 0 &&
+						 cg[d.cgroup.size()] == '/');
+		if (inside && (!best || d.cgroup.size() > best->cgroup.size()))
+			best = std::move(d);
+	}
+	return best;
+}
+
+nlohmann::json sync(const DaemonInfo &d, int timeout_ms)
+{
+	UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+	if (!s)
+		throw Error("control socket: " + errno_text(errno));
+	sockaddr_un a = unix_addr(d.socket);
+	if (::connect(s.get(), reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0)
+		throw Error("gpuwatch daemon " + std::to_string(d.pid) + " (" + d.socket + "): " + errno_text(errno));
+	const char req[] = "sync\n";
+	if (::send(s.get(), req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)sizeof(req) - 1)
+		throw Error("gpuwatch daemon " + std::to_string(d.pid) + ": sending the sync request: " + errno_text(errno));
+	std::string reply;
+	char buf[256];
+	while (reply.find('\n') == std::string::npos) {
+		pollfd p {s.get(), POLLIN, 0};
+		int n = ::poll(&p, 1, timeout_ms);
+		if (n == 0)
+			throw Error("gpuwatch daemon " + std::to_string(d.pid) + " did not answer the sync request in " +
+				    std::to_string(timeout_ms) + " ms");
+		if (n < 0 && errno == EINTR)
+			continue;
+		ssize_t r = ::recv(s.get(), buf, sizeof(buf), 0);
+		if (r <= 0)
+			throw Error("gpuwatch daemon " + std::to_string(d.pid) + " closed the control connection without answering");
+		reply.append(buf, r);
+		if (reply.size() > 4096)
+			throw Error("gpuwatch daemon " + std::to_string(d.pid) + ": reply too long");
+	}
+	reply.resize(reply.find('\n'));
+	if (reply.rfind("ok", 0) != 0)
+		throw Error("gpuwatch daemon " + std::to_string(d.pid) + ": sync failed: " + reply);
+	try {
+		return read_manifest_file(d.manifest);
+	} catch (const ManifestError &e) {
+		throw Error(e.what());
+	}
+}
+
+} // namespace gw::control
