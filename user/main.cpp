@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "control.hpp"
+#include "criu_args.hpp"
 #include "daemon.hpp"
 #include "model.hpp"
 #include "sysutil.hpp"
@@ -32,6 +33,8 @@ int main(int argc, char **argv)
 	auto *show = app.add_subcommand("show", "print a readable summary of a manifest");
 	show->add_option("manifest", show_file, "manifest file")->required();
 
+	auto *cargs = app.add_subcommand("criu-args", "print the CRIU options that load gpuwatch's plugin and action script: criu dump ... $(gpuwatch criu-args)");
+
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::ParseError &e) {
@@ -47,6 +50,10 @@ int main(int argc, char **argv)
 			if ((aopts.ring_bytes & (aopts.ring_bytes - 1)) != 0)
 				throw gw::Error("--ring-size must be a power of two");
 			return gw::run_attach(aopts);
+		}
+		if (cargs->parsed()) {
+			std::cout << gw::criu_args(gw::find_criu_paths()) << "\n";
+			return 0;
 		}
 		if (show->parsed()) {
 			std::cout << gw::format_manifest_summary(gw::read_manifest_file(show_file));

@@ -1,0 +1,205 @@
+// gpuwatch-criu-action: CRIU's action script for gpuwatch (criu --action-script PATH).
+// CRIU execs it with no arguments and CRTOOLS_SCRIPT_ACTION, CRTOOLS_IMAGE_DIR and
+// CRTOOLS_INIT_PID in the environment; a non-zero exit aborts the dump or restore.
+//   pre-dump          sync the daemon following CRTOOLS_INIT_PID, copy its manifest into the
+//                     image dir (gpuwatch-manifest.json) and record the DRM nodes the tasks
+//                     see (gpuwatch-nodes.json)
+//   setup-namespaces  create the recorded DRM nodes that are missing in the restored root
+//   post-resume       if GPUWATCH_RESTORE_SIGNAL is set (e.g. SIGUSR2), send it to the
+//                     restored processes that held DRM state: their GPU state is gone
+// Knobs: GPUWATCH_RUN_DIR (daemon registrations, default /run/gpuwatch).
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "control.hpp"
+#include "drm_devices.hpp"
+#include "model.hpp"
+#include "nodes.hpp"
+#include "sysutil.hpp"
+
+using namespace gw;
+
+namespace {
+
+constexpr const char *kManifest = "gpuwatch-manifest.json";
+constexpr const char *kNodes = "gpuwatch-nodes.json";
+
+void log(const std::string &msg) { fprintf(stderr, "gpuwatch-criu-action: %s\n", msg.c_str()); }
+
+std::string env(const char *name)
+{
+	const char *v = ::getenv(name);
+	return v ? v : "";
+}
+
+uint32_t init_pid()
+{
+	std::string s = env("CRTOOLS_INIT_PID");
+	char *end = nullptr;
+	unsigned long v = std::strtoul(s.c_str(), &end, 10);
+	if (s.empty() || *end || v == 0 || v > 0x7fffffff)
+		throw Error("CRTOOLS_INIT_PID is not set to a pid ('" + s + "')");
+	return (uint32_t)v;
+}
+
+std::string image_dir()
+{
+	std::string d = env("CRTOOLS_IMAGE_DIR");
+	if (d.empty())
+		throw Error("CRTOOLS_IMAGE_DIR is not set");
+	return d;
+}
+
+int pre_dump()
+{
+	uint32_t pid = init_pid();
+	std::string dir = image_dir();
+	auto daemon = control::daemon_for_pid(control::default_run_dir(), pid);
+	if (!daemon) {
+		log("no gpuwatch daemon follows process " + std::to_string(pid) + " (" + cgroup_v2_dir_of_pid(pid) +
+		    "): the dump goes on without a manifest; the CRIU plugin falls back to what it can probe");
+		return 0;
+	}
+	nlohmann::json m = control::sync(*daemon);
+	write_file_atomic(dir + "/" + kManifest, serialize_manifest(m), 0600);
+
+	nlohmann::json nodes = nlohmann::json::array();
+	std::set<std::string> seen;
+	for (const auto &f : m.at("files")) {
+		std::string path = f.value("path", "");
+		if (!is_drm_node_path(path) || !seen.insert(path).second)
+			continue;
+		if (auto n = action::stat_node_in_root(pid, path))
+			nodes.push_back(action::to_json(*n));
+		else
+			log(path + " is not visible in the root of process " + std::to_string(pid) + ": not recorded");
+	}
+	write_file_atomic(dir + "/" + kNodes, nodes.dump() + "\n", 0600);
+	log("manifest of daemon " + std::to_string(daemon->pid) + " (" + daemon->cgroup + ", generation " +
+	    std::to_string(m.value("generation", 0)) + ") and " + std::to_string(nodes.size()) +
+	    " device node(s) saved in " + dir);
+	return 0;
+}
+
+nlohmann::json read_json(const std::string &path)
+{
+	std::ifstream in(path);
+	if (!in)
+		throw Error("cannot read " + path + ": " + errno_text(errno));
+	nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+	if (j.is_discarded())
+		throw Error(path + ": not valid JSON");
+	return j;
+}
+
+int setup_namespaces()
+{
+	uint32_t pid = init_pid();
+	std::string dir = image_dir();
+	struct stat st;
+	if (::stat((dir + "/" + kNodes).c_str(), &st) != 0) {
+		log("no " + std::string(kNodes) + " in " + dir + ": no device nodes to prepare");
+		return 0;
+	}
+	nlohmann::json nodes = read_json(dir + "/" + kNodes);
+	if (!nodes.is_array())
+		throw Error(dir + "/" + kNodes + ": not a list of nodes");
+	for (const auto &j : nodes) {
+		action::NodeInfo n = action::node_from_json(j);
+		SavedDevice saved {n.path, n.major, n.minor, n.driver, n.pci_id};
+		std::string why;
+		auto dev = choose_equivalent_device(saved, &why);
+		if (!dev)
+			throw Error(why);
+		if (action::create_node_in_root(pid, n, dev->minor))
+			log("created " + n.path + " (226:" + std::to_string(dev->minor) + ", " + dev->driver + ") in the root of process " +
+			    std::to_string(pid) + ": " + why);
+		else
+			log(n.path + " already exists in the root of process " + std::to_string(pid));
+	}
+	return 0;
+}
+
+bool descends_from(uint32_t pid, uint32_t ancestor)
+{
+	for (int depth = 0; depth < 4096 && pid > 1; depth++) {
+		if (pid == ancestor)
+			return true;
+		std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+		std::string s((std::istreambuf_iterator<char>(in)), {});
+		auto rp = s.rfind(')');
+		if (rp == std::string::npos)
+			return false;
+		char state;
+		uint32_t ppid = 0;
+		if (sscanf(s.c_str() + rp + 1, " %c %u", &state, &ppid) != 2)
+			return false;
+		pid = ppid;
+	}
+	return pid == ancestor;
+}
+
+int parse_signal(const std::string &s)
+{
+	static const std::pair<const char *, int> names[] = {{"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2}, {"SIGHUP", SIGHUP},
+							      {"SIGTERM", SIGTERM}, {"SIGINT", SIGINT},   {"SIGCONT", SIGCONT}};
+	for (auto &[n, v] : names) {
+		if (s == n || s == n + 3)
+			return v;
+	}
+	char *end = nullptr;
+	long v = std::strtol(s.c_str(), &end, 10);
+	if (*end || v <= 0 || v > SIGRTMAX)
+		throw Error("GPUWATCH_RESTORE_SIGNAL=" + s + " is not a signal name (SIGUSR2) or number");
+	return (int)v;
+}
+
+int post_resume()
+{
+	std::string sig = env("GPUWATCH_RESTORE_SIGNAL");
+	if (sig.empty())
+		return 0;
+	int signo = parse_signal(sig);
+	uint32_t root = init_pid();
+	std::string dir = image_dir();
+	nlohmann::json manifest = read_manifest_file(dir + "/" + kManifest);
+	int sent = 0;
+	for (const auto &p : manifest.at("processes")) {
+		uint32_t pid = p.at("pid").get<uint32_t>();
+		if (!descends_from(pid, root)) {
+			log("process " + std::to_string(pid) + " is not part of the restored tree of " + std::to_string(root) + ": not signalled");
+			continue;
+		}
+		if (::kill(pid, signo) == 0)
+			sent++;
+	}
+	log("sent " + sig + " to " + std::to_string(sent) + " restored process(es): their GPU state was not restored");
+	return 0;
+}
+
+} // namespace
+
+int main()
+{
+	std::string action = env("CRTOOLS_SCRIPT_ACTION");
+	try {
+		if (action == "pre-dump")
+			return pre_dump();
+		if (action == "setup-namespaces")
+			return setup_namespaces();
+		if (action == "post-resume")
+			return post_resume();
+		return 0; /* every other action: nothing to do */
+	} catch (const std::exception &e) {
+		log(action + ": " + e.what());
+		return 1;
+	}
+}

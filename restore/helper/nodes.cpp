@@ -1,0 +1,131 @@
+#include "nodes.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "drm_devices.hpp"
+#include "sysutil.hpp"
+
+namespace gw::action {
+
+static int openat2_in_root(int root, const char *rel, uint64_t flags)
+{
+	open_how how {};
+	how.flags = flags;
+	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	return (int)::syscall(SYS_openat2, root, rel, &how, sizeof(how));
+}
+
+static UniqueFd open_root(uint32_t pid)
+{
+	std::string p = "/proc/" + std::to_string(pid) + "/root";
+	UniqueFd fd(::open(p.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+	if (!fd)
+		throw Error("cannot open the root of process " + std::to_string(pid) + ": " + errno_text(errno));
+	return fd;
+}
+
+static void check_path(const std::string &path, uint32_t major)
+{
+	if (!is_drm_node_path(path))
+		throw Error("refusing device node " + path + ": only /dev/dri/cardN and /dev/dri/renderDN are created");
+	if (major != 226)
+		throw Error("refusing device node " + path + ": major " + std::to_string(major) + " is not DRM (226)");
+}
+
+std::optional<NodeInfo> stat_node_in_root(uint32_t pid, const std::string &path)
+{
+	if (!is_drm_node_path(path))
+		throw Error("refusing device node " + path + ": not /dev/dri/cardN or /dev/dri/renderDN");
+	UniqueFd root = open_root(pid);
+	UniqueFd dri(openat2_in_root(root.get(), "dev/dri", O_PATH | O_DIRECTORY | O_CLOEXEC));
+	if (!dri) {
+		if (errno == ENOENT)
+			return std::nullopt;
+		throw Error("/dev/dri of process " + std::to_string(pid) + ": " + errno_text(errno));
+	}
+	std::string name = path.substr(sizeof("/dev/dri/") - 1);
+	struct stat st {};
+	if (::fstatat(dri.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		if (errno == ENOENT)
+			return std::nullopt;
+		throw Error(path + " of process " + std::to_string(pid) + ": " + errno_text(errno));
+	}
+	if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != 226)
+		return std::nullopt;
+	NodeInfo n;
+	n.path = path;
+	n.major = major(st.st_rdev);
+	n.minor = minor(st.st_rdev);
+	n.mode = st.st_mode & 07777;
+	n.uid = st.st_uid;
+	n.gid = st.st_gid;
+	if (auto dev = drm_device_by_rdev(n.major, n.minor)) {
+		n.driver = dev->driver;
+		n.pci_id = dev->pci_id;
+	}
+	return n;
+}
+
+bool create_node_in_root(uint32_t pid, const NodeInfo &node, uint32_t minor)
+{
+	check_path(node.path, node.major);
+	UniqueFd root = open_root(pid);
+	UniqueFd dev(openat2_in_root(root.get(), "dev", O_PATH | O_DIRECTORY | O_CLOEXEC));
+	if (!dev)
+		throw Error("/dev of process " + std::to_string(pid) + ": " + errno_text(errno));
+	UniqueFd dri(openat2_in_root(root.get(), "dev/dri", O_PATH | O_DIRECTORY | O_CLOEXEC));
+	if (!dri && errno == ENOENT) {
+		if (::mkdirat(dev.get(), "dri", 0755) != 0 && errno != EEXIST)
+			throw Error("cannot create /dev/dri for process " + std::to_string(pid) + ": " + errno_text(errno));
+		dri = UniqueFd(openat2_in_root(root.get(), "dev/dri", O_PATH | O_DIRECTORY | O_CLOEXEC));
+	}
+	if (!dri)
+		throw Error("/dev/dri of process " + std::to_string(pid) + ": " + errno_text(errno));
+	std::string name = node.path.substr(sizeof("/dev/dri/") - 1);
+	struct stat st {};
+	if (::fstatat(dri.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return false;
+	mode_t old = ::umask(0);
+	int rc = ::mknodat(dri.get(), name.c_str(), S_IFCHR | (node.mode & 0777), makedev(226, minor));
+	::umask(old);
+	if (rc != 0)
+		throw Error("cannot create " + node.path + " for process " + std::to_string(pid) + ": " + errno_text(errno));
+	if (::fchownat(dri.get(), name.c_str(), node.uid, node.gid, AT_SYMLINK_NOFOLLOW) != 0) {
+		int err = errno;
+		::unlinkat(dri.get(), name.c_str(), 0);
+		throw Error("cannot set owner/mode of " + node.path + ": " + errno_text(err));
+	}
+	return true;
+}
+
+nlohmann::json to_json(const NodeInfo &n)
+{
+	return {{"path", n.path}, {"major", n.major}, {"minor", n.minor}, {"mode", n.mode}, {"uid", n.uid}, {"gid", n.gid},
+		{"driver", n.driver}, {"pci_id", n.pci_id}};
+}
+
+NodeInfo node_from_json(const nlohmann::json &j)
+{
+	try {
+		NodeInfo n;
+		n.path = j.at("path").get<std::string>();
+		n.major = j.at("major").get<uint32_t>();
+		n.minor = j.at("minor").get<uint32_t>();
+		n.mode = j.at("mode").get<uint32_t>() & 0777;
+		n.uid = j.at("uid").get<uint32_t>();
+		n.gid = j.at("gid").get<uint32_t>();
+		n.driver = j.value("driver", "");
+		n.pci_id = j.value("pci_id", "");
+		return n;
+	} catch (const nlohmann::json::exception &e) {
+		throw Error(std::string("malformed node entry: ") + e.what());
+	}
+}
+
+} // namespace gw::action
