@@ -1,0 +1,110 @@
+// Host tests (root) of the action helper's node creation inside another process's root: a
+// child chrooted into a temp directory stands in for a restored container.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "nodes.hpp"
+#include "sysutil.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class ChrootedChild : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		if (geteuid() != 0)
+			GTEST_SKIP() << "needs root (chroot, mknod)";
+		char d[] = "/tmp/gw-root.XXXXXX";
+		root_ = mkdtemp(d);
+		fs::create_directories(root_ / "dev");
+		int p[2];
+		ASSERT_EQ(pipe(p), 0);
+		child_ = fork();
+		if (child_ == 0) {
+			if (chroot(root_.c_str()) != 0)
+				_exit(1);
+			(void)!write(p[1], "x", 1);
+			pause();
+			_exit(0);
+		}
+		char c;
+		ASSERT_EQ(read(p[0], &c, 1), 1) << "child could not chroot";
+		close(p[0]);
+		close(p[1]);
+	}
+	void TearDown() override
+	{
+		if (child_ > 0) {
+			kill(child_, SIGKILL);
+			waitpid(child_, nullptr, 0);
+		}
+		if (!root_.empty())
+			fs::remove_all(root_);
+	}
+	gw::action::NodeInfo node(const char *path, uint32_t major = 226, uint32_t minor = 0)
+	{
+		gw::action::NodeInfo n;
+		n.path = path;
+		n.major = major;
+		n.minor = minor;
+		n.mode = 0660;
+		n.uid = 0;
+		n.gid = 44;
+		return n;
+	}
+	fs::path root_;
+	pid_t child_ = -1;
+};
+
+TEST_F(ChrootedChild, CreatesTheNodeWithModeOwnerAndChosenMinor)
+{
+	ASSERT_TRUE(gw::action::create_node_in_root(child_, node("/dev/dri/card0"), 1));
+	struct stat st {};
+	ASSERT_EQ(lstat((root_ / "dev/dri/card0").c_str(), &st), 0);
+	EXPECT_TRUE(S_ISCHR(st.st_mode));
+	EXPECT_EQ(major(st.st_rdev), 226u);
+	EXPECT_EQ(minor(st.st_rdev), 1u);
+	EXPECT_EQ(st.st_mode & 07777, 0660u);
+	EXPECT_EQ(st.st_gid, 44u);
+	/* and it reads back through the same resolution */
+	auto back = gw::action::stat_node_in_root(child_, "/dev/dri/card0");
+	ASSERT_TRUE(back);
+	EXPECT_EQ(back->minor, 1u);
+	/* an existing node is left alone */
+	EXPECT_FALSE(gw::action::create_node_in_root(child_, node("/dev/dri/card0"), 0));
+}
+
+TEST_F(ChrootedChild, RefusesOtherPathsAndMajors)
+{
+	EXPECT_THROW(gw::action::create_node_in_root(child_, node("/dev/sda", 226), 0), gw::Error);
+	EXPECT_THROW(gw::action::create_node_in_root(child_, node("/dev/dri/../sda"), 0), gw::Error);
+	EXPECT_THROW(gw::action::create_node_in_root(child_, node("/dev/dri/card0", 8), 0), gw::Error);
+	EXPECT_FALSE(fs::exists(root_ / "dev/dri"));
+}
+
+TEST_F(ChrootedChild, DoesNotFollowSymlinksTheContainerPlanted)
+{
+	/* the "container" points /dev/dri at a directory outside its root */
+	char d[] = "/tmp/gw-outside.XXXXXX";
+	fs::path outside = mkdtemp(d);
+	fs::create_directory_symlink(outside, root_ / "dev/dri");
+	EXPECT_THROW(gw::action::create_node_in_root(child_, node("/dev/dri/card0"), 0), gw::Error);
+	EXPECT_TRUE(fs::is_empty(outside)) << "a node was created through the symlink";
+	fs::remove(root_ / "dev/dri");
+	/* and /dev itself as a symlink to the host's /etc */
+	fs::remove(root_ / "dev");
+	fs::create_directory_symlink("/etc", root_ / "dev");
+	EXPECT_THROW(gw::action::create_node_in_root(child_, node("/dev/dri/card0"), 0), gw::Error);
+	EXPECT_FALSE(fs::exists("/etc/dri/card0"));
+	fs::remove_all(outside);
+}
+
+} // namespace
