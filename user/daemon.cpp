@@ -55,13 +55,8 @@ public:
 		tracer_ = std::make_unique<Tracer>(topts, [this](std::span<const std::byte> r) { on_record(r); });
 
 		reg_ = std::make_unique<control::Registration>(opts_.run_dir, cg_.path, opts_.manifest);
-		std::set<uint32_t> pids;
-		scan_cgroup_tree(cg_.path, pids, subtree_ids_);
-		snapshot_into(*tracer_, model_, pids);
-		tracer_->drain();
-		refresh_counters();
-		write_manifest();
-		log("attached to %s (%zu processes, hooks: %s); manifest %s", cg_.path.c_str(), pids.size(),
+		size_t n = sync(); /* the attach-time snapshot */
+		log("attached to %s (%zu processes, hooks: %s); manifest %s", cg_.path.c_str(), n,
 		    tracer_->hook_path(), opts_.manifest.c_str());
 		return loop();
 	}
@@ -138,8 +133,9 @@ private:
 
 	/* "sync": everything the kernel has queued is applied, what the followed processes hold
 	 * now is reconciled with a fresh snapshot (fds received over sockets, io_uring opens),
-	 * and the manifest on disk is current when the client reads it */
-	void sync()
+	 * and the manifest on disk is current when the client reads it. Returns the number of
+	 * processes in the followed cgroups. */
+	size_t sync()
 	{
 		tracer_->drain();
 		std::set<uint32_t> pids;
@@ -148,6 +144,7 @@ private:
 		tracer_->drain();
 		refresh_counters();
 		write_manifest();
+		return pids.size();
 	}
 
 	void serve_control()
