@@ -19,21 +19,29 @@ s=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*\*\*\*Skipped' "$ctest_log")
 rm -f "$ctest_log"
 passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 
-if [ "${GPUWATCH_SKIP_VM:-0}" = 1 ]; then
-	echo "SKIP vm-suite: GPUWATCH_SKIP_VM=1"
-	skipped=$((skipped + 1))
-else
-	vm_summary=$(mktemp)
-	vmtests/run.sh "$BUILD" | tee "$vm_summary"
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$vm_summary" | tail -n 1)
-	rm -f "$vm_summary"
+# run_vm NAME CMD...: a VM suite that ends with "N passed, N failed, N skipped"
+run_vm() {
+	local name=$1 out line
+	shift
+	out=$(mktemp)
+	"$@" | tee "$out"
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
+	rm -f "$out"
 	if [ -z "$line" ]; then
-		echo "FAIL vm-suite: no summary line from vmtests/run.sh"
+		echo "FAIL $name: no summary line"
 		failed=$((failed + 1))
-	else
-		set -- $(echo "$line" | grep -oE '[0-9]+')
-		passed=$((passed + $1)) failed=$((failed + $2)) skipped=$((skipped + ${3:-0}))
+		return
 	fi
+	set -- $(echo "$line" | grep -oE '[0-9]+')
+	passed=$((passed + $1)) failed=$((failed + $2)) skipped=$((skipped + ${3:-0}))
+}
+
+if [ "${GPUWATCH_SKIP_VM:-0}" = 1 ]; then
+	echo "SKIP vm-suites: GPUWATCH_SKIP_VM=1"
+	skipped=$((skipped + 2))
+else
+	run_vm vm-suite vmtests/run.sh "$BUILD"
+	run_vm plugin-vm vmtests/plugin/vm_criu.sh "$BUILD" "$BUILD/plugin-vm-results"
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -1,0 +1,278 @@
+// DUMP_EXT_FILE: one DRM file or one dma-buf, read through the fd CRIU hands the hook (the
+// very open file of the task, so its handles and fake offsets are valid here).
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "device.hpp"
+#include "drm_ops.hpp"
+#include "dump.hpp"
+#include "dump_probe.hpp"
+#include "log.hpp"
+
+namespace gwcriu {
+namespace {
+
+using json = nlohmann::json;
+
+uint32_t saved_flags(int lfd)
+{
+	int fl = fcntl(lfd, F_GETFL);
+	return fl < 0 ? O_RDWR : static_cast<uint32_t>(fl) & (O_ACCMODE | O_NONBLOCK | O_APPEND);
+}
+
+// Holders of lfd among the seized tasks (kcmp), and the first fd link seen.
+std::vector<Holder> holders_of(const DumpSession &s, int lfd, bool dmabuf, uint32_t minor, std::string *link)
+{
+	std::vector<Holder> out;
+	for (const Task &t : s.tasks) {
+		Holder h{t.pid, t.vpid, {}};
+		for (const TaskFd &f : t.fds)
+			if (f.dmabuf == dmabuf && (dmabuf || f.minor == minor) && same_file(getpid(), lfd, static_cast<int>(t.pid), f.fd)) {
+				h.fds.push_back(f.fd);
+				if (link && link->empty())
+					*link = f.link;
+			}
+		if (!h.fds.empty())
+			out.push_back(std::move(h));
+	}
+	return out;
+}
+
+std::string holders_text(const std::vector<Holder> &hs)
+{
+	std::string s;
+	for (const Holder &h : hs)
+		for (int fd : h.fds)
+			s += (s.empty() ? "" : ", ") + std::string("pid ") + std::to_string(h.pid) + " fd " + std::to_string(fd);
+	return s.empty() ? "no task fd" : s;
+}
+
+bool parse_rdev(const json &v, uint32_t *major, uint32_t *minor)
+{
+	return v.is_string() && sscanf(v.get<std::string>().c_str(), "%u:%u", major, minor) == 2;
+}
+
+// The manifest's files[] entry for this file, through any holder's (pid, fd).
+const json *manifest_file_of(DumpSession &s, const std::vector<Holder> &hs, std::size_t *index)
+{
+	const json *found = nullptr;
+	for (const Holder &h : hs)
+		for (int fd : h.fds) {
+			std::size_t i = 0;
+			const json *e = s.manifest_fd(h.pid, fd, &i);
+			if (!e || !jget(*e, "file").is_number_unsigned())
+				continue;
+			const json *f = s.manifest_file(i, jget(*e, "file").get<uint64_t>());
+			if (f && !found) {
+				found = f;
+				*index = i;
+			} else if (f && f != found) {
+				log_warn("the manifest names two files for what is one open file (pid %u fd %d): using the first",
+				         h.pid, fd);
+			}
+		}
+	return found;
+}
+
+// Handle table from the manifest; false (with *why) when the manifest does not match the file.
+bool handles_from_manifest(DumpSession &s, std::size_t index, const json &mf, int lfd, FileImage &img, std::string *why)
+{
+	std::map<uint32_t, HandleRec> table;
+	for (const json &h : jget(mf, "handles")) {
+		HandleRec r;
+		uint64_t n = jget(h, "handle").get<uint64_t>();
+		if (n == 0 || n > max_handle()) {
+			*why = "handle " + std::to_string(n) + " is beyond GPUWATCH_MAX_HANDLE";
+			return false;
+		}
+		r.handle = static_cast<uint32_t>(n);
+		r.size = jget(h, "size").get<uint64_t>();
+		r.origin = jget(h, "origin").get<std::string>();
+		r.object = s.object_of_manifest(index, jget(h, "object").get<uint64_t>());
+		if (jget(h, "params").is_object())
+			r.params = jget(h, "params");
+		// The handle must exist in the file: MODE_MAP_DUMB answers ENOENT otherwise; drivers
+		// that refuse it (render nodes) are asked through PRIME, which also gives the size.
+		uint64_t off = 0;
+		int e = map_offset(lfd, r.handle, &off);
+		if (e == -ENOENT) {
+			*why = "handle " + std::to_string(n) + " of the manifest does not exist in the file";
+			return false;
+		}
+		if (e != 0 || r.size == 0) {
+			UniqueFd d;
+			if (int pe = prime_export(lfd, r.handle, false, &d); pe != 0) {
+				*why = "handle " + std::to_string(n) + " cannot be checked (PRIME export: " + errstr(-pe) + ")";
+				return false;
+			}
+			int64_t size = dmabuf_size(d.get());
+			if (size > 0)
+				r.size = static_cast<uint64_t>(size);
+		}
+		if (r.size == 0 || r.size % page_size()) {
+			*why = "handle " + std::to_string(n) + " has no usable size";
+			return false;
+		}
+		s.object_sizes[r.object] = r.size;
+		table[r.handle] = std::move(r);
+	}
+	// A manifest that missed a creation would leave that handle out: numbers the manifest says
+	// are free must be free. MODE_MAP_DUMB tells, with no effect the process could notice
+	// (at most a fake offset for a buffer that had none), where the driver allows it; render
+	// nodes refuse it: there the manifest is trusted.
+	uint32_t top = table.empty() ? 0 : table.rbegin()->first;
+	uint64_t probe = 0;
+	int first = map_offset(lfd, 1, &probe);
+	bool can_check = first == 0 || first == -ENOENT;
+	for (uint32_t n = 1; can_check && n <= top + 8 && n <= max_handle(); ++n) {
+		if (!table.count(n) && map_offset(lfd, n, &probe) == 0) {
+			*why = "handle " + std::to_string(n) + " exists but the manifest does not list it";
+			return false;
+		}
+	}
+	for (auto &[n, r] : table)
+		img.handles.push_back(std::move(r));
+	return true;
+}
+
+} // namespace
+
+void save_object(DumpSession &s, uint64_t n, const BufferMap &map)
+{
+	if (s.saved.count(n))
+		return;
+	ImageWriter w(object_image_name(n));
+	save_buffer(map, w);
+	w.commit();
+	s.saved.insert(n);
+}
+
+int dump_drm_file(int lfd, uint32_t id)
+{
+	struct stat st;
+	if (fstat(lfd, &st) != 0)
+		return -errno;
+	DumpSession &s = dump_session();
+	FileImage img;
+	img.criu_id = id;
+	img.f_flags = saved_flags(lfd);
+	std::string link;
+	img.holders = holders_of(s, lfd, false, minor(st.st_rdev), &link);
+	std::size_t index = 0;
+	const json *mf = manifest_file_of(s, img.holders, &index);
+	img.device = describe_device(kDrmMajor, minor(st.st_rdev), mf ? jget(*mf, "path").get<std::string>() : link, lfd,
+	                             mf ? jget(*mf, "driver").get<std::string>() : "", img.holders.empty() ? 0 : img.holders[0].pid);
+	std::string who = "file " + std::to_string(id) + " (" + img.device.path + ", " + holders_text(img.holders) + ")";
+	if (img.holders.empty())
+		log_warn("%s: no seized task holds it by an fd that kcmp recognises: its mappings will come back "
+		         "on private files", who.c_str());
+
+	std::string why;
+	if (mf && jget(*mf, "handles_known") == true && handles_from_manifest(s, index, *mf, lfd, img, &why)) {
+		img.source = "manifest";
+		img.handles_known = true;
+	} else {
+		if (!mf)
+			why = "no manifest lists it";
+		else if (jget(*mf, "handles_known") != true)
+			why = "it was opened before gpuwatch attached";
+		img.handles.clear();
+		img.source = "probe";
+		img.handles_known = false;
+		img.degraded.push_back("handle table probed (" + why + "): creation parameters unknown, buffers come back "
+		                       "as plain dumb buffers of the same size");
+		std::string perr;
+		if (!probe_handles(s, lfd, img, &perr))
+			img.degraded.push_back("handles could not be probed (" + perr + "): the file comes back empty");
+	}
+	for (HandleRec &h : img.handles) {
+		if (!s.saved.count(h.object)) {
+			try {
+				save_object(s, h.object, BufferMap::of_handle(lfd, h.handle, h.size, false));
+			} catch (const Error &e) {
+				img.degraded.push_back("contents of handle " + std::to_string(h.handle) + " not saved: " + e.what());
+			}
+		}
+		h.saved = s.saved.count(h.object) != 0;
+	}
+	attribute_vmas(s, lfd, img, mf ? &index : nullptr, mf);
+
+	write_image(file_image_name(id), to_json(img).dump(1));
+	write_vmas_image(s, false);
+	log_info("dumped %s: %s, %zu handles, %s", who.c_str(), img.device.driver.c_str(), img.handles.size(),
+	         img.source == "manifest" ? "from the manifest" : "probed (degraded)");
+	for (const std::string &d : img.degraded)
+		log_warn("%s: %s", who.c_str(), d.c_str());
+	return 0;
+}
+
+int dump_dmabuf(int lfd, uint32_t id)
+{
+	DumpSession &s = dump_session();
+	DmabufImage img;
+	img.criu_id = id;
+	img.f_flags = saved_flags(lfd);
+	img.holders = holders_of(s, lfd, true, 0, nullptr);
+	std::string who = "dma-buf " + std::to_string(id) + " (" + holders_text(img.holders) + ")";
+	int64_t size = dmabuf_size(lfd);
+	if (size <= 0 || static_cast<uint64_t>(size) % page_size()) {
+		log_error("%s: cannot tell its size (%lld)", who.c_str(), static_cast<long long>(size));
+		return -1;
+	}
+	img.size = static_cast<uint64_t>(size);
+
+	const json *mfile = nullptr;
+	for (const Holder &h : img.holders)
+		for (int fd : h.fds) {
+			std::size_t i = 0;
+			const json *e = s.manifest_fd(h.pid, fd, &i);
+			if (img.object || !e || !jget(*e, "dmabuf").is_object())
+				continue;
+			const json &d = jget(*e, "dmabuf");
+			if (jget(d, "object").is_number_unsigned())
+				img.object = s.object_of_manifest(i, jget(d, "object").get<uint64_t>());
+			if (jget(d, "file").is_number_unsigned())
+				mfile = s.manifest_file(i, jget(d, "file").get<uint64_t>());
+		}
+	uint32_t major = 0, minor = 0;
+	if (mfile && parse_rdev(jget(*mfile, "rdev"), &major, &minor) && major == kDrmMajor) {
+		img.device = describe_device(major, minor, jget(*mfile, "path").get<std::string>(), -1,
+		                             jget(*mfile, "driver").get<std::string>(), img.holders.empty() ? 0 : img.holders[0].pid);
+	} else if (const TaskFd *card = any_drm_fd(s)) {
+		img.device = s.device_of_minor(card->minor, s.tasks.front().pid);
+	} else {
+		log_debug("%s: no DRM device in the dumped tasks: not ours", who.c_str());
+		return -ENOTSUP;
+	}
+	if (!img.object) {
+		std::string exp = fdinfo_field(lfd, "exp_name");
+		if (exp != "drm" && exp != img.device.driver) {
+			log_debug("%s: exported by %s, not a DRM buffer: not ours", who.c_str(), exp.c_str());
+			return -ENOTSUP;
+		}
+		struct stat st;
+		fstat(lfd, &st);
+		img.object = s.object_of_dmabuf(st.st_ino);
+		img.degraded.push_back("not in the manifest: shared again only with DRM files whose handles were probed");
+	}
+	s.object_sizes[img.object] = img.size;
+	if (!s.saved.count(img.object)) {
+		try {
+			save_object(s, img.object, BufferMap::of_dmabuf(lfd, img.size, false));
+		} catch (const Error &e) {
+			img.degraded.push_back(std::string("contents not saved: ") + e.what());
+		}
+	}
+	img.saved = s.saved.count(img.object) != 0;
+	write_image(dmabuf_image_name(id), to_json(img).dump(1));
+	log_info("dumped %s: buffer %llu, %llu bytes", who.c_str(), (unsigned long long)img.object,
+	         (unsigned long long)img.size);
+	for (const std::string &d : img.degraded)
+		log_warn("%s: %s", who.c_str(), d.c_str());
+	return 0;
+}
+
+} // namespace gwcriu

@@ -1,0 +1,76 @@
+// The dump side: one session per `criu dump`, started by the first DRM hook (all tasks are
+// seized and frozen by then), holding the synced manifest(s), what /proc says about the
+// tasks, the dump's object numbering and every DRM mapping.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "images.hpp"
+#include "proc.hpp"
+
+namespace gwcriu {
+
+struct DumpSession {
+	std::vector<Task> tasks;
+	std::vector<nlohmann::json> manifests;
+	std::string manifest_origin; // "daemon", "GPUWATCH_MANIFEST", "image directory" or ""
+
+	// Dump-wide object numbers: manifest objects by (manifest, object id); probed objects by
+	// the inode of their dma-buf (one dma-buf per object, so every export shares it).
+	uint64_t next_object = 1;
+	std::map<std::pair<std::size_t, uint64_t>, uint64_t> manifest_objects;
+	std::map<uint64_t, uint64_t> dmabuf_objects;
+	std::map<uint64_t, uint64_t> object_sizes;
+	std::set<uint64_t> saved;    // objects whose gpuwatch-object-N.bin is written
+
+	std::vector<VmaRec> vmas;    // every DRM mapping of every seized task
+	std::vector<bool> attributed; // vmas[i] was claimed by a dumped file (or the manifest)
+
+	std::map<uint32_t, DeviceRec> devices; // by minor, for mappings no dumped file claims
+
+	uint64_t object_of_manifest(std::size_t index, uint64_t id);
+	uint64_t object_of_dmabuf(uint64_t ino);
+	uint64_t new_object();
+	const DeviceRec &device_of_minor(uint32_t minor, uint32_t pid);
+	// Manifest lookups (nullptr when absent): the fds[] entry of (pid, fd) in any manifest
+	// (its index in *index), a files[] entry, the mmaps[] entry of (pid, start).
+	const nlohmann::json *manifest_fd(uint32_t pid, int fd, std::size_t *index) const;
+	const nlohmann::json *manifest_file(std::size_t index, uint64_t id) const;
+	const nlohmann::json *manifest_mmap(std::size_t index, uint32_t pid, uint64_t start) const;
+};
+
+// o[key], or null when o is not an object or lacks it: manifest fields beyond what
+// gw::validate_manifest() checks may be absent (const json's operator[] must not see that).
+inline const nlohmann::json &jget(const nlohmann::json &o, const char *key)
+{
+	static const nlohmann::json null;
+	if (!o.is_object())
+		return null;
+	auto it = o.find(key);
+	return it == o.end() ? null : *it;
+}
+
+// The session, started on first use (stage DUMP only). Throws Error when /proc cannot be read.
+DumpSession &dump_session();
+bool dump_session_started();
+void reset_dump_session();
+
+// DUMP_EXT_FILE for DRM files and dma-bufs: 0, -ENOTSUP (not ours) or -1 (logged).
+int dump_drm_file(int lfd, uint32_t id);
+int dump_dmabuf(int lfd, uint32_t id);
+// Saves the contents of object n (size bytes) read through `map`, once per dump.
+class BufferMap;
+void save_object(DumpSession &s, uint64_t n, const BufferMap &map);
+// Rewrites gpuwatch-vmas.json from the session (after each file, and at the end: final).
+void write_vmas_image(DumpSession &s, bool final);
+// End of the dump (plugin exit): logs the mappings nobody claimed, writes the last images.
+void finish_dump(int ret);
+
+} // namespace gwcriu

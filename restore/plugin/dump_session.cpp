@@ -1,0 +1,242 @@
+// The dump session: seized tasks, the manifest(s), object numbering, the mappings image.
+#include <cerrno>
+#include <optional>
+#include <sys/sysmacros.h>
+
+#include "device.hpp"
+#include "drm_ops.hpp"
+#include "dump.hpp"
+#include "log.hpp"
+#include "control.hpp"
+#include "model.hpp"
+
+namespace gwcriu {
+namespace {
+
+using json = nlohmann::json;
+std::optional<DumpSession> g_session;
+
+// Every daemon following a cgroup of the dumped tasks drains its events and re-snapshots the
+// (frozen) tasks, then hands over its manifest.
+void from_daemons(DumpSession &s)
+{
+	std::string run = gw::control::default_run_dir();
+	std::set<uint32_t> asked;
+	for (const Task &t : s.tasks) {
+		std::optional<gw::control::DaemonInfo> d;
+		try {
+			d = gw::control::daemon_for_pid(run, t.pid);
+		} catch (const std::exception &e) {
+			log_warn("cannot look for the daemon following pid %u in %s: %s", t.pid, run.c_str(), e.what());
+		}
+		if (!d || !asked.insert(d->pid).second)
+			continue;
+		try {
+			json m = gw::control::sync(*d);
+			gw::validate_manifest(m);
+			s.manifests.push_back(std::move(m));
+			log_info("synced the manifest of daemon %u (cgroup %s)", d->pid, d->cgroup.c_str());
+		} catch (const std::exception &e) {
+			log_warn("daemon %u (cgroup %s) did not sync: %s", d->pid, d->cgroup.c_str(), e.what());
+		}
+	}
+	if (!s.manifests.empty())
+		s.manifest_origin = "daemon";
+}
+
+void acquire_manifests(DumpSession &s)
+{
+	if (std::string env = env_or("GPUWATCH_MANIFEST", ""); !env.empty()) {
+		try {
+			s.manifests.push_back(gw::read_manifest_file(env));
+			s.manifest_origin = "GPUWATCH_MANIFEST";
+		} catch (const std::exception &e) {
+			log_warn("GPUWATCH_MANIFEST: %s", e.what());
+		}
+	}
+	if (s.manifests.empty())
+		from_daemons(s);
+	if (s.manifests.empty()) {
+		for (std::size_t i = 0; image_exists(manifest_image_name(i)); ++i) {
+			std::string name = manifest_image_name(i);
+			try {
+				json m = json::parse(read_image(name, 256 << 20));
+				gw::validate_manifest(m);
+				s.manifests.push_back(std::move(m));
+			} catch (const std::exception &e) {
+				log_warn("%s in the image directory is unusable: %s", name.c_str(), e.what());
+			}
+		}
+		if (!s.manifests.empty()) {
+			s.manifest_origin = "image directory";
+			log_warn("no daemon synced: using the manifest the action script left in the image directory "
+			         "(taken before the tasks were frozen: it may miss the last changes)");
+		}
+	}
+	if (s.manifests.empty()) {
+		log_warn("no manifest (no gpuwatch daemon follows these tasks, see GPUWATCH_RUN_DIR): DRM files are "
+		         "dumped in degraded mode (handles probed, creation parameters unknown)");
+		return;
+	}
+	for (std::size_t i = 0; i < s.manifests.size(); ++i) {
+		const json &m = s.manifests[i];
+		if (!m.value("complete", false)) {
+			auto r = m.find("incomplete_reasons");
+			log_warn("manifest %zu is incomplete%s%s", i, r != m.end() && r->is_array() && !r->empty() ? ": " : "",
+			         r != m.end() && r->is_array() && !r->empty() && (*r)[0].is_string()
+			                 ? (*r)[0].get<std::string>().c_str() : "");
+		}
+		if (s.manifest_origin != "image directory")
+			write_image(manifest_image_name(i), gw::serialize_manifest(m));
+	}
+}
+
+} // namespace
+
+uint64_t DumpSession::object_of_manifest(std::size_t index, uint64_t id)
+{
+	auto [it, fresh] = manifest_objects.try_emplace({index, id}, 0);
+	if (fresh)
+		it->second = new_object();
+	return it->second;
+}
+
+uint64_t DumpSession::object_of_dmabuf(uint64_t ino)
+{
+	auto [it, fresh] = dmabuf_objects.try_emplace(ino, 0);
+	if (fresh)
+		it->second = new_object();
+	return it->second;
+}
+
+uint64_t DumpSession::new_object() { return next_object++; }
+
+const DeviceRec &DumpSession::device_of_minor(uint32_t minor, uint32_t pid)
+{
+	auto it = devices.find(minor);
+	if (it == devices.end())
+		it = devices.emplace(minor, describe_device(kDrmMajor, minor, "", -1, "", pid)).first;
+	return it->second;
+}
+
+const json *DumpSession::manifest_fd(uint32_t pid, int fd, std::size_t *index) const
+{
+	for (std::size_t i = 0; i < manifests.size(); ++i)
+		for (const json &p : jget(manifests[i], "processes"))
+			if (jget(p, "pid") == pid)
+				for (const json &f : jget(p, "fds"))
+					if (jget(f, "fd") == fd) {
+						*index = i;
+						return &f;
+					}
+	return nullptr;
+}
+
+const json *DumpSession::manifest_file(std::size_t index, uint64_t id) const
+{
+	if (index >= manifests.size())
+		return nullptr;
+	for (const json &f : jget(manifests[index], "files"))
+		if (jget(f, "id") == id)
+			return &f;
+	return nullptr;
+}
+
+const json *DumpSession::manifest_mmap(std::size_t index, uint32_t pid, uint64_t start) const
+{
+	if (index >= manifests.size())
+		return nullptr;
+	for (const json &p : jget(manifests[index], "processes"))
+		if (jget(p, "pid") == pid)
+			for (const json &m : jget(p, "mmaps"))
+				if (jget(m, "start") == start)
+					return &m;
+	return nullptr;
+}
+
+bool dump_session_started() { return g_session.has_value(); }
+void reset_dump_session() { g_session.reset(); }
+
+DumpSession &dump_session()
+{
+	if (g_session)
+		return *g_session;
+	DumpSession &s = g_session.emplace();
+	std::size_t nfds = 0;
+	for (uint32_t pid : seized_tasks()) {
+		s.tasks.push_back(scan_task(pid));
+		nfds += s.tasks.back().fds.size();
+		for (const TaskVma &v : s.tasks.back().vmas) {
+			VmaRec r;
+			r.pid = pid;
+			r.vpid = s.tasks.back().vpid;
+			r.start = v.start;
+			r.length = v.end - v.start;
+			r.offset = v.offset;
+			r.prot = v.prot;
+			r.device = s.device_of_minor(v.minor, pid);
+			s.vmas.push_back(r);
+		}
+	}
+	s.attributed.assign(s.vmas.size(), false);
+	log_info("dump: %zu seized tasks, %zu DRM/dma-buf fds, %zu DRM mappings", s.tasks.size(), nfds, s.vmas.size());
+	acquire_manifests(s);
+	return s;
+}
+
+void write_vmas_image(DumpSession &s, bool final)
+{
+	std::vector<VmaRec> out = s.vmas; // sizes may still be learnt from files dumped later
+	for (VmaRec &v : out) {
+		if (v.object && !v.object_size)
+			v.object_size = s.object_sizes[v.object];
+		if (v.object && (!v.object_size || v.delta % page_size() || v.delta >= v.object_size ||
+		                 v.length > v.object_size - v.delta)) {
+			if (final)
+				log_warn("mapping %#llx of pid %u does not fit in buffer %llu: its buffer is treated as unknown",
+				         (unsigned long long)v.start, v.pid, (unsigned long long)v.object);
+			v.object = 0;
+			v.handle.reset();
+		}
+		if (!v.object) {
+			v.object_size = 0;
+			v.delta = 0;
+		}
+		v.saved = v.object && s.saved.count(v.object);
+	}
+	write_image(kVmasImage, to_json(out).dump(1));
+}
+
+void finish_dump(int ret)
+{
+	if (!g_session)
+		return;
+	DumpSession &s = *g_session;
+	try {
+		if (ret == 0) {
+			for (std::size_t i = 0; i < s.vmas.size(); ++i) {
+				VmaRec &v = s.vmas[i];
+				if (s.attributed[i])
+					continue;
+				for (std::size_t m = 0; m < s.manifests.size() && !v.object; ++m)
+					if (const json *e = s.manifest_mmap(m, v.pid, v.start); e && jget(*e, "object").is_number_unsigned())
+						v.object = s.object_of_manifest(m, jget(*e, "object").get<uint64_t>());
+				v.object_size = v.object ? s.object_sizes[v.object] : 0;
+				if (v.object && (!v.object_size || v.length > v.object_size))
+					v.object = 0;
+				if (!v.object)
+					v.object_size = 0;
+				log_warn("mapping %#llx-%#llx of pid %u (%s): no dumped fd holds its file; it comes back %s",
+				         (unsigned long long)v.start, (unsigned long long)(v.start + v.length), v.pid,
+				         v.device.path.c_str(),
+				         v.object && s.saved.count(v.object) ? "on a copy of its buffer" : "zero-filled");
+			}
+			write_vmas_image(s, true);
+		}
+	} catch (const std::exception &e) {
+		log_error("dump: cannot write %s: %s (the restore will fail)", kVmasImage, e.what());
+	}
+	g_session.reset();
+}
+
+} // namespace gwcriu

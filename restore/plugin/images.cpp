@@ -1,0 +1,340 @@
+#include "images.hpp"
+
+#include <fcntl.h>
+#include <regex>
+#include <set>
+
+namespace gwcriu {
+namespace {
+
+using json = nlohmann::json;
+constexpr const char *kFileSchema = "gpuwatch.criu.file/v1";
+constexpr const char *kDmabufSchema = "gpuwatch.criu.dmabuf/v1";
+constexpr const char *kVmasSchema = "gpuwatch.criu.vmas/v1";
+
+// --- reading: every accessor names the image and the field it rejects ------------------------
+struct Reader {
+	const std::string &name;
+
+	[[noreturn]] void fail(const std::string &where, const std::string &what) const
+	{
+		throw ImageError(name + ": field " + where + " " + what);
+	}
+	const json &field(const json &o, const std::string &where, const char *key) const
+	{
+		if (!o.is_object())
+			fail(where, "is not an object");
+		auto it = o.find(key);
+		if (it == o.end())
+			throw ImageError(name + ": missing field " + (where.empty() ? "" : where + ".") + key);
+		return *it;
+	}
+	uint64_t u64(const json &o, const std::string &where, const char *key, uint64_t max = UINT64_MAX) const
+	{
+		const json &v = field(o, where, key);
+		if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+			fail(join(where, key), "is not an unsigned integer");
+		uint64_t n = v.get<uint64_t>();
+		if (n > max)
+			fail(join(where, key), "is " + std::to_string(n) + ", more than " + std::to_string(max));
+		return n;
+	}
+	uint32_t u32(const json &o, const std::string &where, const char *key, uint64_t max = UINT32_MAX) const
+	{
+		return static_cast<uint32_t>(u64(o, where, key, std::min<uint64_t>(max, UINT32_MAX)));
+	}
+	std::optional<uint64_t> opt_u64(const json &o, const std::string &where, const char *key, uint64_t max) const
+	{
+		if (field(o, where, key).is_null())
+			return std::nullopt;
+		return u64(o, where, key, max);
+	}
+	std::string str(const json &o, const std::string &where, const char *key, std::size_t max = 256) const
+	{
+		const json &v = field(o, where, key);
+		if (!v.is_string())
+			fail(join(where, key), "is not a string");
+		if (v.get_ref<const std::string &>().size() > max)
+			fail(join(where, key), "is longer than " + std::to_string(max) + " characters");
+		return v.get<std::string>();
+	}
+	bool boolean(const json &o, const std::string &where, const char *key) const
+	{
+		const json &v = field(o, where, key);
+		if (!v.is_boolean())
+			fail(join(where, key), "is not a boolean");
+		return v.get<bool>();
+	}
+	const json &array(const json &o, const std::string &where, const char *key) const
+	{
+		const json &v = field(o, where, key);
+		if (!v.is_array())
+			fail(join(where, key), "is not an array");
+		return v;
+	}
+	static std::string join(const std::string &where, const char *key)
+	{
+		return where.empty() ? key : where + "." + key;
+	}
+	static std::string at(const std::string &where, const char *key, std::size_t i)
+	{
+		return join(where, key) + "[" + std::to_string(i) + "]";
+	}
+	json parse(const std::string &text, const char *schema) const
+	{
+		json j;
+		try {
+			j = json::parse(text);
+		} catch (const json::parse_error &e) {
+			throw ImageError(name + ": not valid JSON (truncated or corrupt) at byte " + std::to_string(e.byte));
+		}
+		if (!j.is_object())
+			throw ImageError(name + ": not a JSON object");
+		if (str(j, "", "schema") != schema)
+			fail("schema", "is not " + std::string(schema));
+		return j;
+	}
+
+	DeviceRec device(const json &o, const std::string &where) const
+	{
+		DeviceRec d;
+		const json &j = field(o, where, "device");
+		std::string w = join(where, "device");
+		d.path = str(j, w, "path");
+		if (!valid_node_path(d.path, &d.kind))
+			fail(w + ".path", "is not /dev/dri/cardN or /dev/dri/renderDN");
+		if (str(j, w, "kind") != d.kind)
+			fail(w + ".kind", "does not match the path");
+		d.major = u32(j, w, "major");
+		if (d.major != 226)
+			fail(w + ".major", "is not the DRM major 226");
+		d.minor = u32(j, w, "minor", (1u << 20) - 1);
+		d.driver = str(j, w, "driver", 64);
+		if (d.driver.empty())
+			fail(w + ".driver", "is empty");
+		d.bus = str(j, w, "bus", 64);
+		d.pci_id = str(j, w, "pci_id", 64);
+		d.pci_slot = str(j, w, "pci_slot", 64);
+		d.platform = str(j, w, "platform", 128);
+		d.mode = u32(j, w, "mode");
+		d.uid = u32(j, w, "uid");
+		d.gid = u32(j, w, "gid");
+		return d;
+	}
+	std::vector<Holder> holders(const json &o) const
+	{
+		std::vector<Holder> out;
+		const json &a = array(o, "", "holders");
+		for (std::size_t i = 0; i < a.size(); ++i) {
+			std::string w = at("", "holders", i);
+			Holder h;
+			h.pid = u32(a[i], w, "pid", 1u << 30);
+			h.vpid = u32(a[i], w, "vpid", 1u << 30);
+			const json &fds = array(a[i], w, "fds");
+			for (std::size_t k = 0; k < fds.size(); ++k) {
+				if (!fds[k].is_number_integer() || fds[k].get<int64_t>() < 0 || fds[k].get<int64_t>() >= (1 << 30))
+					fail(at(w, "fds", k), "is not an fd number");
+				h.fds.push_back(fds[k].get<int>());
+			}
+			if (h.pid == 0 || h.vpid == 0)
+				fail(w + ".pid", "is 0");
+			out.push_back(std::move(h));
+		}
+		return out;
+	}
+	std::vector<std::string> lines(const json &o, const char *key) const
+	{
+		std::vector<std::string> out;
+		const json &a = array(o, "", key);
+		for (std::size_t i = 0; i < a.size(); ++i) {
+			if (!a[i].is_string())
+				fail(at("", key, i), "is not a string");
+			out.push_back(a[i].get<std::string>());
+		}
+		return out;
+	}
+	uint64_t object_size(const json &o, const std::string &where, const char *key) const
+	{
+		uint64_t s = u64(o, where, key, max_object_size());
+		if (s == 0 || s % page_size())
+			fail(join(where, key), "is " + std::to_string(s) + ", not a positive multiple of the page size");
+		return s;
+	}
+};
+
+json device_json(const DeviceRec &d)
+{
+	return {{"path", d.path}, {"kind", d.kind}, {"major", d.major}, {"minor", d.minor}, {"driver", d.driver},
+	        {"bus", d.bus}, {"pci_id", d.pci_id}, {"pci_slot", d.pci_slot}, {"platform", d.platform},
+	        {"mode", d.mode}, {"uid", d.uid}, {"gid", d.gid}};
+}
+
+json holders_json(const std::vector<Holder> &hs)
+{
+	json a = json::array();
+	for (const Holder &h : hs)
+		a.push_back({{"pid", h.pid}, {"vpid", h.vpid}, {"fds", h.fds}});
+	return a;
+}
+
+json opt(const std::optional<uint32_t> &v) { return v ? json(*v) : json(nullptr); }
+
+} // namespace
+
+uint32_t max_handle() { return static_cast<uint32_t>(std::min<uint64_t>(env_u64("GPUWATCH_MAX_HANDLE", 65536), 1u << 24)); }
+uint64_t max_object_size() { return env_u64("GPUWATCH_MAX_OBJECT_SIZE", uint64_t{1} << 40); }
+
+std::string file_image_name(uint32_t id) { return "gpuwatch-file-" + std::to_string(id) + ".json"; }
+std::string dmabuf_image_name(uint32_t id) { return "gpuwatch-dmabuf-" + std::to_string(id) + ".json"; }
+std::string object_image_name(uint64_t n) { return "gpuwatch-object-" + std::to_string(n) + ".bin"; }
+std::string manifest_image_name(std::size_t i)
+{
+	return i == 0 ? "gpuwatch-manifest.json" : "gpuwatch-manifest." + std::to_string(i) + ".json";
+}
+
+bool valid_node_path(const std::string &path, std::string *kind)
+{
+	static const std::regex re("^/dev/dri/(card|renderD)([0-9]{1,4})$");
+	std::smatch m;
+	if (!std::regex_match(path, m, re))
+		return false;
+	if (kind)
+		*kind = m[1] == "card" ? "card" : "render";
+	return true;
+}
+
+std::string flags_text(uint32_t f)
+{
+	std::string s = (f & O_ACCMODE) == O_RDONLY ? "O_RDONLY" : (f & O_ACCMODE) == O_WRONLY ? "O_WRONLY" : "O_RDWR";
+	if (f & O_NONBLOCK)
+		s += "|O_NONBLOCK";
+	if (f & O_APPEND)
+		s += "|O_APPEND";
+	return s;
+}
+
+// --- writing -----------------------------------------------------------------------------------
+json to_json(const FileImage &f)
+{
+	json hs = json::array();
+	for (const HandleRec &h : f.handles)
+		hs.push_back({{"handle", h.handle}, {"size", h.size}, {"origin", h.origin}, {"object", h.object},
+		              {"saved", h.saved}, {"params", h.params}});
+	return {{"schema", kFileSchema}, {"criu_id", f.criu_id}, {"device", device_json(f.device)},
+	        {"f_flags", f.f_flags}, {"flags", flags_text(f.f_flags)}, {"source", f.source},
+	        {"handles_known", f.handles_known}, {"handles", hs}, {"holders", holders_json(f.holders)},
+	        {"degraded", f.degraded}};
+}
+
+json to_json(const DmabufImage &d)
+{
+	return {{"schema", kDmabufSchema}, {"criu_id", d.criu_id}, {"object", d.object}, {"size", d.size},
+	        {"saved", d.saved}, {"f_flags", d.f_flags}, {"device", device_json(d.device)},
+	        {"holders", holders_json(d.holders)}, {"degraded", d.degraded}};
+}
+
+json to_json(const std::vector<VmaRec> &vmas)
+{
+	json a = json::array();
+	for (const VmaRec &v : vmas)
+		a.push_back({{"pid", v.pid}, {"vpid", v.vpid}, {"start", v.start}, {"length", v.length},
+		             {"offset", v.offset}, {"prot", v.prot}, {"file", opt(v.file)}, {"device", device_json(v.device)},
+		             {"handle", opt(v.handle)}, {"object", v.object}, {"object_size", v.object_size},
+		             {"delta", v.delta}, {"saved", v.saved}});
+	return {{"schema", kVmasSchema}, {"vmas", a}};
+}
+
+// --- parsing -----------------------------------------------------------------------------------
+FileImage parse_file_image(const std::string &text, const std::string &name)
+{
+	Reader r{name};
+	json j = r.parse(text, kFileSchema);
+	FileImage f;
+	f.criu_id = r.u32(j, "", "criu_id");
+	f.device = r.device(j, "");
+	f.f_flags = r.u32(j, "", "f_flags");
+	f.source = r.str(j, "", "source");
+	if (f.source != "manifest" && f.source != "probe")
+		r.fail("source", "is neither \"manifest\" nor \"probe\"");
+	f.handles_known = r.boolean(j, "", "handles_known");
+	const json &hs = r.array(j, "", "handles");
+	uint32_t prev = 0;
+	for (std::size_t i = 0; i < hs.size(); ++i) {
+		std::string w = Reader::at("", "handles", i);
+		HandleRec h;
+		h.handle = r.u32(hs[i], w, "handle", max_handle());
+		if (h.handle <= prev)
+			r.fail(w + ".handle", "is " + std::to_string(h.handle) + ": handles must be ascending and non-zero");
+		prev = h.handle;
+		h.size = r.object_size(hs[i], w, "size");
+		h.origin = r.str(hs[i], w, "origin", 16);
+		h.object = r.u64(hs[i], w, "object");
+		if (h.object == 0)
+			r.fail(w + ".object", "is 0");
+		h.saved = r.boolean(hs[i], w, "saved");
+		h.params = r.field(hs[i], w, "params");
+		if (!h.params.is_object())
+			r.fail(w + ".params", "is not an object");
+		f.handles.push_back(std::move(h));
+	}
+	f.holders = r.holders(j);
+	f.degraded = r.lines(j, "degraded");
+	return f;
+}
+
+DmabufImage parse_dmabuf_image(const std::string &text, const std::string &name)
+{
+	Reader r{name};
+	json j = r.parse(text, kDmabufSchema);
+	DmabufImage d;
+	d.criu_id = r.u32(j, "", "criu_id");
+	d.object = r.u64(j, "", "object");
+	if (d.object == 0)
+		r.fail("object", "is 0");
+	d.size = r.object_size(j, "", "size");
+	d.saved = r.boolean(j, "", "saved");
+	d.f_flags = r.u32(j, "", "f_flags");
+	d.device = r.device(j, "");
+	d.holders = r.holders(j);
+	d.degraded = r.lines(j, "degraded");
+	return d;
+}
+
+std::vector<VmaRec> parse_vmas_image(const std::string &text, const std::string &name)
+{
+	Reader r{name};
+	json j = r.parse(text, kVmasSchema);
+	const json &a = r.array(j, "", "vmas");
+	std::vector<VmaRec> out;
+	std::set<std::pair<uint32_t, uint64_t>> seen;
+	for (std::size_t i = 0; i < a.size(); ++i) {
+		std::string w = Reader::at("", "vmas", i);
+		VmaRec v;
+		v.pid = r.u32(a[i], w, "pid", 1u << 30);
+		v.vpid = r.u32(a[i], w, "vpid", 1u << 30);
+		v.start = r.u64(a[i], w, "start");
+		v.length = r.u64(a[i], w, "length", max_object_size());
+		v.offset = r.u64(a[i], w, "offset");
+		if (v.start % page_size() || v.length == 0 || v.length % page_size() || v.start + v.length < v.start ||
+		    v.offset % page_size())
+			r.fail(w, "is not a page-aligned, non-empty range");
+		if (!seen.insert({v.vpid, v.start}).second)
+			r.fail(w + ".start", "repeats another mapping of the same task");
+		v.prot = r.str(a[i], w, "prot", 8);
+		if (auto f = r.opt_u64(a[i], w, "file", UINT32_MAX))
+			v.file = static_cast<uint32_t>(*f);
+		v.device = r.device(a[i], w);
+		if (auto h = r.opt_u64(a[i], w, "handle", max_handle()))
+			v.handle = static_cast<uint32_t>(*h);
+		v.object = r.u64(a[i], w, "object");
+		v.object_size = v.object ? r.object_size(a[i], w, "object_size") : r.u64(a[i], w, "object_size");
+		v.delta = r.u64(a[i], w, "delta");
+		if (v.object && (v.delta % page_size() || v.delta >= v.object_size || v.length > v.object_size - v.delta))
+			r.fail(w + ".delta", "puts the mapping outside its object");
+		v.saved = r.boolean(a[i], w, "saved");
+		out.push_back(std::move(v));
+	}
+	return out;
+}
+
+} // namespace gwcriu

@@ -1,0 +1,115 @@
+// The plugin's images, written into CRIU's image directory next to CRIU's own:
+//
+//   gpuwatch-file-<ID>.json     one DRM file (ID = CRIU's file id of DUMP/RESTORE_EXT_FILE)
+//   gpuwatch-dmabuf-<ID>.json   one dma-buf file exporting a buffer we dumped
+//   gpuwatch-vmas.json          every DRM mapping of the dumped tasks
+//   gpuwatch-object-<N>.bin     raw contents of buffer object N (each object once)
+//   gpuwatch-manifest.json      the synced manifest (more daemons: gpuwatch-manifest.<i>.json)
+//
+// Object numbers N are the dump's own: one per buffer object, shared by every handle (in any
+// file), dma-buf and mapping that names the object. Everything read back is untrusted: the
+// parsers check every field, count and size and throw ImageError with one line naming the
+// image and the field.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util.hpp"
+
+namespace gwcriu {
+
+struct ImageError : Error {
+	using Error::Error;
+};
+
+// Bounds applied when reading images (knobs: GPUWATCH_MAX_HANDLE, GPUWATCH_MAX_OBJECT_SIZE).
+uint32_t max_handle();
+uint64_t max_object_size();
+constexpr std::size_t kMaxJsonImage = 64 << 20;
+
+// pid: as CRIU's dump saw it; vpid: in the task's own pid namespace (what getpid() returns
+// in the restored task). fds: the task's fd numbers for the file (kcmp-verified at dump).
+struct Holder {
+	uint32_t pid = 0, vpid = 0;
+	std::vector<int> fds;
+};
+
+struct DeviceRec {
+	std::string path;            // /dev/dri/cardN or /dev/dri/renderDN (as the task saw it)
+	std::string kind;            // "card" or "render"
+	uint32_t major = 226, minor = 0;
+	std::string driver;          // DRM_IOCTL_VERSION name ("vgem", "i915", ...)
+	std::string bus;             // "pci", "platform", ... or "" when unknown
+	std::string pci_id;          // "8086:46a6" or ""
+	std::string pci_slot;        // "0000:00:02.0" or ""
+	std::string platform;        // platform device name, or ""
+	uint32_t mode = 0, uid = 0, gid = 0; // of the node as the task saw it (st_mode, 0: not
+	                                     // visible at its path), for the action-script helper
+};
+
+struct HandleRec {
+	uint32_t handle = 0;
+	uint64_t size = 0;
+	std::string origin;          // "dumb", "prime", "flink", "unknown"
+	uint64_t object = 0;
+	bool saved = false;          // gpuwatch-object-<object>.bin was written by this dump
+	nlohmann::json params = nlohmann::json::object(); // dumb: width, height, bpp, flags, pitch
+};
+
+struct FileImage {
+	uint32_t criu_id = 0;
+	DeviceRec device;
+	uint32_t f_flags = 0;        // fcntl(F_GETFL) of the dumped file
+	std::string source;          // "manifest" or "probe"
+	bool handles_known = false;  // false: the handle table may lack entries
+	std::vector<HandleRec> handles;  // ascending handle numbers
+	std::vector<Holder> holders;
+	std::vector<std::string> degraded; // what will not come back exactly, one line each
+};
+
+struct DmabufImage {
+	uint32_t criu_id = 0;
+	uint64_t object = 0, size = 0;
+	bool saved = false;
+	uint32_t f_flags = 0;
+	DeviceRec device;            // where to recreate the buffer when no restored file holds it
+	std::vector<Holder> holders;
+	std::vector<std::string> degraded;
+};
+
+struct VmaRec {
+	uint32_t pid = 0, vpid = 0;
+	uint64_t start = 0, length = 0, offset = 0; // offset: the fake offset + delta at dump
+	std::string prot;            // "rw", "r", ...
+	std::optional<uint32_t> file; // CRIU id of the DRM file mapped, when one was dumped
+	DeviceRec device;
+	std::optional<uint32_t> handle; // the file's handle of the object, when it has one
+	uint64_t object = 0;         // 0: the buffer behind the mapping is unknown
+	uint64_t object_size = 0;
+	uint64_t delta = 0;          // mapping start - the object's fake offset (bytes)
+	bool saved = false;
+};
+
+std::string file_image_name(uint32_t criu_id);
+std::string dmabuf_image_name(uint32_t criu_id);
+std::string object_image_name(uint64_t object);
+constexpr const char *kVmasImage = "gpuwatch-vmas.json";
+std::string manifest_image_name(std::size_t index);  // 0: gpuwatch-manifest.json
+
+bool valid_node_path(const std::string &path, std::string *kind); // /dev/dri/(card|renderD)N
+std::string flags_text(uint32_t f_flags);
+
+nlohmann::json to_json(const FileImage &f);
+nlohmann::json to_json(const DmabufImage &d);
+nlohmann::json to_json(const std::vector<VmaRec> &vmas);
+// `name` prefixes every error message.
+FileImage parse_file_image(const std::string &text, const std::string &name);
+DmabufImage parse_dmabuf_image(const std::string &text, const std::string &name);
+std::vector<VmaRec> parse_vmas_image(const std::string &text, const std::string &name);
+
+} // namespace gwcriu

@@ -1,0 +1,37 @@
+// What the dump learns from /proc about the tasks CRIU has seized: their DRM and dma-buf
+// fds and their DRM mappings.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gwcriu {
+
+struct TaskFd {
+	int fd = -1;
+	bool dmabuf = false;         // else a DRM character device
+	uint32_t minor = 0;          // DRM: the node's minor
+	std::string link;            // readlink of /proc/PID/fd/N ("/dev/dri/card0", "/dmabuf:")
+};
+
+struct TaskVma {
+	uint64_t start = 0, end = 0, offset = 0; // offset in bytes (the fake offset + delta)
+	std::string prot;            // "rw", "r", ...
+	bool shared = false;
+	uint32_t minor = 0;
+};
+
+struct Task {
+	uint32_t pid = 0;            // as CRIU sees it
+	uint32_t vpid = 0;           // in the task's own pid namespace (NSpid, last)
+	std::vector<TaskFd> fds;
+	std::vector<TaskVma> vmas;
+};
+
+// The processes this CRIU process is tracing (TracerPid == getpid()): the tasks being dumped.
+std::vector<uint32_t> seized_tasks();
+// DRM and dma-buf fds and DRM mappings of one task.
+Task scan_task(uint32_t pid);
+
+} // namespace gwcriu

@@ -1,0 +1,56 @@
+// The restore side. The images are read and checked once, by the plugin's init in CRIU's
+// main process, before it forks the tasks: every restored task inherits them. The hooks
+// then run inside the restored tasks (RESTORE_EXT_FILE, UPDATE_VMA_MAP), where the pids
+// (getpid()) are the dumped tasks' own.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "drm_ops.hpp"
+#include "images.hpp"
+
+namespace gwcriu {
+
+struct RestoreImages {
+	std::map<uint32_t, FileImage> files;     // by CRIU id
+	std::map<uint32_t, DmabufImage> dmabufs; // by CRIU id
+	std::vector<VmaRec> vmas;
+	std::map<uint64_t, uint64_t> object_sizes;
+};
+
+// Reads and cross-checks every gpuwatch image: 0, or -1 with one error line in CRIU's log.
+int load_restore_images();
+// Called by the hooks in each restored task: lists it among this restore's tasks, the only
+// ones whose fds find_object() may look at (pidfd_getfd).
+void note_restored_task();
+const RestoreImages &restore_images();
+
+// Hooks: an fd / 1 (mapping updated) / -ENOTSUP (not ours) / -1 (logged).
+int restore_ext_file(uint32_t id);
+int update_vma_map(const char *path, uint64_t addr, uint64_t old_pgoff, uint64_t *new_pgoff, int *plugin_fd);
+int resume_devices_late(int pid);
+
+// A dma-buf of buffer object n already restored: through an fd of this task (a restored DRM
+// file holding it, or a restored dma-buf of it), else through a file this task does not hold
+// but another restored task does (pidfd_getfd), waiting up to GPUWATCH_SHARE_WAIT_MS
+// (default 2000) for those when `wait`. The file being restored (CRIU id `exclude`) is not a
+// source. Empty when the object does not exist yet.
+UniqueFd find_object(uint64_t n, std::optional<uint32_t> exclude, bool wait);
+
+// Writes object n's saved contents (from byte `skip` of its image) into a mapped buffer.
+// Returns false when the dump could not save them (the buffer stays zero-filled); throws
+// Error when the image is missing or truncated although the dump saved it.
+bool fill_object(uint64_t n, uint64_t skip, bool saved, BufferMap &dst);
+
+// A new buffer of exactly `size` bytes in the DRM file fd, holding object n's saved contents
+// (n = 0: zero-filled). Made as a dumb buffer with `p` (else generic params giving that size);
+// where fd's node refuses dumb buffers (render nodes), made on `card_path` and imported by
+// PRIME. Returns the new handle; *filled says whether saved contents were written.
+uint32_t create_buffer(int fd, const std::string &card_path, const DumbParams &p, uint64_t size, uint64_t n,
+                       bool saved, bool *filled);
+
+} // namespace gwcriu

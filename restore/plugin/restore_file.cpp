@@ -1,0 +1,155 @@
+// RESTORE_EXT_FILE: reopen a DRM file with every handle at its number, or recreate a dma-buf.
+#include <cerrno>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "device.hpp"
+#include "log.hpp"
+#include "restore.hpp"
+
+namespace gwcriu {
+namespace {
+
+DumbParams params_of(const HandleRec &h)
+{
+	DumbParams p;
+	if (h.origin != "dumb")
+		return p;
+	auto u32 = [&](const char *k) -> uint32_t {
+		auto it = h.params.find(k);
+		return it != h.params.end() && it->is_number_unsigned() && it->get<uint64_t>() <= UINT32_MAX
+		               ? it->get<uint32_t>() : 0;
+	};
+	p.width = u32("width");
+	p.height = u32("height");
+	p.bpp = u32("bpp");
+	p.flags = u32("flags");
+	if (!p.width || !p.height || !p.bpp)
+		p = DumbParams();
+	return p;
+}
+
+void expect_handle(uint32_t got, uint32_t want, const char *what)
+{
+	if (got != want)
+		throw Error("handle numbering diverged: " + std::string(what) + " got handle " + std::to_string(got) +
+		            " where " + std::to_string(want) + " was expected (was the file not fresh?)");
+}
+
+std::string list(const std::vector<uint32_t> &v)
+{
+	std::string s;
+	for (uint32_t h : v)
+		s += (s.empty() ? "" : ",") + std::to_string(h);
+	return s;
+}
+
+// The returned fd goes to CRIU, which moves it to its target number at once.
+int hand_over(const UniqueFd &fd)
+{
+	int out = dup(fd.get());
+	if (out < 0)
+		throw Error("cannot duplicate the restored fd: " + errstr(errno));
+	return out;
+}
+
+int restore_drm_file(const FileImage &f)
+{
+	ChosenDevice dev = choose_device(f.device);
+	UniqueFd fd = open_node(dev.path, f.f_flags, dev.minor);
+	std::string card = card_node_of(dev);
+	const uint64_t page = page_size();
+
+	std::vector<uint32_t> fillers, shared, zeroed, copies;
+	std::map<uint64_t, uint32_t> here; // object -> its first handle in this file
+	uint32_t next = 1;
+	for (const HandleRec &h : f.handles) {
+		for (; next < h.handle; ++next) {
+			uint32_t got = create_buffer(fd.get(), card, generic_dumb_params(page), page, 0, false, nullptr);
+			expect_handle(got, next, "a filler");
+			fillers.push_back(got);
+		}
+		uint32_t got = 0;
+		bool filled = true;
+		auto same = here.find(h.object);
+		uint32_t name = 0;
+		if (same != here.end() && gem_flink(fd.get(), same->second, &name) == 0 && gem_open(fd.get(), name, &got) == 0) {
+			shared.push_back(h.handle); // a second handle of one buffer (GEM_OPEN of a flink name)
+		} else if (UniqueFd src = same == here.end() ? find_object(h.object, f.criu_id, true) : UniqueFd()) {
+			if (int e = prime_import(fd.get(), src.get(), &got); e != 0)
+				throw Error("cannot import buffer " + std::to_string(h.object) + " as handle " +
+				            std::to_string(h.handle) + ": " + errstr(-e));
+			shared.push_back(h.handle);
+		} else {
+			got = create_buffer(fd.get(), card, params_of(h), h.size, h.object, h.saved, &filled);
+			if (same != here.end())
+				copies.push_back(h.handle);
+		}
+		expect_handle(got, h.handle, ("buffer " + std::to_string(h.object)).c_str());
+		if (!filled)
+			zeroed.push_back(h.handle);
+		here.try_emplace(h.object, got);
+		next = h.handle + 1;
+	}
+	for (uint32_t x : fillers)
+		gem_close(fd.get(), x);
+
+	log_info("restored file %u on %s%s: %zu handles (shared with buffers restored before: %s), %zu fillers closed",
+	         f.criu_id, dev.path.c_str(), dev.substituted ? (" (saved as " + f.device.path + ")").c_str() : "",
+	         f.handles.size(), shared.empty() ? "none" : ("handles " + list(shared)).c_str(), fillers.size());
+	if (!zeroed.empty())
+		log_warn("file %u: handles %s come back zero-filled: their contents were not saved at dump", f.criu_id,
+		         list(zeroed).c_str());
+	if (!copies.empty())
+		log_warn("file %u: handles %s are copies, no longer the same buffer as another handle of the file",
+		         f.criu_id, list(copies).c_str());
+	for (const std::string &d : f.degraded)
+		log_warn("file %u (degraded at dump): %s", f.criu_id, d.c_str());
+	return hand_over(fd);
+}
+
+int restore_dmabuf(const DmabufImage &d)
+{
+	UniqueFd src = find_object(d.object, d.criu_id, true);
+	if (src) {
+		log_info("restored dma-buf %u: export of the restored buffer %llu", d.criu_id, (unsigned long long)d.object);
+	} else {
+		// No restored file holds the buffer (yet): make it on the device, keep it alive by
+		// the dma-buf alone; DRM files restored later import it from there.
+		ChosenDevice dev = choose_device(d.device);
+		std::string card = card_node_of(dev);
+		if (card.empty())
+			throw Error("no card node for " + dev.path + " to recreate the buffer of dma-buf " +
+			            std::to_string(d.criu_id));
+		UniqueFd cfd = open_node(card, O_RDWR, -1);
+		bool filled = false;
+		uint32_t h = create_buffer(cfd.get(), "", generic_dumb_params(d.size), d.size, d.object, d.saved, &filled);
+		if (int e = prime_export(cfd.get(), h, true, &src); e != 0)
+			throw Error("cannot export the recreated buffer from " + card + ": " + errstr(-e));
+		log_info("restored dma-buf %u: buffer %llu recreated on %s%s", d.criu_id, (unsigned long long)d.object,
+		         card.c_str(), filled ? "" : " (zero-filled: contents not saved at dump)");
+	}
+	for (const std::string &x : d.degraded)
+		log_warn("dma-buf %u (degraded at dump): %s", d.criu_id, x.c_str());
+	return hand_over(src);
+}
+
+} // namespace
+
+int restore_ext_file(uint32_t id)
+{
+	const RestoreImages &im = restore_images();
+	note_restored_task();
+	try {
+		if (auto f = im.files.find(id); f != im.files.end())
+			return restore_drm_file(f->second);
+		if (auto d = im.dmabufs.find(id); d != im.dmabufs.end())
+			return restore_dmabuf(d->second);
+	} catch (const std::exception &e) {
+		log_error("cannot restore %s %u: %s", im.files.count(id) ? "DRM file" : "dma-buf", id, e.what());
+		return -1;
+	}
+	return -ENOTSUP;
+}
+
+} // namespace gwcriu

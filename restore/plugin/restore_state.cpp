@@ -1,0 +1,340 @@
+// Restore: loading and checking the images, finding restored buffers, making new ones.
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <fcntl.h>
+#include <new>
+#include <set>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <thread>
+#include <unistd.h>
+
+#include "device.hpp"
+#include "log.hpp"
+#include "restore.hpp"
+
+namespace gwcriu {
+namespace {
+
+RestoreImages g_images;
+
+// The tasks of this restore, as they announce themselves from their hooks: a page shared by
+// every task (mapped by CRIU's main process at init, before it forks them; the restorer
+// unmaps it from the restored tasks). Buffers are only taken from another task's fds when
+// that task is listed here: pids from an image never reach beyond this restore.
+struct TaskRegistry {
+	std::atomic<uint32_t> count;
+	std::atomic<uint32_t> pids[1023];
+};
+TaskRegistry *g_tasks = nullptr;
+
+void map_registry()
+{
+	void *p = mmap(nullptr, sizeof(TaskRegistry), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	g_tasks = p == MAP_FAILED ? nullptr : new (p) TaskRegistry{};
+}
+
+bool in_this_restore(uint32_t pid)
+{
+	if (!g_tasks)
+		return false;
+	uint32_t n = std::min<uint32_t>(g_tasks->count.load(), 1023);
+	for (uint32_t i = 0; i < n; ++i)
+		if (g_tasks->pids[i].load() == pid)
+			return true;
+	return false;
+}
+
+// Every object must have one size wherever it is named, and its saved contents that size.
+void note_size(RestoreImages &im, uint64_t n, uint64_t size, const std::string &where)
+{
+	auto [it, fresh] = im.object_sizes.try_emplace(n, size);
+	if (!fresh && it->second != size)
+		throw ImageError(where + ": buffer " + std::to_string(n) + " is " + std::to_string(size) +
+		                 " bytes here and " + std::to_string(it->second) + " bytes elsewhere");
+}
+
+void check_saved(uint64_t n, uint64_t size, const std::string &where)
+{
+	if (!image_exists(object_image_name(n)))
+		throw ImageError(where + ": " + object_image_name(n) + " is missing");
+	uint64_t have = 0;
+	open_image(object_image_name(n), &have);
+	if (have != size)
+		throw ImageError(object_image_name(n) + " is " + std::to_string(have) + " bytes, expected " +
+		                 std::to_string(size) + " (truncated or corrupt)");
+}
+
+void load(RestoreImages &im)
+{
+	for (const std::string &name : list_images("gpuwatch-file-", ".json")) {
+		FileImage f = parse_file_image(read_image(name, kMaxJsonImage), name);
+		if (name != file_image_name(f.criu_id))
+			throw ImageError(name + ": field criu_id is " + std::to_string(f.criu_id) + ", not the image's own id");
+		for (const HandleRec &h : f.handles) {
+			note_size(im, h.object, h.size, name);
+			if (h.saved)
+				check_saved(h.object, h.size, name);
+		}
+		im.files.emplace(f.criu_id, std::move(f));
+	}
+	for (const std::string &name : list_images("gpuwatch-dmabuf-", ".json")) {
+		DmabufImage d = parse_dmabuf_image(read_image(name, kMaxJsonImage), name);
+		if (name != dmabuf_image_name(d.criu_id))
+			throw ImageError(name + ": field criu_id is " + std::to_string(d.criu_id) + ", not the image's own id");
+		note_size(im, d.object, d.size, name);
+		if (d.saved)
+			check_saved(d.object, d.size, name);
+		im.dmabufs.emplace(d.criu_id, std::move(d));
+	}
+	if (!image_exists(kVmasImage)) {
+		if (!im.files.empty())
+			throw ImageError(std::string(kVmasImage) + " is missing (incomplete image directory)");
+		return;
+	}
+	im.vmas = parse_vmas_image(read_image(kVmasImage, kMaxJsonImage), kVmasImage);
+	for (const VmaRec &v : im.vmas) {
+		std::string where = std::string(kVmasImage) + " (mapping " + std::to_string(v.start) + ")";
+		if (v.file) {
+			auto f = im.files.find(*v.file);
+			if (f == im.files.end())
+				throw ImageError(where + ": names file " + std::to_string(*v.file) + ", which has no image");
+			if (v.handle) {
+				bool ok = false;
+				for (const HandleRec &h : f->second.handles)
+					ok |= h.handle == *v.handle && h.object == v.object;
+				if (!ok)
+					throw ImageError(where + ": handle " + std::to_string(*v.handle) + " is not in file " +
+					                 std::to_string(*v.file) + " with buffer " + std::to_string(v.object));
+			}
+		} else if (v.handle) {
+			throw ImageError(where + ": has a handle but no file");
+		}
+		if (v.object) {
+			note_size(im, v.object, v.object_size, where);
+			if (v.saved)
+				check_saved(v.object, v.object_size, where);
+		}
+	}
+}
+
+int pidfd_getfd_of(int pid, int fd)
+{
+	int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+	if (pidfd < 0)
+		return -1;
+	int got = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, fd, 0));
+	close(pidfd);
+	return got;
+}
+
+// A dma-buf of object n through fd (of this task, or a copy from another task), if fd is
+// really what the image says: a DRM file holding `handle`, or a dma-buf of that size.
+UniqueFd dmabuf_through(int fd, bool drm, uint32_t handle, uint64_t size)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return {};
+	if (drm) {
+		UniqueFd d;
+		if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != kDrmMajor || prime_export(fd, handle, true, &d) != 0)
+			return {};
+		return dmabuf_size(d.get()) == static_cast<int64_t>(size) ? std::move(d) : UniqueFd();
+	}
+	if (!is_dmabuf(fd) || dmabuf_size(fd) != static_cast<int64_t>(size))
+		return {};
+	return UniqueFd(fcntl(fd, F_DUPFD_CLOEXEC, kHighFd));
+}
+
+struct Source {
+	uint32_t vpid;
+	int fd;
+	bool drm;
+	uint32_t handle;
+	bool wait_for;               // restored first by a task of lower pid: worth waiting for
+};
+
+std::vector<Source> sources_of(uint64_t n, std::optional<uint32_t> exclude, uint32_t me)
+{
+	std::vector<Source> out;
+	auto add = [&](const std::vector<Holder> &hs, bool drm, uint32_t handle) {
+		uint32_t master = UINT32_MAX; // CRIU's rule: the holder with the lowest pid opens the file
+		for (const Holder &ho : hs)
+			master = std::min(master, ho.vpid);
+		for (const Holder &ho : hs)
+			for (int fd : ho.fds)
+				out.push_back({ho.vpid, fd, drm, handle, master < me});
+	};
+	for (const auto &[id, f] : g_images.files)
+		if (id != exclude)
+			for (const HandleRec &h : f.handles)
+				if (h.object == n)
+					add(f.holders, true, h.handle);
+	for (const auto &[id, d] : g_images.dmabufs)
+		if (id != exclude && d.object == n)
+			add(d.holders, false, 0);
+	return out;
+}
+
+UniqueFd try_sources(const std::vector<Source> &srcs, uint32_t me, uint64_t size)
+{
+	note_restored_task();
+	for (const Source &s : srcs)
+		if (s.vpid == me)
+			if (UniqueFd d = dmabuf_through(s.fd, s.drm, s.handle, size))
+				return d;
+	for (const Source &s : srcs) {
+		if (s.vpid == me || !in_this_restore(s.vpid))
+			continue;
+		UniqueFd copy(pidfd_getfd_of(static_cast<int>(s.vpid), s.fd));
+		if (copy)
+			if (UniqueFd d = dmabuf_through(copy.get(), s.drm, s.handle, size)) {
+				log_debug("buffer of %llu bytes: found through fd %d of pid %u", (unsigned long long)size, s.fd, s.vpid);
+				return d;
+			}
+	}
+	return {};
+}
+
+} // namespace
+
+const RestoreImages &restore_images() { return g_images; }
+
+void note_restored_task()
+{
+	static uint32_t noted = 0; // per task: each restored task is a fork of CRIU's main process
+	uint32_t me = static_cast<uint32_t>(getpid());
+	if (!g_tasks || noted == me)
+		return;
+	uint32_t i = g_tasks->count.fetch_add(1);
+	if (i < 1023)
+		g_tasks->pids[i].store(me);
+	noted = me;
+}
+
+int load_restore_images()
+{
+	try {
+		load(g_images);
+		if (!g_images.files.empty() || !g_images.dmabufs.empty() || !g_images.vmas.empty())
+			map_registry();
+	} catch (const std::exception &e) {
+		log_error("restore refused: %s", e.what());
+		g_images = RestoreImages();
+		return -1;
+	}
+	if (!g_images.files.empty() || !g_images.dmabufs.empty() || !g_images.vmas.empty())
+		log_info("restore: %zu DRM files, %zu dma-bufs, %zu mappings, %zu buffers in the images", g_images.files.size(),
+		         g_images.dmabufs.size(), g_images.vmas.size(), g_images.object_sizes.size());
+	return 0;
+}
+
+UniqueFd find_object(uint64_t n, std::optional<uint32_t> exclude, bool wait)
+{
+	uint32_t me = static_cast<uint32_t>(getpid());
+	uint64_t size = g_images.object_sizes.count(n) ? g_images.object_sizes.at(n) : 0;
+	std::vector<Source> srcs = sources_of(n, exclude, me);
+	if (UniqueFd d = try_sources(srcs, me, size))
+		return d;
+	// A task of lower pid may be restoring a file that holds the buffer right now: give it a
+	// moment. Only lower pids: two tasks importing from each other must not wait for each
+	// other, so the buffer is made by the lowest-pid task holding it and shared from there.
+	// (Files this task restores itself come later in its own order: waiting would not help.)
+	bool worth = false;
+	for (const Source &s : srcs)
+		worth |= s.wait_for;
+	if (!wait || !worth)
+		return {};
+	uint64_t ms = env_u64("GPUWATCH_SHARE_WAIT_MS", 2000);
+	auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+	while (std::chrono::steady_clock::now() < deadline) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(10));
+		if (UniqueFd d = try_sources(srcs, me, size))
+			return d;
+	}
+	log_warn("buffer %llu: no other restored task showed it within %llu ms (GPUWATCH_SHARE_WAIT_MS): "
+	         "restored as a copy, no longer shared across processes", (unsigned long long)n, (unsigned long long)ms);
+	return {};
+}
+
+bool fill_object(uint64_t n, uint64_t skip, bool saved, BufferMap &dst)
+{
+	if (!n)
+		return false;
+	std::string name = object_image_name(n);
+	if (!image_exists(name)) {
+		if (saved)
+			throw Error(name + " is missing");
+		return false;
+	}
+	uint64_t size = 0;
+	UniqueFd in = open_image(name, &size);
+	if (skip > size || dst.size() > size - skip)
+		throw Error(name + " is " + std::to_string(size) + " bytes: too short for " + std::to_string(dst.size()) +
+		            " bytes at " + std::to_string(skip) + " (truncated)");
+	if (skip && lseek(in.get(), static_cast<off_t>(skip), SEEK_SET) < 0)
+		throw Error("cannot seek in " + name + ": " + errstr(errno));
+	load_buffer(in.get(), name, dst);
+	return true;
+}
+
+namespace {
+
+// A dumb buffer of exactly `size` bytes in fd: with p, else with generic params. -errno of the
+// first refusal when neither works.
+int exact_dumb(int fd, const DumbParams &p, uint64_t size, uint32_t *handle)
+{
+	uint64_t got = 0;
+	int r = p.bpp ? create_dumb(fd, p, handle, &got) : -EINVAL;
+	if (r == 0 && got == size)
+		return 0;
+	if (r == 0)
+		gem_close(fd, *handle);
+	int r2 = create_dumb(fd, generic_dumb_params(size), handle, &got);
+	if (r2 == 0 && got != size) {
+		gem_close(fd, *handle);
+		return -ERANGE;
+	}
+	return r2 == 0 ? 0 : (p.bpp ? r : r2);
+}
+
+} // namespace
+
+uint32_t create_buffer(int fd, const std::string &card_path, const DumbParams &p, uint64_t size, uint64_t n,
+                       bool saved, bool *filled)
+{
+	uint32_t h = 0;
+	bool dummy = false;
+	bool &wrote = filled ? *filled : dummy;
+	int r = exact_dumb(fd, p, size, &h);
+	if (r == 0) {
+		if (n) {
+			BufferMap m = BufferMap::of_handle(fd, h, size, true);
+			wrote = fill_object(n, 0, saved, m);
+		}
+		return h;
+	}
+	if (card_path.empty())
+		throw Error("cannot create a " + std::to_string(size) + "-byte buffer: " + errstr(-r));
+	UniqueFd card = open_node(card_path, O_RDWR, -1);
+	uint32_t ch = 0;
+	if (int e = exact_dumb(card.get(), p, size, &ch); e != 0)
+		throw Error("cannot create a " + std::to_string(size) + "-byte buffer (here: " + errstr(-r) + "; on " +
+		            card_path + ": " + errstr(-e) + ")");
+	if (n) {
+		BufferMap m = BufferMap::of_handle(card.get(), ch, size, true);
+		wrote = fill_object(n, 0, saved, m);
+	}
+	UniqueFd d;
+	if (int e = prime_export(card.get(), ch, true, &d); e != 0)
+		throw Error("cannot export a new buffer from " + card_path + ": " + errstr(-e));
+	if (int e = prime_import(fd, d.get(), &h); e != 0)
+		throw Error("cannot import a new buffer made on " + card_path + ": " + errstr(-e));
+	return h;
+}
+
+} // namespace gwcriu

@@ -1,0 +1,166 @@
+// UPDATE_VMA_MAP: each DRM mapping comes back at its address on its buffer. CRIU mmaps a dup
+// of the fd we give (DRM lets only a file holding the offset grant map it) at the offset we give.
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <set>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "control.hpp"
+#include "device.hpp"
+#include "log.hpp"
+#include "restore.hpp"
+
+namespace gwcriu {
+namespace {
+
+// Private backing files handed to CRIU by the previous call: CRIU has dup'ed them since.
+std::vector<UniqueFd> g_pending;
+
+bool drm_fd(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == kDrmMajor;
+}
+
+// Drivers that map GEM objects through drm_gem_mmap only map from an object's first page.
+bool window_maps(int fd, uint64_t offset, uint64_t length)
+{
+	void *p = mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(offset));
+	if (p == MAP_FAILED)
+		return false;
+	munmap(p, length);
+	return true;
+}
+
+// The mapping's own file, as installed in this task, with the handle's new fake offset.
+bool through_own_file(const VmaRec &v, uint64_t *new_off, int *plugin_fd, std::string *why)
+{
+	if (!v.file || !v.handle) {
+		*why = v.file ? "its handle was closed before the dump"
+		              : "no dumped fd reaches its buffer (its file or handle was closed before the dump)";
+		return false;
+	}
+	const FileImage &f = restore_images().files.at(*v.file);
+	uint32_t me = static_cast<uint32_t>(getpid());
+	for (const Holder &h : f.holders) {
+		if (h.vpid != me)
+			continue;
+		for (int fd : h.fds) {
+			uint64_t off = 0;
+			if (!drm_fd(fd) || map_offset(fd, *v.handle, &off) != 0)
+				continue;
+			if (v.delta && !window_maps(fd, off + v.delta, v.length)) {
+				*why = "the driver does not map a window starting inside the buffer";
+				return false;
+			}
+			*new_off = off + v.delta;
+			*plugin_fd = fd;
+			return true;
+		}
+	}
+	*why = "this task holds no fd of its file";
+	return false;
+}
+
+// A file of our own on the device, holding the buffer (shared with the restored one when it
+// exists, else a copy) or the mapping's saved bytes.
+void through_private_file(const VmaRec &v, const std::string &why, uint64_t *new_off, int *plugin_fd)
+{
+	ChosenDevice dev = choose_device(v.device);
+	std::string card = card_node_of(dev);
+	if (card.empty())
+		throw Error("no card node for " + dev.path);
+	UniqueFd pf = open_node(card, O_RDWR, -1);
+	uint32_t h = 0;
+	std::string what;
+	UniqueFd src = v.object && !v.delta ? find_object(v.object, std::nullopt, false) : UniqueFd();
+	if (src) {
+		if (int e = prime_import(pf.get(), src.get(), &h); e != 0)
+			throw Error("cannot import buffer " + std::to_string(v.object) + ": " + errstr(-e));
+		what = "the restored buffer " + std::to_string(v.object);
+	} else {
+		// Only the mapped range: a copy starting at the mapping (drivers map from page 0 only).
+		h = create_buffer(pf.get(), "", generic_dumb_params(v.length), v.length, 0, false, nullptr);
+		BufferMap m = BufferMap::of_handle(pf.get(), h, v.length, true);
+		bool filled = fill_object(v.object, v.delta, v.saved, m);
+		what = filled ? "a copy of its contents (no longer shared with any handle)" : "zero-filled memory (contents unknown)";
+	}
+	uint64_t off = 0;
+	if (int e = map_offset(pf.get(), h, &off); e != 0)
+		throw Error("cannot get a fake offset on " + card + ": " + errstr(-e));
+	*new_off = off;
+	*plugin_fd = pf.get();
+	log_warn("mapping %#llx-%#llx of pid %d: %s; it comes back on %s", (unsigned long long)v.start,
+	         (unsigned long long)(v.start + v.length), getpid(), why.c_str(), what.c_str());
+	g_pending.push_back(std::move(pf));
+}
+
+} // namespace
+
+int update_vma_map(const char *path, uint64_t addr, uint64_t old_pgoff, uint64_t *new_pgoff, int *plugin_fd)
+{
+	g_pending.clear();
+	note_restored_task();
+	uint32_t me = static_cast<uint32_t>(getpid());
+	const VmaRec *v = nullptr;
+	for (const VmaRec &r : restore_images().vmas)
+		if (r.vpid == me && r.start == addr)
+			v = &r;
+	if (!v) {
+		if (path && valid_node_path(path, nullptr)) {
+			log_error("no saved mapping at %#llx of pid %u (%s): the images do not match the dump",
+			          (unsigned long long)addr, me, path);
+			return -1;
+		}
+		return -ENOTSUP;
+	}
+	if (v->offset != old_pgoff)
+		log_warn("mapping %#llx: CRIU's offset %#llx differs from the saved %#llx", (unsigned long long)addr,
+		         (unsigned long long)old_pgoff, (unsigned long long)v->offset);
+	try {
+		std::string why;
+		if (through_own_file(*v, new_pgoff, plugin_fd, &why)) {
+			log_debug("mapping %#llx of pid %u: handle %u of fd %d, offset %#llx -> %#llx", (unsigned long long)addr,
+			          me, *v->handle, *plugin_fd, (unsigned long long)old_pgoff, (unsigned long long)*new_pgoff);
+			return 1;
+		}
+		through_private_file(*v, why, new_pgoff, plugin_fd);
+		return 1;
+	} catch (const std::exception &e) {
+		log_error("cannot restore mapping %#llx-%#llx of pid %u (%s): %s", (unsigned long long)addr,
+		          (unsigned long long)(addr + v->length), me, v->device.path.c_str(), e.what());
+		return -1;
+	}
+}
+
+int resume_devices_late(int pid)
+{
+	const RestoreImages &im = restore_images();
+	if (im.files.empty() && im.dmabufs.empty() && im.vmas.empty())
+		return -ENOTSUP;
+	// pid is CRIU's view (host pid); images hold the dump's, equal unless pid namespaces differ.
+	bool drm = false;
+	for (const VmaRec &v : im.vmas)
+		drm |= v.pid == static_cast<uint32_t>(pid) || v.vpid == static_cast<uint32_t>(pid);
+	for (const auto &[id, f] : im.files)
+		for (const Holder &h : f.holders)
+			drm |= h.pid == static_cast<uint32_t>(pid) || h.vpid == static_cast<uint32_t>(pid);
+	// The daemon still attached learns the restored state now rather than at its next event.
+	static std::set<uint32_t> synced;
+	try {
+		if (auto d = gw::control::daemon_for_pid(gw::control::default_run_dir(), static_cast<uint32_t>(pid));
+		    d && synced.insert(d->pid).second)
+			gw::control::sync(*d, 3000);
+	} catch (const std::exception &e) {
+		log_warn("pid %d: the gpuwatch daemon did not sync after the restore: %s", pid, e.what());
+	}
+	if (drm)
+		log_info("pid %d resumes with its DRM state restored", pid);
+	return 0;
+}
+
+} // namespace gwcriu

@@ -1,0 +1,240 @@
+#include "util.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/kcmp.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+// Exported by the criu binary (criu-plugin.h); weak so that unit tests link without it.
+extern "C" int criu_get_image_dir(void) __attribute__((weak));
+
+namespace gwcriu {
+
+UniqueFd dup_high(int fd)
+{
+	int n = fcntl(fd, F_DUPFD_CLOEXEC, kHighFd);
+	if (n < 0)
+		throw Error("cannot duplicate fd " + std::to_string(fd) + ": " + errstr(errno));
+	return UniqueFd(n);
+}
+
+bool same_file(int pid1, int fd1, int pid2, int fd2)
+{
+	return syscall(SYS_kcmp, pid1, pid2, KCMP_FILE, fd1, fd2) == 0;
+}
+
+std::size_t page_size()
+{
+	static const std::size_t ps = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+	return ps;
+}
+
+std::string errstr(int err) { return std::strerror(err); }
+
+std::string env_or(const char *name, const std::string &fallback)
+{
+	const char *v = getenv(name);
+	return v && *v ? std::string(v) : fallback;
+}
+
+uint64_t env_u64(const char *name, uint64_t fallback)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return fallback;
+	char *end = nullptr;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 0);
+	return errno || *end ? fallback : n;
+}
+
+std::optional<std::string> read_text(const std::string &path, std::size_t max)
+{
+	UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+	if (!fd)
+		return std::nullopt;
+	std::string out;
+	char buf[4096];
+	while (out.size() < max) {
+		ssize_t n = read(fd.get(), buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return std::nullopt;
+		if (n == 0)
+			break;
+		out.append(buf, static_cast<std::size_t>(n));
+	}
+	if (out.size() > max)
+		out.resize(max);
+	return out;
+}
+
+std::optional<std::string> read_link(const std::string &path)
+{
+	char buf[4096];
+	ssize_t n = readlink(path.c_str(), buf, sizeof buf - 1);
+	if (n < 0)
+		return std::nullopt;
+	return std::string(buf, static_cast<std::size_t>(n));
+}
+
+std::string fdinfo_field(int fd, const char *key)
+{
+	auto text = read_text("/proc/self/fdinfo/" + std::to_string(fd), 1 << 16);
+	if (!text)
+		return {};
+	std::string k = std::string(key) + ":";
+	for (std::size_t at = 0; at < text->size();) {
+		std::size_t end = text->find('\n', at);
+		if (end == std::string::npos)
+			end = text->size();
+		if (text->compare(at, k.size(), k) == 0) {
+			std::size_t v = text->find_first_not_of(" \t", at + k.size());
+			return v == std::string::npos || v >= end ? std::string() : text->substr(v, end - v);
+		}
+		at = end + 1;
+	}
+	return {};
+}
+
+bool read_full(int fd, void *buf, std::size_t len)
+{
+	auto *p = static_cast<char *>(buf);
+	while (len) {
+		ssize_t n = read(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = ENODATA;
+			return false;
+		}
+		p += n;
+		len -= static_cast<std::size_t>(n);
+	}
+	return true;
+}
+
+bool write_full(int fd, const void *buf, std::size_t len)
+{
+	auto *p = static_cast<const char *>(buf);
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return false;
+		}
+		p += n;
+		len -= static_cast<std::size_t>(n);
+	}
+	return true;
+}
+
+// --- image directory ------------------------------------------------------------------------
+int image_dir()
+{
+	int fd = criu_get_image_dir ? criu_get_image_dir() : -1;
+	if (fd < 0)
+		throw Error("no CRIU image directory (criu_get_image_dir failed)");
+	return fd;
+}
+
+bool image_exists(const std::string &name)
+{
+	struct stat st;
+	return fstatat(image_dir(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+std::vector<std::string> list_images(const std::string &prefix, const std::string &suffix)
+{
+	std::vector<std::string> out;
+	int dfd = openat(image_dir(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		throw Error("cannot list the image directory: " + errstr(errno));
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		throw Error("cannot list the image directory: " + errstr(errno));
+	}
+	while (struct dirent *e = readdir(d)) {
+		std::string n = e->d_name;
+		if (n.size() > prefix.size() + suffix.size() && n.compare(0, prefix.size(), prefix) == 0 &&
+		    n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+			out.push_back(n);
+	}
+	closedir(d);
+	return out;
+}
+
+void write_image(const std::string &name, const std::string &content)
+{
+	ImageWriter w(name);
+	w.write(content.data(), content.size());
+	w.commit();
+}
+
+UniqueFd open_image(const std::string &name, uint64_t *size)
+{
+	UniqueFd fd(openat(image_dir(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+	if (!fd)
+		throw Error("cannot open image " + name + ": " + errstr(errno));
+	struct stat st;
+	if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+		throw Error("image " + name + " is not a regular file");
+	*size = static_cast<uint64_t>(st.st_size);
+	return fd;
+}
+
+std::string read_image(const std::string &name, std::size_t max)
+{
+	uint64_t size = 0;
+	UniqueFd fd = open_image(name, &size);
+	if (size > max)
+		throw Error("image " + name + " is " + std::to_string(size) + " bytes, more than the " +
+		            std::to_string(max) + " allowed");
+	std::string text(static_cast<std::size_t>(size), '\0');
+	if (size && !read_full(fd.get(), text.data(), text.size()))
+		throw Error("cannot read image " + name + ": " + errstr(errno));
+	return text;
+}
+
+ImageWriter::ImageWriter(std::string name) : name_(std::move(name)), tmp_(name_ + ".tmp")
+{
+	fd_ = UniqueFd(openat(image_dir(), tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+	if (!fd_)
+		throw Error("cannot create image " + tmp_ + ": " + errstr(errno));
+}
+
+ImageWriter::~ImageWriter()
+{
+	if (!done_) {
+		fd_ = UniqueFd();
+		unlinkat(image_dir(), tmp_.c_str(), 0);
+	}
+}
+
+void ImageWriter::write(const void *buf, std::size_t len)
+{
+	if (!write_full(fd_.get(), buf, len))
+		throw Error("cannot write image " + tmp_ + ": " + errstr(errno));
+}
+
+void ImageWriter::commit()
+{
+	// No fsync: CRIU does not sync its own images either; rename gives atomicity.
+	fd_ = UniqueFd();
+	if (renameat(image_dir(), tmp_.c_str(), image_dir(), name_.c_str()) != 0)
+		throw Error("cannot rename image " + tmp_ + " to " + name_ + ": " + errstr(errno));
+	done_ = true;
+}
+
+} // namespace gwcriu

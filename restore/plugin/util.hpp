@@ -1,0 +1,67 @@
+// Small system helpers of the plugin: fds, files, the CRIU image directory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sysutil.hpp" // gw::Error (one-line message), gw::UniqueFd
+
+namespace gwcriu {
+
+using gw::Error;
+using gw::UniqueFd;
+
+// Plugin-owned fds that outlive a hook sit at or above this number (F_DUPFD_CLOEXEC), far
+// from the numbers CRIU restores: otherwise CRIU later fails with "fd N already in use".
+constexpr int kHighFd = 1000;
+UniqueFd dup_high(int fd);
+
+// kcmp(KCMP_FILE): true when fd1 of pid1 and fd2 of pid2 are the same open file.
+bool same_file(int pid1, int fd1, int pid2, int fd2);
+
+std::size_t page_size();
+std::string errstr(int err);                         // strerror
+std::string env_or(const char *name, const std::string &fallback);
+uint64_t env_u64(const char *name, uint64_t fallback); // unparsable values fall back
+
+// Whole small files (/proc, /sys): nullopt when absent or unreadable; at most `max` bytes.
+std::optional<std::string> read_text(const std::string &path, std::size_t max = 1 << 20);
+std::optional<std::string> read_link(const std::string &path);
+// A field of /proc/self/fdinfo/<fd> ("exp_name", ...), "" when absent.
+std::string fdinfo_field(int fd, const char *key);
+bool read_full(int fd, void *buf, std::size_t len);        // false on EOF or error (errno)
+bool write_full(int fd, const void *buf, std::size_t len);
+
+// --- the image directory (criu_get_image_dir()) --------------------------------------------
+// Names are the plugin's own (gpuwatch-*), never taken from image contents.
+int image_dir();                                      // throws Error outside CRIU
+bool image_exists(const std::string &name);
+std::vector<std::string> list_images(const std::string &prefix, const std::string &suffix);
+// Writes name atomically (temp file + rename). Throws Error naming the file.
+void write_image(const std::string &name, const std::string &content);
+// Reads a regular file of at most max bytes. Throws Error naming the file.
+std::string read_image(const std::string &name, std::size_t max);
+// A regular image file opened for reading, with its size. Throws Error naming the file.
+UniqueFd open_image(const std::string &name, uint64_t *size);
+
+// Streams a raw image: opened as name.tmp, renamed to name by commit(), removed otherwise.
+class ImageWriter {
+public:
+	explicit ImageWriter(std::string name);
+	~ImageWriter();
+	ImageWriter(const ImageWriter &) = delete;
+	ImageWriter &operator=(const ImageWriter &) = delete;
+	int fd() const { return fd_.get(); }
+	void write(const void *buf, std::size_t len);     // throws Error
+	void commit();                                    // throws Error
+
+private:
+	std::string name_, tmp_;
+	UniqueFd fd_;
+	bool done_ = false;
+};
+
+} // namespace gwcriu

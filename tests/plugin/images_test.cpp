@@ -1,0 +1,238 @@
+// The plugin's image format without CRIU or a device: round trips, and every kind of damage
+// the restore must refuse with a one-line message naming the image and the field.
+#include <cstdlib>
+#include <functional>
+#include <gtest/gtest.h>
+
+#include "images.hpp"
+
+using gwcriu::DmabufImage;
+using gwcriu::FileImage;
+using gwcriu::ImageError;
+using gwcriu::VmaRec;
+using json = nlohmann::json;
+
+namespace {
+
+gwcriu::DeviceRec card0()
+{
+	gwcriu::DeviceRec d;
+	d.path = "/dev/dri/card0";
+	d.kind = "card";
+	d.minor = 0;
+	d.driver = "vgem";
+	d.bus = "platform";
+	d.platform = "vgem";
+	d.mode = 020660;
+	d.gid = 44;
+	return d;
+}
+
+FileImage sample_file()
+{
+	FileImage f;
+	f.criu_id = 9;
+	f.device = card0();
+	f.f_flags = 02; // O_RDWR
+	f.source = "manifest";
+	f.handles_known = true;
+	f.handles.push_back({1, 16384, "dumb", 1, true, {{"width", 64}, {"height", 64}, {"bpp", 32}, {"flags", 0}}});
+	f.handles.push_back({3, 32768, "prime", 2, false, json::object()});
+	f.holders.push_back({100, 7, {3, 9}});
+	f.degraded.push_back("nothing, really");
+	return f;
+}
+
+VmaRec sample_vma()
+{
+	VmaRec v;
+	v.pid = 100;
+	v.vpid = 7;
+	v.start = 0x7f0000000000;
+	v.length = 8192;
+	v.offset = 0x100001000;
+	v.prot = "rw";
+	v.file = 9;
+	v.device = card0();
+	v.handle = 3;
+	v.object = 2;
+	v.object_size = 32768;
+	v.delta = 4096;
+	v.saved = true;
+	return v;
+}
+
+// The message of the ImageError that parsing `j` (a file image) throws, "" if none.
+std::string file_error(const json &j)
+{
+	try {
+		gwcriu::parse_file_image(j.dump(), "gpuwatch-file-9.json");
+	} catch (const ImageError &e) {
+		return e.what();
+	}
+	return "";
+}
+
+json damaged(const std::function<void(json &)> &damage)
+{
+	json j = gwcriu::to_json(sample_file());
+	damage(j);
+	return j;
+}
+
+} // namespace
+
+TEST(Images, FileRoundTrip)
+{
+	FileImage f = gwcriu::parse_file_image(gwcriu::to_json(sample_file()).dump(), "x");
+	EXPECT_EQ(f.criu_id, 9u);
+	EXPECT_EQ(f.device.path, "/dev/dri/card0");
+	EXPECT_EQ(f.device.kind, "card");
+	EXPECT_EQ(f.device.driver, "vgem");
+	EXPECT_EQ(f.device.mode, 020660u);
+	EXPECT_EQ(f.device.gid, 44u);
+	ASSERT_EQ(f.handles.size(), 2u);
+	EXPECT_EQ(f.handles[1].handle, 3u);
+	EXPECT_EQ(f.handles[1].object, 2u);
+	EXPECT_FALSE(f.handles[1].saved);
+	EXPECT_EQ(f.handles[0].params["bpp"], 32);
+	ASSERT_EQ(f.holders.size(), 1u);
+	EXPECT_EQ(f.holders[0].vpid, 7u);
+	EXPECT_EQ(f.holders[0].fds, (std::vector<int>{3, 9}));
+	EXPECT_EQ(f.degraded.size(), 1u);
+}
+
+TEST(Images, DmabufAndVmasRoundTrip)
+{
+	DmabufImage d;
+	d.criu_id = 10;
+	d.object = 2;
+	d.size = 32768;
+	d.saved = true;
+	d.f_flags = 02;
+	d.device = card0();
+	d.holders.push_back({100, 100, {4}});
+	DmabufImage back = gwcriu::parse_dmabuf_image(gwcriu::to_json(d).dump(), "x");
+	EXPECT_EQ(back.object, 2u);
+	EXPECT_EQ(back.size, 32768u);
+	EXPECT_EQ(back.holders[0].fds, std::vector<int>{4});
+
+	VmaRec none = sample_vma();
+	none.start += 0x10000;
+	none.file.reset();
+	none.handle.reset();
+	none.object = 0;
+	none.object_size = 0;
+	none.delta = 0;
+	none.saved = false;
+	auto vmas = gwcriu::parse_vmas_image(gwcriu::to_json(std::vector<VmaRec>{sample_vma(), none}).dump(), "x");
+	ASSERT_EQ(vmas.size(), 2u);
+	EXPECT_EQ(*vmas[0].file, 9u);
+	EXPECT_EQ(*vmas[0].handle, 3u);
+	EXPECT_EQ(vmas[0].delta, 4096u);
+	EXPECT_FALSE(vmas[1].file);
+	EXPECT_FALSE(vmas[1].handle);
+	EXPECT_EQ(vmas[1].object, 0u);
+}
+
+TEST(Images, NodePaths)
+{
+	std::string kind;
+	EXPECT_TRUE(gwcriu::valid_node_path("/dev/dri/card0", &kind));
+	EXPECT_EQ(kind, "card");
+	EXPECT_TRUE(gwcriu::valid_node_path("/dev/dri/renderD128", &kind));
+	EXPECT_EQ(kind, "render");
+	for (const char *bad : {"/dev/dri/card", "/dev/dri/card0/../../etc/passwd", "/dev/dri/../dri/card0",
+	                        "/dev/dri/renderD12a", "/dev/dri/card12345", "dev/dri/card0", "/dev/dri/card0 ",
+	                        "/dev/dri/controlD64", "/etc/shadow", ""})
+		EXPECT_FALSE(gwcriu::valid_node_path(bad, nullptr)) << bad;
+}
+
+TEST(Images, RefusesDamage)
+{
+	struct Case {
+		const char *what;
+		std::function<void(json &)> damage;
+		const char *message;
+	} cases[] = {
+		{"schema", [](json &j) { j["schema"] = "other"; }, "field schema is not"},
+		{"missing field", [](json &j) { j.erase("handles"); }, "missing field handles"},
+		{"wrong type", [](json &j) { j["handles"][0]["object"] = "x"; }, "handles[0].object is not an unsigned integer"},
+		{"negative", [](json &j) { j["handles"][0]["size"] = -4096; }, "handles[0].size is not an unsigned integer"},
+		{"fraction", [](json &j) { j["f_flags"] = 1.5; }, "f_flags is not an unsigned integer"},
+		{"unaligned size", [](json &j) { j["handles"][0]["size"] = 12345; }, "not a positive multiple of the page size"},
+		{"zero size", [](json &j) { j["handles"][0]["size"] = 0; }, "not a positive multiple"},
+		{"huge size", [](json &j) { j["handles"][0]["size"] = uint64_t{1} << 50; }, "more than"},
+		{"order", [](json &j) { j["handles"][1]["handle"] = 1; }, "handles must be ascending"},
+		{"handle 0", [](json &j) { j["handles"][0]["handle"] = 0; }, "handles must be ascending and non-zero"},
+		{"huge handle", [](json &j) { j["handles"][1]["handle"] = 4000000000u; }, "more than 65536"},
+		{"object 0", [](json &j) { j["handles"][0]["object"] = 0; }, "handles[0].object is 0"},
+		{"path", [](json &j) { j["device"]["path"] = "/etc/passwd"; }, "device.path is not /dev/dri/cardN"},
+		{"kind", [](json &j) { j["device"]["kind"] = "render"; }, "device.kind does not match"},
+		{"major", [](json &j) { j["device"]["major"] = 1; }, "device.major is not the DRM major"},
+		{"driver", [](json &j) { j["device"]["driver"] = ""; }, "device.driver is empty"},
+		{"long string", [](json &j) { j["device"]["driver"] = std::string(300, 'x'); }, "longer than"},
+		{"source", [](json &j) { j["source"] = "guess"; }, "source is neither"},
+		{"holder pid", [](json &j) { j["holders"][0]["pid"] = 0; }, "holders[0].pid is 0"},
+		{"holder fd", [](json &j) { j["holders"][0]["fds"][0] = -1; }, "holders[0].fds[0] is not an fd number"},
+		{"params", [](json &j) { j["handles"][0]["params"] = 3; }, "handles[0].params is not an object"},
+		{"not an object", [](json &j) { j = json::array(); }, "not a JSON object"},
+	};
+	for (const Case &c : cases) {
+		std::string msg = file_error(damaged(c.damage));
+		EXPECT_NE(msg.find(c.message), std::string::npos) << c.what << ": got '" << msg << "'";
+		EXPECT_EQ(msg.rfind("gpuwatch-file-9.json: ", 0), 0u) << c.what << ": " << msg;
+		EXPECT_EQ(msg.find('\n'), std::string::npos) << c.what;
+	}
+}
+
+TEST(Images, RefusesTruncatedText)
+{
+	std::string text = gwcriu::to_json(sample_file()).dump();
+	for (std::size_t cut : {std::size_t{0}, std::size_t{1}, text.size() / 2, text.size() - 1}) {
+		try {
+			gwcriu::parse_file_image(text.substr(0, cut), "f.json");
+			ADD_FAILURE() << "accepted a text cut at " << cut;
+		} catch (const ImageError &e) {
+			EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
+		}
+	}
+}
+
+TEST(Images, RefusesBadMappings)
+{
+	auto error = [](const std::function<void(VmaRec &)> &damage) -> std::string {
+		VmaRec v = sample_vma();
+		damage(v);
+		try {
+			gwcriu::parse_vmas_image(gwcriu::to_json(std::vector<VmaRec>{v, v}).dump(), "gpuwatch-vmas.json");
+		} catch (const ImageError &e) {
+			return e.what();
+		}
+		return "";
+	};
+	// the same mapping twice
+	EXPECT_NE(error([](VmaRec &) {}).find("repeats another mapping"), std::string::npos);
+	EXPECT_NE(error([](VmaRec &v) { v.start += 1; }).find("page-aligned"), std::string::npos);
+	EXPECT_NE(error([](VmaRec &v) { v.length = 0; }).find("page-aligned"), std::string::npos);
+	EXPECT_NE(error([](VmaRec &v) { v.start = ~uint64_t{0} - 4095; }).find("page-aligned"), std::string::npos);
+	EXPECT_NE(error([](VmaRec &v) { v.delta = 32768; }).find("outside its object"), std::string::npos);
+	EXPECT_NE(error([](VmaRec &v) { v.length = 32768; }).find("outside its object"), std::string::npos);
+	EXPECT_NE(error([](VmaRec &v) { v.object_size = 100; }).find("positive multiple"), std::string::npos);
+}
+
+TEST(Images, HandleBoundIsAKnob)
+{
+	json j = damaged([](json &x) { x["handles"][1]["handle"] = 70000; });
+	EXPECT_NE(file_error(j).find("more than 65536"), std::string::npos);
+	setenv("GPUWATCH_MAX_HANDLE", "100000", 1);
+	EXPECT_EQ(file_error(j), "");
+	unsetenv("GPUWATCH_MAX_HANDLE");
+}
+
+TEST(Images, FlagsText)
+{
+	EXPECT_EQ(gwcriu::flags_text(02), "O_RDWR");
+	EXPECT_EQ(gwcriu::flags_text(0), "O_RDONLY");
+	EXPECT_EQ(gwcriu::flags_text(02 | 04000), "O_RDWR|O_NONBLOCK");
+}
