@@ -275,3 +275,30 @@ TEST(ShowTest, MalformedManifestIsAOneLineError)
 }
 
 } // namespace
+
+namespace {
+// From a build tree, criu-args points at the build's plugin directory and helper, which exist.
+TEST(CriuArgs, PointsAtAnExistingPluginDirectoryAndHelper)
+{
+	char tmpl[] = "/tmp/gw-criu-args.XXXXXX";
+	int fd = mkstemp(tmpl);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fd, 1);
+		execl(kBin.c_str(), kBin.c_str(), "criu-args", (char *)nullptr);
+		_exit(127);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	std::ifstream in(tmpl);
+	std::string libdir_opt, libdir, action_opt, action;
+	in >> libdir_opt >> libdir >> action_opt >> action;
+	close(fd);
+	unlink(tmpl);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	EXPECT_EQ(libdir_opt, "--libdir");
+	EXPECT_EQ(action_opt, "--action-script");
+	EXPECT_TRUE(exists(libdir + "/gpuwatch_criu.so")) << libdir;
+	EXPECT_EQ(access(action.c_str(), X_OK), 0) << action;
+}
+} // namespace
