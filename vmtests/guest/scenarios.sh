@@ -17,7 +17,17 @@ SCENARIOS=(
 	"descendant_cgroup    sc_descendant"
 	"moved_in             sc_moved_in"
 	"running_at_attach    sc_running_at_attach"
+	# CRIU (guest/criu.sh): plain CRIU fails; gpuwatch's plugin and action script restore
+	"criu_baseline             sc_criu_baseline"
+	"criu_roundtrip            sc_criu_cycle"
+	"criu_daemon_after_restore sc_criu_cycle --check-manifest"
+	"criu_degraded             sc_criu_cycle --no-daemon"
+	"criu_node_missing         sc_criu_node_missing"
+	"criu_corrupt              sc_criu_corrupt"
+	"criu_minor_changed        sc_criu_minor_changed"
 )
+. "$VMTESTS/guest/criu.sh"
+. "$VMTESTS/guest/criu_dummydrm.sh"
 
 # A workload started in the watched cgroup after gpuwatch attached; every phase exact.
 sc_simple() {
