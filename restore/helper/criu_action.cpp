@@ -6,7 +6,8 @@
 //                     see (gpuwatch-nodes.json)
 //   setup-namespaces  create the recorded DRM nodes that are missing in the restored root
 //   post-resume       if GPUWATCH_RESTORE_SIGNAL is set (e.g. SIGUSR2), send it to the
-//                     restored processes that held DRM state: their GPU state is gone
+//                     restored processes (CRTOOLS_INIT_PID and its descendants) that hold a
+//                     DRM or dma-buf fd: their GPU engine state is gone
 // Knobs: GPUWATCH_RUN_DIR (daemon registrations, default /run/gpuwatch).
 #include <cerrno>
 #include <csignal>
@@ -14,7 +15,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <filesystem>
+#include <map>
 #include <set>
+#include <sys/sysmacros.h>
+#include <vector>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -128,23 +133,49 @@ int setup_namespaces()
 	return 0;
 }
 
-bool descends_from(uint32_t pid, uint32_t ancestor)
+// The restored tree: CRTOOLS_INIT_PID and its descendants (from /proc/*/stat).
+std::set<uint32_t> restored_tree(uint32_t root)
 {
-	for (int depth = 0; depth < 4096 && pid > 1; depth++) {
-		if (pid == ancestor)
-			return true;
-		std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-		std::string s((std::istreambuf_iterator<char>(in)), {});
-		auto rp = s.rfind(')');
-		if (rp == std::string::npos)
-			return false;
+	std::map<uint32_t, std::vector<uint32_t>> children;
+	std::error_code ec;
+	for (const auto &ent : std::filesystem::directory_iterator("/proc", ec)) {
+		const std::string name = ent.path().filename().string();
+		if (name.find_first_not_of("0123456789") != std::string::npos)
+			continue;
+		std::ifstream in(ent.path() / "stat");
+		std::string st((std::istreambuf_iterator<char>(in)), {});
+		auto rp = st.rfind(')');
 		char state;
 		uint32_t ppid = 0;
-		if (sscanf(s.c_str() + rp + 1, " %c %u", &state, &ppid) != 2)
-			return false;
-		pid = ppid;
+		if (rp != std::string::npos && sscanf(st.c_str() + rp + 1, " %c %u", &state, &ppid) == 2)
+			children[ppid].push_back((uint32_t)std::stoul(name));
 	}
-	return pid == ancestor;
+	std::set<uint32_t> tree {root};
+	std::vector<uint32_t> todo {root};
+	while (!todo.empty()) {
+		uint32_t p = todo.back();
+		todo.pop_back();
+		for (uint32_t c : children[p]) {
+			if (tree.insert(c).second)
+				todo.push_back(c);
+		}
+	}
+	return tree;
+}
+
+// Whether a process holds a DRM character device or a dma-buf fd.
+bool holds_drm(uint32_t pid)
+{
+	std::error_code ec;
+	for (const auto &ent : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+		struct stat st {};
+		if (::stat(ent.path().c_str(), &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 226)
+			return true;
+		std::string target = std::filesystem::read_symlink(ent.path(), ec).string();
+		if (!ec && target.rfind("/dmabuf:", 0) == 0)
+			return true;
+	}
+	return false;
 }
 
 int parse_signal(const std::string &s)
@@ -168,17 +199,11 @@ int post_resume()
 	if (sig.empty())
 		return 0;
 	int signo = parse_signal(sig);
-	uint32_t root = init_pid();
-	std::string dir = image_dir();
-	nlohmann::json manifest = read_manifest_file(dir + "/" + kManifest);
+	/* the image directory (CRIU passes /proc/<criu>/fd/N) is closed by now: the restored
+	 * tree itself says who holds DRM state */
 	int sent = 0;
-	for (const auto &p : manifest.at("processes")) {
-		uint32_t pid = p.at("pid").get<uint32_t>();
-		if (!descends_from(pid, root)) {
-			log("process " + std::to_string(pid) + " is not part of the restored tree of " + std::to_string(root) + ": not signalled");
-			continue;
-		}
-		if (::kill(pid, signo) == 0)
+	for (uint32_t pid : restored_tree(init_pid())) {
+		if (holds_drm(pid) && ::kill(pid, signo) == 0)
 			sent++;
 	}
 	log("sent " + sig + " to " + std::to_string(sent) + " restored process(es): their GPU state was not restored");

@@ -125,9 +125,17 @@ case_predump() {
 case_criuargs() {
 	CRIU_ARGS=$("$build/gpuwatch" criu-args) || { echo "FAIL criuargs: gpuwatch criu-args failed"; return 1; }
 	echo "  criu-args: $CRIU_ARGS"
-	start criuargs && dump criuargs && restore_and_finish criuargs
+	# the action script's post-resume signal, off unless asked for
+	start criuargs && dump criuargs && GPUWATCH_RESTORE_SIGNAL=SIGUSR2 restore_and_finish criuargs
 	local rc=$?
 	CRIU_ARGS="-L $plug"
+	local n
+	n=$(ls "$W"/signalled.* 2>/dev/null | wc -l)
+	if [ $rc = 0 ] && [ "$n" != 2 ]; then
+		echo "FAIL criuargs: $n of the 2 restored processes got GPUWATCH_RESTORE_SIGNAL"
+		return 1
+	fi
+	[ $rc = 0 ] && echo "  post-resume: both restored processes got SIGUSR2"
 	return $rc
 }
 case_big() { IMG_BASE=$out/big-img start big --big=256 && dump big && restore_and_finish big; rm -rf "$out/big-img"; }

@@ -25,6 +25,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -267,6 +268,16 @@ static void check_big(const uint64_t *p, uint64_t size)
 		}
 }
 
+/* post-resume, gpuwatch-criu-action sends GPUWATCH_RESTORE_SIGNAL (SIGUSR2 in the
+ * criuargs case): leave a trace per process */
+static void on_sigusr2(int sig)
+{
+	char path[512];
+	(void)sig;
+	snprintf(path, sizeof(path), "%s/signalled.%d", dir, (int)getpid());
+	close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+}
+
 static void wait_exit(void)
 {
 	wait_for("exit");
@@ -278,6 +289,7 @@ int main(int argc, char **argv)
 	if (argc < 2) { fprintf(stderr, "usage: wl_criu_scratch DIR [--big=MiB]\n"); return 2; }
 	dir = argv[1];
 	unsigned big_mib = argc > 2 && strncmp(argv[2], "--big=", 6) == 0 ? (unsigned)atoi(argv[2] + 6) : 0;
+	signal(SIGUSR2, on_sigusr2);
 
 	int A = open("/dev/dri/card0", O_RDWR);
 	if (A < 0) die("open card0");
