@@ -4,7 +4,9 @@
 //   pre-dump          sync the daemon following CRTOOLS_INIT_PID, copy its manifest into the
 //                     image dir (gpuwatch-manifest.json) and record the DRM nodes the tasks
 //                     see (gpuwatch-nodes.json)
-//   setup-namespaces  create the recorded DRM nodes that are missing in the restored root
+//   post-setup-namespaces
+//                     create the recorded DRM nodes that are missing in the restored root
+//                     (CRIU runs it only when it restores namespaces, i.e. for containers)
 //   post-resume       if GPUWATCH_RESTORE_SIGNAL is set (e.g. SIGUSR2), send it to the
 //                     restored processes (CRTOOLS_INIT_PID and its descendants) that hold a
 //                     DRM or dma-buf fd: their GPU engine state is gone
@@ -218,7 +220,10 @@ int main()
 	try {
 		if (action == "pre-dump")
 			return pre_dump();
-		if (action == "setup-namespaces")
+		/* CRIU 3.17 runs setup-namespaces before the restored mount tree is in place
+		 * (cr-restore.c: ACT_SETUP_NS, then CR_STATE_PREPARE_NAMESPACES): a node made then
+		 * would land in a copy of criu's own mounts. post-setup-namespaces runs after it. */
+		if (action == "post-setup-namespaces")
 			return setup_namespaces();
 		if (action == "post-resume")
 			return post_resume();
