@@ -129,20 +129,23 @@ crwl_results() {
 }
 
 # crwl_run_rest DIR MANIFEST [CHECKER ARGS...]: after phase 1 (and a dump and restore, or not):
-# the workload verifies itself, works, exits. MANIFEST=1: the manifest must match the truth
-# of phases 2 and 3 (after verification, after the work) and be empty at the end.
+# the workload verifies itself, works, exits. MANIFEST=1: the manifest must also match the
+# truth of phases 2 and 3 (after the verification, after the work).
 crwl_run_rest() {
 	local dir=$1 manifest=$2 parent p deadline
 	shift 2
 	parent=$(cat "$dir/pid.parent")
 	go "$dir" 1
-	crwl_wait "$dir" ready.2 || { crwl_results "$dir" result; return 1; }
-	crwl_results "$dir" result || return 1
-	if [ "$manifest" = 1 ]; then check_phase "$dir" 2 "$@" || return 1; fi
+	if ! crwl_wait "$dir" ready.2; then
+		local why=$REASON
+		crwl_results "$dir" result    # whatever the processes reported before that
+		REASON=$why
+		return 1
+	fi
+	crwl_check_both "$dir" 2 result "$manifest" "$@" || return 1
 	go "$dir" 2
 	crwl_wait "$dir" ready.3 || return 1
-	crwl_results "$dir" work || return 1
-	if [ "$manifest" = 1 ]; then check_phase "$dir" 3 "$@" || return 1; fi
+	crwl_check_both "$dir" 3 work "$manifest" "$@" || return 1
 	go "$dir" 3
 	deadline=$((SECONDS + PHASE_TIMEOUT))
 	for p in $(crwl_pids "$dir"); do
@@ -155,6 +158,21 @@ crwl_run_rest() {
 		{ indent "$dir/stderr"; fail "workload did not finish cleanly (no done.$parent)$(last_line "$dir/stderr")"; return 1; }
 }
 
+# crwl_check_both DIR N WHAT MANIFEST [CHECKER ARGS...]: the workload's WHAT results, and with
+# MANIFEST=1 the manifest against the truth of phase N; both are checked and reported.
+crwl_check_both() {
+	local dir=$1 n=$2 what=$3 manifest=$4 mreason=''
+	shift 4
+	if [ "$manifest" = 1 ] && ! check_phase "$dir" "$n" "$@"; then
+		mreason=$REASON
+	fi
+	if ! crwl_results "$dir" "$what"; then
+		[ -z "$mreason" ] || REASON="$mreason; and $REASON"
+		return 1
+	fi
+	[ -z "$mreason" ] || { REASON=$mreason; return 1; }
+}
+
 # crwl_truth DIR N: the workload's truth of phase N agrees with /proc (a test bug otherwise)
 crwl_truth() {
 	local truths=("$1"/truth."$2".*.json)
@@ -164,7 +182,7 @@ crwl_truth() {
 }
 
 # crwl_dump DIR IMG [CRIU ARGS...]: dumps the workload (CRIU kills it), waits until its pids are
-# free again (the parent is our child: reaped here).
+# free again (a restore needs them; bash reaps the parent, its disowned child).
 crwl_dump() {
 	local dir=$1 img=$2 pid p deadline
 	shift 2
@@ -198,6 +216,15 @@ crwl_restore() {
 	for p in $(crwl_pids "$dir"); do
 		CLEANUP_PIDS+=("$p")
 		alive "$p" || { criu_show "$log"; fail "restored workload $(crwl_role "$dir" "$p") $p is not running"; return 1; }
+	done
+}
+
+# crwl_in_cgroup DIR CG: every restored process is back in the followed cgroup CG
+crwl_in_cgroup() {
+	local p want=0::${2#"$CG_ROOT"} got
+	for p in $(crwl_pids "$1"); do
+		got=$(grep '^0::' "/proc/$p/cgroup" 2>/dev/null)
+		[ "$got" = "$want" ] || { fail "restored process $p is in cgroup '${got#0::}', not ${want#0::}"; return 1; }
 	done
 }
 
@@ -283,6 +310,7 @@ sc_criu_cycle() {
 	fi
 	crwl_restore "$dir" "$img" "$WORK/restore.log" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
 	criu_timings
+	crwl_in_cgroup "$dir" "$cg" || return 1
 	if [ $swap = 1 ] && ! grep -qE 'gpuwatch: .*/dev/dri/card0.*using .*/dev/dri/card1.*equivalent' "$WORK/restore.log"; then
 		criu_show "$WORK/restore.log"
 		fail "restored on another node, but restore.log has no gpuwatch line saying it uses /dev/dri/card1 for /dev/dri/card0"
@@ -347,6 +375,7 @@ sc_criu_node_missing() {
 	crwl_restore "$dir" "$img" "$WORK/restore.log" --ext-mount-map auto --root / ${CRIU_NS_RESTORE_ARGS:-} "${CRIU_GW_ARGS[@]}" ||
 		{ criu_timings; return 1; }
 	criu_timings
+	crwl_in_cgroup "$dir" "$cg" || return 1
 	local pid n
 	pid=$(cat "$dir/pid.parent")
 	for n in card0 renderD128; do
@@ -365,8 +394,9 @@ sc_criu_node_missing() {
 # must fail with gpuwatch's error in restore.log and exit with an error (no signal, no hang),
 # leave no process of the workload and crash nothing. An image the restore does not read
 # (the saved manifest; the action script's node list when no namespace is restored) may
-# instead restore, but then the workload must verify itself. Then the untouched dump still
-# restores and verifies. Cases and outcomes: corrupt-cases.txt.
+# instead restore, but then the workload's verification must find nothing that the restore
+# of the untouched dump (done first, good-verification.txt) did not. At the end the untouched
+# dump restores again, verifies and works. Cases and outcomes: corrupt-cases.txt.
 sc_criu_corrupt() {
 	local cg dir=$WORK/wl img=$WORK/img bad=$WORK/bad f base n=0 how log crash0 outcome failed='' p
 	criu_need plugin || return $?
@@ -377,6 +407,14 @@ sc_criu_corrupt() {
 	crwl_truth "$dir" 1 || return 1
 	crwl_dump "$dir" "$img" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
 	cp -a "$dir" "$WORK/wl.at-dump"     # a restore that succeeds changes it: put it back after
+	# the untouched dump first: what its restored workload reports is the reference for a
+	# corrupt case that restores (only failures beyond these count against it)
+	crwl_restore "$dir" "$img" "$WORK/restore-good.log" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
+	go "$dir" 1
+	crwl_wait "$dir" ready.2 || { criu_timings; return 1; }
+	criu_fail_lines "$dir" >"$WORK/good-verification.txt"
+	crwl_kill "$dir"
+	rm -rf "$dir" && cp -a "$WORK/wl.at-dump" "$dir"
 	local files=() kinds=() seen=' '
 	for f in "$img"/gpuwatch-*; do [ -e "$f" ] && files+=("${f##*/}"); done
 	[ ${#files[@]} -gt 0 ] || { fail "the dump wrote no gpuwatch-* image"; return 1; }
@@ -414,7 +452,7 @@ sc_criu_corrupt() {
 			printf '%-9s %-26s exit %-3s %s%s\n' "$how" "$f" "$CRIU_RC" "$outcome" \
 				"$(grep -m1 -E 'gpuwatch: .*(refused|cannot)' "$log" | sed 's/^([0-9. ]*) */ | /')" >>"$WORK/corrupt-cases.txt"
 			case $outcome in
-			ok | "restored, verified PASS"*) ;;
+			ok | "restored, verified as the untouched dump"*) ;;
 			*) [[ "$failed" == *"$how $f:"* ]] || failed+="${failed:+; }$how $f: $outcome" ;;
 			esac
 		done
@@ -423,6 +461,7 @@ sc_criu_corrupt() {
 	sed '1d; s/^/    /' "$WORK/corrupt-cases.txt"
 	crwl_restore "$dir" "$img" "$WORK/restore.log" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
 	criu_timings
+	crwl_in_cgroup "$dir" "$cg" || return 1
 	[ -z "$failed" ] || { fail "corrupt images: $failed"; return 1; }
 	crwl_run_rest "$dir" 0 || { REASON="after the corrupt cases, the good dump: $REASON"; return 1; }
 	criu_keep_images "$img"
@@ -432,23 +471,31 @@ sc_criu_corrupt() {
 # criu_crashes: how many crash reports the kernel has logged so far
 criu_crashes() { dmesg | grep -cE 'segfault|traps:|general protection'; }
 
+# criu_fail_lines DIR: the FAIL lines of every process's verification, sorted
+criu_fail_lines() {
+	local p
+	for p in $(crwl_pids "$1"); do
+		[ -e "$1/result.$p.log" ] || echo "pid $p: no result"
+		grep '^FAIL' "$1/result.$p.log" 2>/dev/null
+	done | sort
+}
+
 # criu_corrupt_restored DIR: a restore from corrupt images succeeded: the workload verifies
-# itself. Prints the outcome; non-zero when that is a failure.
+# itself, and must find nothing the untouched dump's restore did not (good-verification.txt).
+# Prints the outcome; non-zero when that is a failure.
 criu_corrupt_restored() {
-	local dir=$1 p r first REASON=''
+	local dir=$1 REASON='' extra
 	go "$dir" 1
 	if ! crwl_wait "$dir" ready.2 >/dev/null; then
 		echo "restored, then: $REASON"
 		return 1
 	fi
-	for p in $(crwl_pids "$dir"); do
-		r=$(head -n1 "$dir/result.$p" 2>/dev/null)
-		[ "$r" = PASS ] && continue
-		first=$(grep -m1 '^FAIL' "$dir/result.$p.log" 2>/dev/null | cut -c6-160)
-		echo "restored WITHOUT an error, and the workload's verification says ${r:-nothing}: $first"
+	extra=$(criu_fail_lines "$dir" | comm -13 "$WORK/good-verification.txt" -)
+	if [ -n "$extra" ]; then
+		echo "restored WITHOUT an error, and the workload found: $(echo "$extra" | head -n1 | cut -c6-160) ($(echo "$extra" | wc -l) failure(s) the untouched dump does not have)"
 		return 1
-	done
-	echo "restored, verified PASS (the restore does not read this image)"
+	fi
+	echo "restored, verified as the untouched dump (the restore does not read this image)"
 }
 
 # criu_corrupt_file FILE truncate|garbage: half its size, or 64 bytes of garbage in its middle

@@ -391,6 +391,29 @@ static bool find_vma(uint64_t start, struct vma *v)
 	return found;
 }
 
+/* F_GETFL bits by name, e.g. "O_RDWR|O_LARGEFILE|O_NOFOLLOW" */
+static const char *fl_str(int fl, char *buf, size_t len)
+{
+	static const struct { int bit; const char *name; } bits[] = {
+		{ O_APPEND, "O_APPEND" }, { O_NONBLOCK, "O_NONBLOCK" }, { O_DSYNC, "O_DSYNC" },
+		{ O_DIRECT, "O_DIRECT" }, { 0100000 /* x86_64's; glibc says 0 */, "O_LARGEFILE" },
+		{ O_DIRECTORY, "O_DIRECTORY" },
+		{ O_NOFOLLOW, "O_NOFOLLOW" }, { O_NOATIME, "O_NOATIME" }, { O_PATH, "O_PATH" },
+		{ O_SYNC & ~O_DSYNC, "__O_SYNC" }, { FASYNC, "FASYNC" },
+	};
+	int acc = fl & O_ACCMODE, rest = fl & ~O_ACCMODE;
+	size_t n = (size_t)snprintf(buf, len, "%s", acc == O_RDONLY ? "O_RDONLY" : acc == O_WRONLY ? "O_WRONLY" : "O_RDWR");
+
+	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]) && n < len; i++)
+		if (rest & bits[i].bit) {
+			n += (size_t)snprintf(buf + n, len - n, "|%s", bits[i].name);
+			rest &= ~bits[i].bit;
+		}
+	if (rest && n < len)
+		snprintf(buf + n, len - n, "|%#o", rest);
+	return buf;
+}
+
 static const char *prot_str(int prot)
 {
 	return (prot & PROT_WRITE) ? "rw" : "r-";
@@ -544,7 +567,9 @@ static void verify_fds(void)
 			continue;
 		}
 		note(g->fdflags == w->fdflags, "fd %d: F_GETFD %#x (before: %#x)", w->fd, g->fdflags, w->fdflags);
-		note(g->flflags == w->flflags, "fd %d: F_GETFL %#o (before: %#o)", w->fd, g->flflags, w->flflags);
+		char gfl[96], wfl[96];
+		note(g->flflags == w->flflags, "fd %d: F_GETFL %#o %s (before: %#o %s)", w->fd, g->flflags,
+		     fl_str(g->flflags, gfl, sizeof(gfl)), w->flflags, fl_str(w->flflags, wfl, sizeof(wfl)));
 		if (mf && mf->kind == WL_FD_DRM) {
 			struct wl_file *f = &wl.files[mf->file];
 			char driver[32];
