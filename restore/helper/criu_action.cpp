@@ -4,9 +4,8 @@
 //   pre-dump          sync the daemon following CRTOOLS_INIT_PID, copy its manifest into the
 //                     image dir (gpuwatch-manifest.json) and record the DRM nodes the tasks
 //                     see (gpuwatch-nodes.json)
-//   post-setup-namespaces
-//                     create the recorded DRM nodes that are missing in the restored root
-//                     (CRIU runs it only when it restores namespaces, i.e. for containers)
+//   post-restore      create the recorded DRM nodes still missing in the restored root (the
+//                     plugin has created those its files needed, from inside the tasks)
 //   post-resume       if GPUWATCH_RESTORE_SIGNAL is set (e.g. SIGUSR2), send it to the
 //                     restored processes (CRTOOLS_INIT_PID and its descendants) that hold a
 //                     DRM or dma-buf fd: their GPU engine state is gone
@@ -220,10 +219,12 @@ int main()
 	try {
 		if (action == "pre-dump")
 			return pre_dump();
-		/* CRIU 3.17 runs setup-namespaces before the restored mount tree is in place
-		 * (cr-restore.c: ACT_SETUP_NS, then CR_STATE_PREPARE_NAMESPACES): a node made then
-		 * would land in a copy of criu's own mounts. post-setup-namespaces runs after it. */
-		if (action == "post-setup-namespaces")
+		/* CRIU 3.17 runs setup-namespaces and post-setup-namespaces before the root task has
+		 * entered the restored mount namespace (restore_task_mnt_ns() comes after
+		 * CR_STATE_FORKING): a node made then would land in criu's own /dev. The plugin
+		 * creates the nodes a DRM file needs from inside the task; post-restore, when the
+		 * tasks are in their namespaces, checks that every node they had is back. */
+		if (action == "post-restore")
 			return setup_namespaces();
 		if (action == "post-resume")
 			return post_resume();

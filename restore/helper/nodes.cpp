@@ -76,17 +76,23 @@ bool create_node_in_root(uint32_t pid, const NodeInfo &node, uint32_t minor)
 {
 	check_path(node.path, node.major);
 	UniqueFd root = open_root(pid);
-	UniqueFd dev(openat2_in_root(root.get(), "dev", O_PATH | O_DIRECTORY | O_CLOEXEC));
+	return create_node_at(root.get(), node, minor);
+}
+
+bool create_node_at(int root, const NodeInfo &node, uint32_t minor)
+{
+	check_path(node.path, node.major);
+	UniqueFd dev(openat2_in_root(root, "dev", O_PATH | O_DIRECTORY | O_CLOEXEC));
 	if (!dev)
-		throw Error("/dev of process " + std::to_string(pid) + ": " + errno_text(errno));
-	UniqueFd dri(openat2_in_root(root.get(), "dev/dri", O_PATH | O_DIRECTORY | O_CLOEXEC));
+		throw Error("/dev: " + errno_text(errno));
+	UniqueFd dri(openat2_in_root(root, "dev/dri", O_PATH | O_DIRECTORY | O_CLOEXEC));
 	if (!dri && errno == ENOENT) {
 		if (::mkdirat(dev.get(), "dri", 0755) != 0 && errno != EEXIST)
-			throw Error("cannot create /dev/dri for process " + std::to_string(pid) + ": " + errno_text(errno));
-		dri = UniqueFd(openat2_in_root(root.get(), "dev/dri", O_PATH | O_DIRECTORY | O_CLOEXEC));
+			throw Error("cannot create /dev/dri: " + errno_text(errno));
+		dri = UniqueFd(openat2_in_root(root, "dev/dri", O_PATH | O_DIRECTORY | O_CLOEXEC));
 	}
 	if (!dri)
-		throw Error("/dev/dri of process " + std::to_string(pid) + ": " + errno_text(errno));
+		throw Error("/dev/dri: " + errno_text(errno));
 	std::string name = node.path.substr(sizeof("/dev/dri/") - 1);
 	struct stat st {};
 	if (::fstatat(dri.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
@@ -95,7 +101,7 @@ bool create_node_in_root(uint32_t pid, const NodeInfo &node, uint32_t minor)
 	int rc = ::mknodat(dri.get(), name.c_str(), S_IFCHR | (node.mode & 0777), makedev(226, minor));
 	::umask(old);
 	if (rc != 0)
-		throw Error("cannot create " + node.path + " for process " + std::to_string(pid) + ": " + errno_text(errno));
+		throw Error("cannot create " + node.path + ": " + errno_text(errno));
 	if (::fchownat(dri.get(), name.c_str(), node.uid, node.gid, AT_SYMLINK_NOFOLLOW) != 0) {
 		int err = errno;
 		::unlinkat(dri.get(), name.c_str(), 0);

@@ -27,6 +27,8 @@ std::optional<NodeInfo> stat_node_in_root(uint32_t pid, const std::string &path)
 // not /dev/dri/cardN or /dev/dri/renderDN and any major but 226. Returns false if a node
 // already exists there (it is left alone).
 bool create_node_in_root(uint32_t pid, const NodeInfo &node, uint32_t minor);
+// The same below an already open root directory (e.g. "/" of a restored task, from inside it).
+bool create_node_at(int root, const NodeInfo &node, uint32_t minor);
 
 nlohmann::json to_json(const NodeInfo &n);
 NodeInfo node_from_json(const nlohmann::json &j);   // throws gw::Error on a malformed entry

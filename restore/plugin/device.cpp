@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <optional>
+#include <sys/syscall.h>
 #include <map>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "drm_ops.hpp"
+#include "nodes.hpp"
 #include "log.hpp"
 
 namespace gwcriu {
@@ -161,18 +165,16 @@ DeviceRec describe_device(uint32_t major, uint32_t minor, const std::string &pat
 	return d;
 }
 
-ChosenDevice choose_device(const DeviceRec &saved)
-{
-	static std::map<std::string, ChosenDevice> cache;
-	std::string key = saved.path + "|" + std::to_string(saved.minor) + "|" + saved.driver + "|" + saved.pci_id;
-	if (auto it = cache.find(key); it != cache.end())
-		return it->second;
+namespace {
 
+// The saved node when it is still the same kind of device, else the best equivalent node under
+// /dev/dri (same PCI slot first, then the lowest minor). `why` says why the saved one is not used.
+std::optional<Candidate> find_equivalent(const DeviceRec &saved, std::string *why)
+{
 	Candidate c;
 	if (identify(saved.path, c) && equivalent(saved, c))
-		return cache[key] = ChosenDevice{c.path, c.minor, false};
-	std::string why = c.path.empty() ? "is missing" : "now belongs to " + c.driver;
-
+		return c;
+	*why = c.path.empty() ? "is missing" : "now belongs to " + c.driver;
 	std::vector<Candidate> found;
 	if (DIR *d = opendir("/dev/dri")) {
 		while (struct dirent *e = readdir(d)) {
@@ -183,26 +185,92 @@ ChosenDevice choose_device(const DeviceRec &saved)
 		closedir(d);
 	}
 	if (found.empty())
-		throw Error("no DRM device for " + saved.path + " (driver " + saved.driver +
-		            (saved.pci_id.empty() ? "" : ", PCI " + saved.pci_id) + ") on this host");
+		return std::nullopt;
 	std::sort(found.begin(), found.end(), [&](const Candidate &a, const Candidate &b) {
 		bool as = !saved.pci_slot.empty() && a.ids.pci_slot == saved.pci_slot;
 		bool bs = !saved.pci_slot.empty() && b.ids.pci_slot == saved.pci_slot;
 		return as != bs ? as : a.minor < b.minor;
 	});
+	return found.front();
+}
+
+std::string device_key(const DeviceRec &saved)
+{
+	return saved.path + "|" + std::to_string(saved.minor) + "|" + saved.driver + "|" + saved.pci_id;
+}
+
+// host device (minor) for each saved device, chosen at init in CRIU's own mount namespace
+std::map<std::string, uint32_t> g_host_minor;
+
+// A restored container's /dev may lack the node (it was bind-mounted from the host, or the
+// runtime creates device nodes itself): create it, inside the task's own mount namespace,
+// as the host device chosen at init, with the saved mode and owner.
+void ensure_node(const DeviceRec &saved)
+{
+	struct stat st;
+	if (lstat(saved.path.c_str(), &st) == 0 || errno != ENOENT)
+		return;
+	auto it = g_host_minor.find(device_key(saved));
+	if (it == g_host_minor.end())
+		return; /* no host equivalent either: choose_device reports it */
+	gw::action::NodeInfo n;
+	n.path = saved.path;
+	n.major = kDrmMajor;
+	n.minor = it->second;
+	n.mode = saved.mode ? (saved.mode & 0777) : 0660;
+	n.uid = saved.uid;
+	n.gid = saved.gid;
+	UniqueFd root(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+	if (!root)
+		throw Error("cannot open the restored root: " + errstr(errno));
+	if (gw::action::create_node_at(root.get(), n, it->second))
+		log_warn("%s was missing in the restored mount namespace: created it as %u:%u (mode %03o, owner %u:%u)",
+		         saved.path.c_str(), kDrmMajor, it->second, n.mode, n.uid, n.gid);
+}
+
+} // namespace
+
+void plan_host_devices(const std::vector<DeviceRec> &saved)
+{
+	for (const DeviceRec &d : saved) {
+		std::string why;
+		if (auto c = find_equivalent(d, &why))
+			g_host_minor[device_key(d)] = c->minor;
+	}
+}
+
+ChosenDevice choose_device(const DeviceRec &saved)
+{
+	static std::map<std::string, ChosenDevice> cache;
+	std::string key = device_key(saved);
+	if (auto it = cache.find(key); it != cache.end())
+		return it->second;
+	ensure_node(saved);
+	std::string why;
+	std::optional<Candidate> c = find_equivalent(saved, &why);
+	if (!c)
+		throw Error("no DRM device for " + saved.path + " (driver " + saved.driver +
+		            (saved.pci_id.empty() ? "" : ", PCI " + saved.pci_id) + ") on this host");
+	if (c->path == saved.path && why.empty())
+		return cache[key] = ChosenDevice{c->path, c->minor, false};
 	log_warn("%s %s: using %s, the equivalent %s device, instead", describe(saved).c_str(), why.c_str(),
-	         found.front().path.c_str(), saved.driver.c_str());
-	return cache[key] = ChosenDevice{found.front().path, found.front().minor, true};
+	         c->path.c_str(), saved.driver.c_str());
+	return cache[key] = ChosenDevice{c->path, c->minor, true};
 }
 
 UniqueFd open_node(const std::string &path, uint32_t f_flags, long want_minor)
 {
 	if (!valid_node_path(path, nullptr))
 		throw Error("refusing to open " + path + ": not /dev/dri/cardN or /dev/dri/renderDN");
-	int flags = static_cast<int>(f_flags & (O_ACCMODE | O_NONBLOCK)) | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY;
+	int flags = static_cast<int>(f_flags & (O_ACCMODE | O_NONBLOCK)) | O_CLOEXEC | O_NOCTTY;
 	if ((flags & O_ACCMODE) == O_ACCMODE)
 		flags = (flags & ~O_ACCMODE) | O_RDWR;
-	UniqueFd fd(open(path.c_str(), flags));
+	/* no symlink anywhere on the path, without O_NOFOLLOW: that flag would stay in the
+	 * file's f_flags, where the application sees it (F_GETFL) and cannot clear it */
+	open_how how {};
+	how.flags = static_cast<uint64_t>(flags);
+	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	UniqueFd fd(static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof(how))));
 	if (!fd)
 		throw Error("cannot open " + path + ": " + errstr(errno));
 	struct stat st;

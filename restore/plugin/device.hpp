@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "images.hpp"
 
@@ -26,7 +27,13 @@ struct ChosenDevice {
 // driver and (where known) PCI id; else the first equivalent node under /dev/dri, logged.
 // Throws Error "no DRM device for /dev/dri/card0 (driver vgem) on this host" when none.
 // Cached per process: every file of one saved device gets the same answer.
+// If the saved node is missing from the task's /dev, it is first created there as the host
+// device plan_host_devices() found for it (saved mode and owner).
 ChosenDevice choose_device(const DeviceRec &saved);
+
+// At restore init, in CRIU's own mount namespace (before the tasks exist): finds the host's
+// equivalent of each saved device, for choose_device() to create missing nodes in the tasks.
+void plan_host_devices(const std::vector<DeviceRec> &saved);
 
 // Opens a node path that passed valid_node_path(), without following symlinks, with the saved
 // access mode and O_NONBLOCK; checks that it is a character device of major 226 (and of the

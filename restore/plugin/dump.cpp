@@ -147,6 +147,9 @@ void save_object(DumpSession &s, uint64_t n, const BufferMap &map)
 	ImageWriter w(object_image_name(n));
 	save_buffer(map, w);
 	w.commit();
+	char sum[64];
+	snprintf(sum, sizeof(sum), "%08x %llu\n", w.crc32(), static_cast<unsigned long long>(w.written()));
+	write_image(object_checksum_name(n), sum);
 	s.saved.insert(n);
 }
 

@@ -187,6 +187,7 @@ uint64_t max_object_size() { return env_u64("GPUWATCH_MAX_OBJECT_SIZE", uint64_t
 std::string file_image_name(uint32_t id) { return "gpuwatch-file-" + std::to_string(id) + ".json"; }
 std::string dmabuf_image_name(uint32_t id) { return "gpuwatch-dmabuf-" + std::to_string(id) + ".json"; }
 std::string object_image_name(uint64_t n) { return "gpuwatch-object-" + std::to_string(n) + ".bin"; }
+std::string object_checksum_name(uint64_t n) { return "gpuwatch-object-" + std::to_string(n) + ".crc32"; }
 std::string manifest_image_name(std::size_t i)
 {
 	return i == 0 ? "gpuwatch-manifest.json" : "gpuwatch-manifest." + std::to_string(i) + ".json";

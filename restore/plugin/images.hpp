@@ -4,6 +4,7 @@
 //   gpuwatch-dmabuf-<ID>.json   one dma-buf file exporting a buffer we dumped
 //   gpuwatch-vmas.json          every DRM mapping of the dumped tasks
 //   gpuwatch-object-<N>.bin     raw contents of buffer object N (each object once)
+//   gpuwatch-object-<N>.crc32   "<crc32 hex> <size>\n" of that file (zlib CRC-32), checked at restore
 //   gpuwatch-manifest.json      the synced manifest (more daemons: gpuwatch-manifest.<i>.json)
 //
 // Object numbers N are the dump's own: one per buffer object, shared by every handle (in any
@@ -98,6 +99,7 @@ struct VmaRec {
 std::string file_image_name(uint32_t criu_id);
 std::string dmabuf_image_name(uint32_t criu_id);
 std::string object_image_name(uint64_t object);
+std::string object_checksum_name(uint64_t object);
 constexpr const char *kVmasImage = "gpuwatch-vmas.json";
 std::string manifest_image_name(std::size_t index);  // 0: gpuwatch-manifest.json
 

@@ -67,6 +67,16 @@ void check_saved(uint64_t n, uint64_t size, const std::string &where)
 	if (have != size)
 		throw ImageError(object_image_name(n) + " is " + std::to_string(have) + " bytes, expected " +
 		                 std::to_string(size) + " (truncated or corrupt)");
+	if (!image_exists(object_checksum_name(n)))
+		throw ImageError(where + ": " + object_checksum_name(n) + " is missing");
+	unsigned crc = 0;
+	unsigned long long sum_size = 0;
+	char tail = 0;
+	std::string sum = read_image(object_checksum_name(n), 64);
+	if (sscanf(sum.c_str(), "%8x %llu%c", &crc, &sum_size, &tail) != 3 || tail != '\n' || sum_size != size)
+		throw ImageError(object_checksum_name(n) + ": not \"<crc32> " + std::to_string(size) + "\"");
+	if (image_crc32(object_image_name(n), &have) != crc)
+		throw ImageError(object_image_name(n) + ": contents do not match their checksum (corrupt)");
 }
 
 void load(RestoreImages &im)
@@ -222,6 +232,14 @@ int load_restore_images()
 		load(g_images);
 		if (!g_images.files.empty() || !g_images.dmabufs.empty() || !g_images.vmas.empty())
 			map_registry();
+		std::vector<DeviceRec> devices;
+		for (const auto &[id, f] : g_images.files)
+			devices.push_back(f.device);
+		for (const auto &[id, d] : g_images.dmabufs)
+			devices.push_back(d.device);
+		for (const auto &v : g_images.vmas)
+			devices.push_back(v.device);
+		plan_host_devices(devices);
 	} catch (const std::exception &e) {
 		log_error("restore refused: %s", e.what());
 		g_images = RestoreImages();

@@ -1,5 +1,8 @@
 #include "util.hpp"
 
+#include <vector>
+#include <zlib.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -226,6 +229,26 @@ void ImageWriter::write(const void *buf, std::size_t len)
 {
 	if (!write_full(fd_.get(), buf, len))
 		throw Error("cannot write image " + tmp_ + ": " + errstr(errno));
+	crc_ = static_cast<uint32_t>(::crc32_z(crc_, static_cast<const Bytef *>(buf), len));
+	written_ += len;
+}
+
+uint32_t image_crc32(const std::string &name, uint64_t *size)
+{
+	UniqueFd fd = open_image(name, size);
+	std::vector<unsigned char> buf(1 << 20);
+	uLong crc = ::crc32_z(0, Z_NULL, 0);
+	for (;;) {
+		ssize_t n = ::read(fd.get(), buf.data(), buf.size());
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			throw Error("cannot read image " + name + ": " + errstr(errno));
+		if (n == 0)
+			break;
+		crc = ::crc32_z(crc, buf.data(), static_cast<std::size_t>(n));
+	}
+	return static_cast<uint32_t>(crc);
 }
 
 void ImageWriter::commit()

@@ -44,6 +44,8 @@ std::vector<std::string> list_images(const std::string &prefix, const std::strin
 void write_image(const std::string &name, const std::string &content);
 // Reads a regular file of at most max bytes. Throws Error naming the file.
 std::string read_image(const std::string &name, std::size_t max);
+// CRC-32 (zlib) of a whole image file, read in chunks; throws Error on a read failure.
+uint32_t image_crc32(const std::string &name, uint64_t *size);
 // A regular image file opened for reading, with its size. Throws Error naming the file.
 UniqueFd open_image(const std::string &name, uint64_t *size);
 
@@ -57,11 +59,15 @@ public:
 	int fd() const { return fd_.get(); }
 	void write(const void *buf, std::size_t len);     // throws Error
 	void commit();                                    // throws Error
+	uint32_t crc32() const { return crc_; }           // CRC-32 (zlib) of all bytes written
+	uint64_t written() const { return written_; }
 
 private:
 	std::string name_, tmp_;
 	UniqueFd fd_;
 	bool done_ = false;
+	uint32_t crc_ = 0;
+	uint64_t written_ = 0;
 };
 
 } // namespace gwcriu
