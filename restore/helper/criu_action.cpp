@@ -106,30 +106,41 @@ nlohmann::json read_json(const std::string &path)
 	return j;
 }
 
-int setup_namespaces()
+// A backstop after the plugin (which creates the nodes the DRM files need): every recorded
+// node the tasks had is back. Nothing here fails the restore: the files are restored by then;
+// what cannot be checked or is refused is logged.
+int check_nodes()
 {
 	uint32_t pid = init_pid();
 	std::string dir = image_dir();
 	struct stat st;
 	if (::stat((dir + "/" + kNodes).c_str(), &st) != 0) {
-		log("no " + std::string(kNodes) + " in " + dir + ": no device nodes to prepare");
+		log("no " + std::string(kNodes) + " in the image: no device nodes to check");
 		return 0;
 	}
-	nlohmann::json nodes = read_json(dir + "/" + kNodes);
-	if (!nodes.is_array())
-		throw Error(dir + "/" + kNodes + ": not a list of nodes");
+	nlohmann::json nodes;
+	try {
+		nodes = read_json(dir + "/" + kNodes);
+		if (!nodes.is_array())
+			throw Error(std::string(kNodes) + ": not a list of nodes");
+	} catch (const std::exception &e) {
+		log(std::string("post-restore: ") + e.what() + ": device nodes not checked");
+		return 0;
+	}
 	for (const auto &j : nodes) {
-		action::NodeInfo n = action::node_from_json(j);
-		SavedDevice saved {n.path, n.major, n.minor, n.driver, n.pci_id};
-		std::string why;
-		auto dev = choose_equivalent_device(saved, &why);
-		if (!dev)
-			throw Error(why);
-		if (action::create_node_in_root(pid, n, dev->minor))
-			log("created " + n.path + " (226:" + std::to_string(dev->minor) + ", " + dev->driver + ") in the root of process " +
-			    std::to_string(pid) + ": " + why);
-		else
-			log(n.path + " already exists in the root of process " + std::to_string(pid));
+		try {
+			action::NodeInfo n = action::node_from_json(j);
+			SavedDevice saved {n.path, n.major, n.minor, n.driver, n.pci_id};
+			std::string why;
+			auto dev = choose_equivalent_device(saved, &why);
+			if (!dev)
+				throw Error(why);
+			if (action::create_node_in_root(pid, n, dev->minor))
+				log("created " + n.path + " (226:" + std::to_string(dev->minor) + ", " + dev->driver +
+				    ") in the root of process " + std::to_string(pid) + ": " + why);
+		} catch (const std::exception &e) {
+			log(std::string("post-restore: ") + e.what());
+		}
 	}
 	return 0;
 }
@@ -225,7 +236,7 @@ int main()
 		 * creates the nodes a DRM file needs from inside the task; post-restore, when the
 		 * tasks are in their namespaces, checks that every node they had is back. */
 		if (action == "post-restore")
-			return setup_namespaces();
+			return check_nodes();
 		if (action == "post-resume")
 			return post_resume();
 		return 0; /* every other action: nothing to do */
