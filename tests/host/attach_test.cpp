@@ -89,6 +89,25 @@ protected:
 		if (!dir_.empty())
 			std::system(("rm -rf " + dir_).c_str());
 	}
+	// A child that has joined cg_ (reported through a pipe) and waits to be killed.
+	pid_t idle_child_in_cgroup()
+	{
+		int p[2];
+		if (pipe(p) != 0)
+			return -1;
+		pid_t child = fork();
+		if (child == 0) {
+			std::ofstream(cg_ + "/cgroup.procs") << getpid() << std::flush;
+			(void)!write(p[1], "x", 1);
+			pause();
+			_exit(0);
+		}
+		char c = 0;
+		bool joined = read(p[0], &c, 1) == 1;
+		close(p[0]);
+		close(p[1]);
+		return joined ? child : -1;
+	}
 	std::string root_, cg_, dir_;
 };
 
@@ -172,13 +191,8 @@ TEST_F(HostTest, ControlSocketSyncsAndRegistrationIsRemovedOnStop)
 	EXPECT_EQ(st.st_mode & 0777, 0600u) << "the control socket must be root-only";
 
 	/* a process of the followed cgroup maps to this daemon, one elsewhere to none */
-	pid_t child = fork();
-	if (child == 0) {
-		std::ofstream(cg_ + "/cgroup.procs") << getpid() << std::flush;
-		pause();
-		_exit(0);
-	}
-	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	pid_t child = idle_child_in_cgroup();
+	ASSERT_GT(child, 0);
 	auto d = gw::control::daemon_for_pid(run, child);
 	ASSERT_TRUE(d.has_value());
 	EXPECT_EQ(d->pid, (uint32_t)pid);
@@ -199,13 +213,8 @@ TEST_F(HostTest, ControlSocketSyncsAndRegistrationIsRemovedOnStop)
 
 TEST_F(HostTest, AttachByPidFollowsThatProcessCgroup)
 {
-	pid_t child = fork();
-	if (child == 0) {
-		std::ofstream(cg_ + "/cgroup.procs") << getpid() << std::flush;
-		pause();
-		_exit(0);
-	}
-	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	pid_t child = idle_child_in_cgroup();
+	ASSERT_GT(child, 0);
 	std::string m = dir_ + "/m.json";
 	int early = 0;
 	pid_t pid = start_attach({"--pid", std::to_string(child), "--manifest", m}, m, &early);
