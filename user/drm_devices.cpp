@@ -109,10 +109,15 @@ std::optional<DrmDevice> choose_equivalent_device(const SavedDevice &saved, std:
 	return std::nullopt;
 }
 
-bool is_drm_node_path(const std::string &path)
+bool is_drm_node_path(const std::string &path, std::string *kind)
 {
 	static const std::regex re("^/dev/dri/(card|renderD)[0-9]{1,4}$");
-	return std::regex_match(path, re);
+	std::smatch m;
+	if (!std::regex_match(path, m, re))
+		return false;
+	if (kind)
+		*kind = m[1] == "card" ? "card" : "render";
+	return true;
 }
 
 } // namespace gw

@@ -37,7 +37,8 @@ struct SavedDevice {
 std::optional<DrmDevice> choose_equivalent_device(const SavedDevice &saved, std::string *why,
 						  const std::string &sysfs_root = "/sys");
 
-// True for "/dev/dri/cardN" and "/dev/dri/renderDN" (N decimal, no other characters).
-bool is_drm_node_path(const std::string &path);
+// True for "/dev/dri/cardN" and "/dev/dri/renderDN" (N decimal, no other characters);
+// `kind`, if given, is set to "card" or "render".
+bool is_drm_node_path(const std::string &path, std::string *kind = nullptr);
 
 } // namespace gw

@@ -28,6 +28,10 @@ std::string prot_string(uint32_t prot) {
 	return s;
 }
 
+json opt(std::optional<uint64_t> v) { return v ? json(*v) : json(nullptr); }
+
+} // namespace
+
 // f_flags as text: the access mode, then the status flags that survive open and matter
 // when the file is reopened. O_CLOEXEC is per fd; O_LARGEFILE is forced on 64-bit.
 std::string flags_string(uint32_t f) {
@@ -46,10 +50,6 @@ std::string flags_string(uint32_t f) {
 	}
 	return s;
 }
-
-json opt(std::optional<uint64_t> v) { return v ? json(*v) : json(nullptr); }
-
-} // namespace
 
 // --- building ----------------------------------------------------------------------------
 nlohmann::json Model::manifest() const {

@@ -156,5 +156,7 @@ std::string format_manifest_summary(const nlohmann::json &m);      // `gpuwatch 
 // The manifest's on-disk text. Strings a traced process controls (comm) may hold invalid
 // UTF-8: they are written with U+FFFD replacements instead of failing the write.
 std::string serialize_manifest(const nlohmann::json &m);
+// f_flags as text ("O_RDWR|O_NONBLOCK"): the manifest's and the plugin images' "flags".
+std::string flags_string(uint32_t f_flags);
 
 } // namespace gw

@@ -1,3 +1,4 @@
+#include "drm_devices.hpp"
 #include "device.hpp"
 
 #include <algorithm>
@@ -89,7 +90,7 @@ struct Candidate {
 bool identify(const std::string &path, Candidate &c)
 {
 	std::string kind;
-	if (!valid_node_path(path, &kind))
+	if (!gw::is_drm_node_path(path, &kind))
 		return false;
 	struct stat st;
 	if (lstat(path.c_str(), &st) != 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) != kDrmMajor)
@@ -108,7 +109,7 @@ bool identify(const std::string &path, Candidate &c)
 bool equivalent(const DeviceRec &saved, const Candidate &c)
 {
 	std::string kind;
-	valid_node_path(c.path, &kind);
+	gw::is_drm_node_path(c.path, &kind);
 	if (kind != saved.kind || c.driver != saved.driver)
 		return false;
 	if (!saved.pci_id.empty() && !c.ids.pci_id.empty() && saved.pci_id != c.ids.pci_id)
@@ -135,12 +136,12 @@ DeviceRec describe_device(uint32_t major, uint32_t minor, const std::string &pat
 	d.major = major;
 	d.minor = minor;
 	d.path = path;
-	if (!valid_node_path(d.path, &d.kind)) {
+	if (!gw::is_drm_node_path(d.path, &d.kind)) {
 		d.path = sysfs_node(major, minor);
-		if (!valid_node_path(d.path, &d.kind)) {
+		if (!gw::is_drm_node_path(d.path, &d.kind)) {
 			d.path = (minor >= 128 && minor < 192) ? "/dev/dri/renderD" + std::to_string(minor)
 			                                      : "/dev/dri/card" + std::to_string(minor % 64);
-			valid_node_path(d.path, &d.kind);
+			gw::is_drm_node_path(d.path, &d.kind);
 		}
 	}
 	d.driver = fd >= 0 ? drm_driver_name(fd) : std::string();
@@ -222,7 +223,7 @@ void ensure_node(const DeviceRec &saved)
 	n.gid = saved.gid;
 	UniqueFd root(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
 	if (!root)
-		throw Error("cannot open the restored root: " + errstr(errno));
+		throw Error("cannot open the restored root: " + gw::errno_text(errno));
 	if (gw::action::create_node_at(root.get(), n, it->second))
 		log_warn("%s was missing in the restored mount namespace: created it as %u:%u (mode %03o, owner %u:%u)",
 		         saved.path.c_str(), kDrmMajor, it->second, n.mode, n.uid, n.gid);
@@ -260,7 +261,7 @@ ChosenDevice choose_device(const DeviceRec &saved)
 
 UniqueFd open_node(const std::string &path, uint32_t f_flags, long want_minor)
 {
-	if (!valid_node_path(path, nullptr))
+	if (!gw::is_drm_node_path(path, nullptr))
 		throw Error("refusing to open " + path + ": not /dev/dri/cardN or /dev/dri/renderDN");
 	int flags = static_cast<int>(f_flags & (O_ACCMODE | O_NONBLOCK)) | O_CLOEXEC | O_NOCTTY;
 	if ((flags & O_ACCMODE) == O_ACCMODE)
@@ -272,7 +273,7 @@ UniqueFd open_node(const std::string &path, uint32_t f_flags, long want_minor)
 	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 	UniqueFd fd(static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof(how))));
 	if (!fd)
-		throw Error("cannot open " + path + ": " + errstr(errno));
+		throw Error("cannot open " + path + ": " + gw::errno_text(errno));
 	struct stat st;
 	if (fstat(fd.get(), &st) != 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) != kDrmMajor ||
 	    (want_minor >= 0 && minor(st.st_rdev) != static_cast<unsigned long>(want_minor)))
@@ -284,14 +285,14 @@ UniqueFd open_node(const std::string &path, uint32_t f_flags, long want_minor)
 std::string card_node_of(const ChosenDevice &dev)
 {
 	std::string kind;
-	valid_node_path(dev.path, &kind);
+	gw::is_drm_node_path(dev.path, &kind);
 	if (kind == "card")
 		return dev.path;
 	std::string dir = sysfs_dir(kDrmMajor, dev.minor) + "/device/drm";
 	if (DIR *d = opendir(dir.c_str())) {
 		std::string found;
 		while (struct dirent *e = readdir(d))
-			if (std::string n = e->d_name; n.rfind("card", 0) == 0 && valid_node_path("/dev/dri/" + n, nullptr))
+			if (std::string n = e->d_name; n.rfind("card", 0) == 0 && gw::is_drm_node_path("/dev/dri/" + n, nullptr))
 				found = "/dev/dri/" + n;
 		closedir(d);
 		if (!found.empty())

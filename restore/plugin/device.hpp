@@ -35,7 +35,7 @@ ChosenDevice choose_device(const DeviceRec &saved);
 // equivalent of each saved device, for choose_device() to create missing nodes in the tasks.
 void plan_host_devices(const std::vector<DeviceRec> &saved);
 
-// Opens a node path that passed valid_node_path(), without following symlinks, with the saved
+// Opens a node path that passed gw::is_drm_node_path(), without following symlinks, with the saved
 // access mode and O_NONBLOCK; checks that it is a character device of major 226 (and of the
 // minor given, unless it is negative). Throws Error naming the node.
 UniqueFd open_node(const std::string &path, uint32_t f_flags, long want_minor);

@@ -173,8 +173,8 @@ BufferMap BufferMap::of_handle(int fd, uint32_t handle, uint64_t size, bool writ
 	UniqueFd d;
 	int e = prime_export(fd, handle, write, &d);
 	if (e != 0)
-		throw Error("cannot map handle " + std::to_string(handle) + " (MODE_MAP_DUMB/mmap: " + errstr(-r) +
-		            ", PRIME export: " + errstr(-e) + ")");
+		throw Error("cannot map handle " + std::to_string(handle) + " (MODE_MAP_DUMB/mmap: " + gw::errno_text(-r) +
+		            ", PRIME export: " + gw::errno_text(-e) + ")");
 	return of_dmabuf(d.get(), size, write);
 }
 
@@ -183,10 +183,10 @@ BufferMap BufferMap::of_dmabuf(int dmabuf, uint64_t size, bool write)
 	int prot = PROT_READ | (write ? PROT_WRITE : 0);
 	UniqueFd own(fcntl(dmabuf, F_DUPFD_CLOEXEC, kHighFd));
 	if (!own)
-		throw Error("cannot duplicate a dma-buf fd: " + errstr(errno));
+		throw Error("cannot duplicate a dma-buf fd: " + gw::errno_text(errno));
 	void *p = mmap(nullptr, size, prot, MAP_SHARED, own.get(), 0);
 	if (p == MAP_FAILED)
-		throw Error("cannot mmap a dma-buf of " + std::to_string(size) + " bytes: " + errstr(errno));
+		throw Error("cannot mmap a dma-buf of " + std::to_string(size) + " bytes: " + gw::errno_text(errno));
 	BufferMap m;
 	m.addr_ = p;
 	m.len_ = size;
@@ -201,7 +201,7 @@ BufferMap BufferMap::of_range(int fd, uint64_t offset, uint64_t size)
 	void *p = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(offset));
 	if (p == MAP_FAILED)
 		throw Error("cannot mmap " + std::to_string(size) + " bytes at offset " + std::to_string(offset) + ": " +
-		            errstr(errno));
+		            gw::errno_text(errno));
 	BufferMap m;
 	m.addr_ = p;
 	m.len_ = size;
@@ -240,7 +240,7 @@ void load_buffer(int in_fd, const std::string &what, BufferMap &m)
 		std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(kBounce, m.size() - done));
 		if (!read_full(in_fd, bounce.get(), n))
 			throw Error("cannot read " + what + " at byte " + std::to_string(done) + ": " +
-			            (errno == ENODATA ? std::string("truncated") : errstr(errno)));
+			            (errno == ENODATA ? std::string("truncated") : gw::errno_text(errno)));
 		std::memcpy(m.data() + done, bounce.get(), n);
 		done += n;
 	}

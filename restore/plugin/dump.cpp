@@ -105,7 +105,7 @@ bool handles_from_manifest(DumpSession &s, std::size_t index, const json &mf, in
 		if (e != 0 || r.size == 0) {
 			UniqueFd d;
 			if (int pe = prime_export(lfd, r.handle, false, &d); pe != 0) {
-				*why = "handle " + std::to_string(n) + " cannot be checked (PRIME export: " + errstr(-pe) + ")";
+				*why = "handle " + std::to_string(n) + " cannot be checked (PRIME export: " + gw::errno_text(-pe) + ")";
 				return false;
 			}
 			int64_t size = dmabuf_size(d.get());

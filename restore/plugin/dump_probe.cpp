@@ -22,7 +22,7 @@ bool probe_handles(DumpSession &s, int lfd, FileImage &img, std::string *why)
 			continue;
 		}
 		if (r != 0) {
-			*why = "PRIME export of handle " + std::to_string(h) + ": " + errstr(-r);
+			*why = "PRIME export of handle " + std::to_string(h) + ": " + gw::errno_text(-r);
 			return false;
 		}
 		misses = 0;

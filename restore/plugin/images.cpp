@@ -1,3 +1,5 @@
+#include "model.hpp"
+#include "drm_devices.hpp"
 #include "images.hpp"
 
 #include <fcntl.h>
@@ -101,7 +103,7 @@ struct Reader {
 		const json &j = field(o, where, "device");
 		std::string w = join(where, "device");
 		d.path = str(j, w, "path");
-		if (!valid_node_path(d.path, &d.kind))
+		if (!gw::is_drm_node_path(d.path, &d.kind))
 			fail(w + ".path", "is not /dev/dri/cardN or /dev/dri/renderDN");
 		if (str(j, w, "kind") != d.kind)
 			fail(w + ".kind", "does not match the path");
@@ -193,27 +195,6 @@ std::string manifest_image_name(std::size_t i)
 	return i == 0 ? "gpuwatch-manifest.json" : "gpuwatch-manifest." + std::to_string(i) + ".json";
 }
 
-bool valid_node_path(const std::string &path, std::string *kind)
-{
-	static const std::regex re("^/dev/dri/(card|renderD)([0-9]{1,4})$");
-	std::smatch m;
-	if (!std::regex_match(path, m, re))
-		return false;
-	if (kind)
-		*kind = m[1] == "card" ? "card" : "render";
-	return true;
-}
-
-std::string flags_text(uint32_t f)
-{
-	std::string s = (f & O_ACCMODE) == O_RDONLY ? "O_RDONLY" : (f & O_ACCMODE) == O_WRONLY ? "O_WRONLY" : "O_RDWR";
-	if (f & O_NONBLOCK)
-		s += "|O_NONBLOCK";
-	if (f & O_APPEND)
-		s += "|O_APPEND";
-	return s;
-}
-
 // --- writing -----------------------------------------------------------------------------------
 json to_json(const FileImage &f)
 {
@@ -222,7 +203,7 @@ json to_json(const FileImage &f)
 		hs.push_back({{"handle", h.handle}, {"size", h.size}, {"origin", h.origin}, {"object", h.object},
 		              {"saved", h.saved}, {"params", h.params}});
 	return {{"schema", kFileSchema}, {"criu_id", f.criu_id}, {"device", device_json(f.device)},
-	        {"f_flags", f.f_flags}, {"flags", flags_text(f.f_flags)}, {"source", f.source},
+	        {"f_flags", f.f_flags}, {"flags", gw::flags_string(f.f_flags)}, {"source", f.source},
 	        {"handles_known", f.handles_known}, {"handles", hs}, {"holders", holders_json(f.holders)},
 	        {"degraded", f.degraded}};
 }

@@ -103,8 +103,6 @@ std::string object_checksum_name(uint64_t object);
 constexpr const char *kVmasImage = "gpuwatch-vmas.json";
 std::string manifest_image_name(std::size_t index);  // 0: gpuwatch-manifest.json
 
-bool valid_node_path(const std::string &path, std::string *kind); // /dev/dri/(card|renderD)N
-std::string flags_text(uint32_t f_flags);
 
 nlohmann::json to_json(const FileImage &f);
 nlohmann::json to_json(const DmabufImage &d);

@@ -49,7 +49,7 @@ int hand_over(const UniqueFd &fd)
 {
 	int out = dup(fd.get());
 	if (out < 0)
-		throw Error("cannot duplicate the restored fd: " + errstr(errno));
+		throw Error("cannot duplicate the restored fd: " + gw::errno_text(errno));
 	return out;
 }
 
@@ -78,7 +78,7 @@ int restore_drm_file(const FileImage &f)
 		} else if (UniqueFd src = same == here.end() ? find_object(h.object, f.criu_id, true) : UniqueFd()) {
 			if (int e = prime_import(fd.get(), src.get(), &got); e != 0)
 				throw Error("cannot import buffer " + std::to_string(h.object) + " as handle " +
-				            std::to_string(h.handle) + ": " + errstr(-e));
+				            std::to_string(h.handle) + ": " + gw::errno_text(-e));
 			shared.push_back(h.handle);
 		} else {
 			got = create_buffer(fd.get(), card, params_of(h), h.size, h.object, h.saved, &filled);
@@ -125,7 +125,7 @@ int restore_dmabuf(const DmabufImage &d)
 		bool filled = false;
 		uint32_t h = create_buffer(cfd.get(), "", generic_dumb_params(d.size), d.size, d.object, d.saved, &filled);
 		if (int e = prime_export(cfd.get(), h, true, &src); e != 0)
-			throw Error("cannot export the recreated buffer from " + card + ": " + errstr(-e));
+			throw Error("cannot export the recreated buffer from " + card + ": " + gw::errno_text(-e));
 		log_info("restored dma-buf %u: buffer %llu recreated on %s%s", d.criu_id, (unsigned long long)d.object,
 		         card.c_str(), filled ? "" : " (zero-filled: contents not saved at dump)");
 	}

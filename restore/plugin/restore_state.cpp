@@ -295,7 +295,7 @@ bool fill_object(uint64_t n, uint64_t skip, bool saved, BufferMap &dst)
 		throw Error(name + " is " + std::to_string(size) + " bytes: too short for " + std::to_string(dst.size()) +
 		            " bytes at " + std::to_string(skip) + " (truncated)");
 	if (skip && lseek(in.get(), static_cast<off_t>(skip), SEEK_SET) < 0)
-		throw Error("cannot seek in " + name + ": " + errstr(errno));
+		throw Error("cannot seek in " + name + ": " + gw::errno_text(errno));
 	load_buffer(in.get(), name, dst);
 	return true;
 }
@@ -337,21 +337,21 @@ uint32_t create_buffer(int fd, const std::string &card_path, const DumbParams &p
 		return h;
 	}
 	if (card_path.empty())
-		throw Error("cannot create a " + std::to_string(size) + "-byte buffer: " + errstr(-r));
+		throw Error("cannot create a " + std::to_string(size) + "-byte buffer: " + gw::errno_text(-r));
 	UniqueFd card = open_node(card_path, O_RDWR, -1);
 	uint32_t ch = 0;
 	if (int e = exact_dumb(card.get(), p, size, &ch); e != 0)
-		throw Error("cannot create a " + std::to_string(size) + "-byte buffer (here: " + errstr(-r) + "; on " +
-		            card_path + ": " + errstr(-e) + ")");
+		throw Error("cannot create a " + std::to_string(size) + "-byte buffer (here: " + gw::errno_text(-r) + "; on " +
+		            card_path + ": " + gw::errno_text(-e) + ")");
 	if (n) {
 		BufferMap m = BufferMap::of_handle(card.get(), ch, size, true);
 		wrote = fill_object(n, 0, saved, m);
 	}
 	UniqueFd d;
 	if (int e = prime_export(card.get(), ch, true, &d); e != 0)
-		throw Error("cannot export a new buffer from " + card_path + ": " + errstr(-e));
+		throw Error("cannot export a new buffer from " + card_path + ": " + gw::errno_text(-e));
 	if (int e = prime_import(fd, d.get(), &h); e != 0)
-		throw Error("cannot import a new buffer made on " + card_path + ": " + errstr(-e));
+		throw Error("cannot import a new buffer made on " + card_path + ": " + gw::errno_text(-e));
 	return h;
 }
 

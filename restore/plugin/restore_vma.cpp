@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "drm_devices.hpp"
 #include "control.hpp"
 #include "device.hpp"
 #include "log.hpp"
@@ -80,7 +81,7 @@ void through_private_file(const VmaRec &v, const std::string &why, uint64_t *new
 	UniqueFd src = v.object && !v.delta ? find_object(v.object, std::nullopt, false) : UniqueFd();
 	if (src) {
 		if (int e = prime_import(pf.get(), src.get(), &h); e != 0)
-			throw Error("cannot import buffer " + std::to_string(v.object) + ": " + errstr(-e));
+			throw Error("cannot import buffer " + std::to_string(v.object) + ": " + gw::errno_text(-e));
 		what = "the restored buffer " + std::to_string(v.object);
 	} else {
 		// Only the mapped range: a copy starting at the mapping (drivers map from page 0 only).
@@ -91,7 +92,7 @@ void through_private_file(const VmaRec &v, const std::string &why, uint64_t *new
 	}
 	uint64_t off = 0;
 	if (int e = map_offset(pf.get(), h, &off); e != 0)
-		throw Error("cannot get a fake offset on " + card + ": " + errstr(-e));
+		throw Error("cannot get a fake offset on " + card + ": " + gw::errno_text(-e));
 	*new_off = off;
 	*plugin_fd = pf.get();
 	log_warn("mapping %#llx-%#llx of pid %d: %s; it comes back on %s", (unsigned long long)v.start,
@@ -111,7 +112,7 @@ int update_vma_map(const char *path, uint64_t addr, uint64_t old_pgoff, uint64_t
 		if (r.vpid == me && r.start == addr)
 			v = &r;
 	if (!v) {
-		if (path && valid_node_path(path, nullptr)) {
+		if (path && gw::is_drm_node_path(path, nullptr)) {
 			log_error("no saved mapping at %#llx of pid %u (%s): the images do not match the dump",
 			          (unsigned long long)addr, me, path);
 			return -1;

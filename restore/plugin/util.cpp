@@ -22,7 +22,7 @@ UniqueFd dup_high(int fd)
 {
 	int n = fcntl(fd, F_DUPFD_CLOEXEC, kHighFd);
 	if (n < 0)
-		throw Error("cannot duplicate fd " + std::to_string(fd) + ": " + errstr(errno));
+		throw Error("cannot duplicate fd " + std::to_string(fd) + ": " + gw::errno_text(errno));
 	return UniqueFd(n);
 }
 
@@ -36,8 +36,6 @@ std::size_t page_size()
 	static const std::size_t ps = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
 	return ps;
 }
-
-std::string errstr(int err) { return std::strerror(err); }
 
 std::string env_or(const char *name, const std::string &fallback)
 {
@@ -162,11 +160,11 @@ std::vector<std::string> list_images(const std::string &prefix, const std::strin
 	std::vector<std::string> out;
 	int dfd = openat(image_dir(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		throw Error("cannot list the image directory: " + errstr(errno));
+		throw Error("cannot list the image directory: " + gw::errno_text(errno));
 	DIR *d = fdopendir(dfd);
 	if (!d) {
 		close(dfd);
-		throw Error("cannot list the image directory: " + errstr(errno));
+		throw Error("cannot list the image directory: " + gw::errno_text(errno));
 	}
 	while (struct dirent *e = readdir(d)) {
 		std::string n = e->d_name;
@@ -189,7 +187,7 @@ UniqueFd open_image(const std::string &name, uint64_t *size)
 {
 	UniqueFd fd(openat(image_dir(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
 	if (!fd)
-		throw Error("cannot open image " + name + ": " + errstr(errno));
+		throw Error("cannot open image " + name + ": " + gw::errno_text(errno));
 	struct stat st;
 	if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
 		throw Error("image " + name + " is not a regular file");
@@ -206,7 +204,7 @@ std::string read_image(const std::string &name, std::size_t max)
 		            std::to_string(max) + " allowed");
 	std::string text(static_cast<std::size_t>(size), '\0');
 	if (size && !read_full(fd.get(), text.data(), text.size()))
-		throw Error("cannot read image " + name + ": " + errstr(errno));
+		throw Error("cannot read image " + name + ": " + gw::errno_text(errno));
 	return text;
 }
 
@@ -214,7 +212,7 @@ ImageWriter::ImageWriter(std::string name) : name_(std::move(name)), tmp_(name_ 
 {
 	fd_ = UniqueFd(openat(image_dir(), tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
 	if (!fd_)
-		throw Error("cannot create image " + tmp_ + ": " + errstr(errno));
+		throw Error("cannot create image " + tmp_ + ": " + gw::errno_text(errno));
 }
 
 ImageWriter::~ImageWriter()
@@ -228,7 +226,7 @@ ImageWriter::~ImageWriter()
 void ImageWriter::write(const void *buf, std::size_t len)
 {
 	if (!write_full(fd_.get(), buf, len))
-		throw Error("cannot write image " + tmp_ + ": " + errstr(errno));
+		throw Error("cannot write image " + tmp_ + ": " + gw::errno_text(errno));
 	crc_ = static_cast<uint32_t>(::crc32_z(crc_, static_cast<const Bytef *>(buf), len));
 	written_ += len;
 }
@@ -243,7 +241,7 @@ uint32_t image_crc32(const std::string &name, uint64_t *size)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			throw Error("cannot read image " + name + ": " + errstr(errno));
+			throw Error("cannot read image " + name + ": " + gw::errno_text(errno));
 		if (n == 0)
 			break;
 		crc = ::crc32_z(crc, buf.data(), static_cast<std::size_t>(n));
@@ -256,7 +254,7 @@ void ImageWriter::commit()
 	// No fsync: CRIU does not sync its own images either; rename gives atomicity.
 	fd_ = UniqueFd();
 	if (renameat(image_dir(), tmp_.c_str(), image_dir(), name_.c_str()) != 0)
-		throw Error("cannot rename image " + tmp_ + " to " + name_ + ": " + errstr(errno));
+		throw Error("cannot rename image " + tmp_ + " to " + name_ + ": " + gw::errno_text(errno));
 	done_ = true;
 }
 

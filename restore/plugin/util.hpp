@@ -23,7 +23,6 @@ UniqueFd dup_high(int fd);
 bool same_file(int pid1, int fd1, int pid2, int fd2);
 
 std::size_t page_size();
-std::string errstr(int err);                         // strerror
 std::string env_or(const char *name, const std::string &fallback);
 uint64_t env_u64(const char *name, uint64_t fallback); // unparsable values fall back
 

@@ -4,6 +4,8 @@
 #include <functional>
 #include <gtest/gtest.h>
 
+#include "model.hpp"
+#include "drm_devices.hpp"
 #include "images.hpp"
 
 using gwcriu::DmabufImage;
@@ -138,14 +140,14 @@ TEST(Images, DmabufAndVmasRoundTrip)
 TEST(Images, NodePaths)
 {
 	std::string kind;
-	EXPECT_TRUE(gwcriu::valid_node_path("/dev/dri/card0", &kind));
+	EXPECT_TRUE(gw::is_drm_node_path("/dev/dri/card0", &kind));
 	EXPECT_EQ(kind, "card");
-	EXPECT_TRUE(gwcriu::valid_node_path("/dev/dri/renderD128", &kind));
+	EXPECT_TRUE(gw::is_drm_node_path("/dev/dri/renderD128", &kind));
 	EXPECT_EQ(kind, "render");
 	for (const char *bad : {"/dev/dri/card", "/dev/dri/card0/../../etc/passwd", "/dev/dri/../dri/card0",
 	                        "/dev/dri/renderD12a", "/dev/dri/card12345", "dev/dri/card0", "/dev/dri/card0 ",
 	                        "/dev/dri/controlD64", "/etc/shadow", ""})
-		EXPECT_FALSE(gwcriu::valid_node_path(bad, nullptr)) << bad;
+		EXPECT_FALSE(gw::is_drm_node_path(bad, nullptr)) << bad;
 }
 
 TEST(Images, RefusesDamage)
@@ -232,7 +234,7 @@ TEST(Images, HandleBoundIsAKnob)
 
 TEST(Images, FlagsText)
 {
-	EXPECT_EQ(gwcriu::flags_text(02), "O_RDWR");
-	EXPECT_EQ(gwcriu::flags_text(0), "O_RDONLY");
-	EXPECT_EQ(gwcriu::flags_text(02 | 04000), "O_RDWR|O_NONBLOCK");
+	EXPECT_EQ(gw::flags_string(02), "O_RDWR");
+	EXPECT_EQ(gw::flags_string(0), "O_RDONLY");
+	EXPECT_EQ(gw::flags_string(02 | 04000), "O_RDWR|O_NONBLOCK");
 }
