@@ -1,0 +1,52 @@
+#!/bin/bash
+# Builds the gwi915 test fixture against the newest installed 6.1 kernel headers, and the
+# smoke test against libdrm_intel, into OUT_DIR; the source directory stays clean (the
+# module is built in a scratch copy under OUT_DIR).
+#
+# usage: vmtests/i915test/build.sh OUT_DIR
+#   env KDIR=/lib/modules/VER/build   headers to build against (default: newest 6.1)
+# Leaves OUT_DIR/gwi915.ko, OUT_DIR/smoke, OUT_DIR/build.log.
+# Exit: 0 built; 1 a build failed (see build.log); 2 missing prerequisite (one line why).
+set -u
+
+skip() { echo "i915test/build.sh: $*" >&2; exit 2; }
+fail() { echo "i915test/build.sh: $*" >&2; exit 1; }
+
+[ $# = 1 ] || skip "usage: $0 OUT_DIR"
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$1" || fail "cannot create $1"
+out=$(cd "$1" && pwd)
+
+if [ -z "${KDIR:-}" ]; then
+	for d in $(ls -d /lib/modules/6.1.*/build 2>/dev/null | sort -V -r); do
+		[ -e "$d/Makefile" ] && { KDIR=$d; break; }
+	done
+fi
+[ -n "${KDIR:-}" ] && [ -e "$KDIR/Makefile" ] ||
+	skip "no 6.1 kernel headers (/lib/modules/6.1.*/build): apt-get install linux-headers-amd64"
+command -v make >/dev/null || skip "make not found: apt-get install build-essential"
+# the compiler the headers were made with (gcc-12 for Debian 12's 6.1)
+cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\?\(gcc-[0-9]*\).*/\1/p' "$KDIR/include/config/auto.conf" 2>/dev/null)
+cc=${cc:-gcc}
+command -v "$cc" >/dev/null || command -v gcc >/dev/null || skip "no C compiler ($cc or gcc): apt-get install build-essential"
+command -v "$cc" >/dev/null || cc=gcc
+pkg-config --exists libdrm_intel libdrm 2>/dev/null || skip "libdrm_intel not found by pkg-config: apt-get install libdrm-dev"
+
+log=$out/build.log
+: >"$log"
+scratch=$out/gwi915-src
+rm -rf "$scratch" && mkdir -p "$scratch" || fail "cannot create $scratch"
+cp "$here"/Kbuild "$here"/gwi915.h "$here"/gwi915_*.c "$scratch"/
+echo "== module against $KDIR with $cc" >>"$log"
+if ! make -C "$KDIR" M="$scratch" CC="$cc" modules >>"$log" 2>&1 || [ ! -e "$scratch/gwi915.ko" ]; then
+	fail "building gwi915.ko failed: $(grep -m1 -E 'error|Error' "$log")"
+fi
+cp "$scratch/gwi915.ko" "$out/gwi915.ko"
+
+echo "== smoke" >>"$log"
+# shellcheck disable=SC2046
+if ! gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -o "$out/smoke" "$here/smoke.c" \
+	$(pkg-config --cflags --libs libdrm_intel libdrm) >>"$log" 2>&1; then
+	fail "building smoke failed: $(grep -m1 error "$log")"
+fi
+echo "built $out/gwi915.ko ($(modinfo -F vermagic "$out/gwi915.ko" | cut -d' ' -f1)) and $out/smoke"
