@@ -102,6 +102,7 @@ static inline struct gw_file *to_gw_file(struct drm_file *file)
 /* i915_user_extensions(): walk a user chain, dispatching on name. */
 typedef int (*gw_ext_fn)(struct i915_user_extension __user *ext, void *data);
 int gw_user_extensions(u64 chain, const gw_ext_fn *tbl, unsigned int count, void *data);
+int gw_accept_ext(struct i915_user_extension __user *ext, void *data);	/* accept, unread */
 
 /* gwi915_gem.c */
 struct drm_gem_object *gw_gem_create_object(struct drm_device *dev, size_t size);
@@ -137,8 +138,12 @@ int gw_context_getparam_ioctl(struct drm_device *dev, void *data, struct drm_fil
 int gw_context_setparam_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int gw_vm_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int gw_vm_destroy_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
+int gw_ctx_select(struct drm_device *dev, struct drm_file *file, u32 id, u64 flags);
+bool gw_ctx_exists(struct drm_file *file, u64 id);
+void gw_ctx_describe(struct seq_file *m, struct drm_file *file);
+
+/* gwi915_exec.c */
 int gw_execbuffer2_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int gw_perf_open_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
-void gw_ctx_describe(struct seq_file *m, struct drm_file *file);
 
 #endif

@@ -78,6 +78,11 @@ int gw_user_extensions(u64 chain, const gw_ext_fn *tbl, unsigned int count, void
 	return 0;
 }
 
+int gw_accept_ext(struct i915_user_extension __user *ext, void *data)
+{
+	return 0;
+}
+
 /* The values a Skylake GT2 with i915 6.1 defaults (execlists, no GuC/HuC) reports. */
 static int gw_getparam_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
