@@ -21,13 +21,14 @@
  * GETPARAM(VM) allocating a new id for the context's VM; one fake mmap offset per (object,
  * mmap type), granted to the asking file; mmap through the device fd swaps the VMA's file to
  * one per-device anonymous inode "i915.gem" whose private_data is the struct drm_device
- * (first member of the device struct, as drm_i915_private is); legacy GEM_MMAP maps the
- * object's shmem file ("i915") from inside the ioctl; PERF_OPEN returns an "[i915_perf]"
- * anon fd; EXECBUFFER2_WR with FENCE_OUT returns a sync_file fd in rsvd2's upper half.
+ * (the first member of the device struct, as drm is of drm_i915_private); legacy GEM_MMAP
+ * maps the object's shmem file ("i915") from inside the ioctl; PERF_OPEN returns an
+ * "[i915_perf]" anon fd; EXECBUFFER2_WR with FENCE_OUT returns a sync_file fd in rsvd2's
+ * upper half.
  *
  * WHERE IT DIFFERS: see README.md (the fake device is a Skylake GT2 that also claims a
  * local-memory region; MMAP_OFFSET accepts FIXED; PROTECTED_CONTENT and SET_PAT are
- * accepted; userptr memory is never read; madvise always retains; no GTT/KMS/syncobj work).
+ * accepted; userptr memory is never read; madvise always retains; no KMS, no GuC/HuC).
  * Fixture-only extra: debugfs dri/N/gwi915_state prints every client's contexts, VMs and
  * objects, as ground truth for tests.
  */

@@ -67,6 +67,7 @@ if grep -qE 'BUG:|WARNING:|general protection|Oops|refcount_t|use-after-free' dm
 else
 	pass kernel_log
 fi
+echo "guest: done, up $(cut -d' ' -f1 /proc/uptime) s"
 echo $fails >status
 EOF
 
