@@ -2,7 +2,10 @@
 /*
  * From an fd number to the struct file behind it, and what kind of file that is.
  * A DRM file is a character device of major 226 (not an O_PATH handle on one); a dma-buf
- * is any file whose superblock is the dma-buf pseudo filesystem.
+ * is any file whose superblock is the dma-buf pseudo filesystem. Out-fences (sync_file) and
+ * i915 perf streams are anonymous inodes recognised by their name, as is i915's
+ * "i915.gem" inode, which i915 puts in place of the DRM file in the VMAs of GEM mappings
+ * (its private_data is the device: i915's drm_i915_private starts with its drm_device).
  */
 #ifndef GPUWATCH_FILES_BPF_H
 #define GPUWATCH_FILES_BPF_H
@@ -13,6 +16,44 @@
 #define GW_S_IFMT 00170000
 #define GW_S_IFCHR 0020000
 #define GW_O_PATH 010000000
+#define GW_ANON_INODE_FS_MAGIC 0x09041934
+
+/* the name of an anonymous inode file (anon_inode:NAME), zero-padded; false if not one */
+static __always_inline bool gw_anon_name(struct file *f, u64 name[2])
+{
+	const unsigned char *s;
+
+	name[0] = name[1] = 0;
+	if (BPF_CORE_READ(f, f_inode, i_sb, s_magic) != GW_ANON_INODE_FS_MAGIC)
+		return false;
+	s = BPF_CORE_READ(f, f_path.dentry, d_name.name);
+	if (!s || bpf_probe_read_kernel_str(name, 2 * sizeof(u64), s) < 0) {
+		GW_COUNT(failed_reads);
+		return false;
+	}
+	return true;
+}
+
+/* little-endian u64 words of zero-padded names */
+#define GW_W(a, b, c, d, e, f, g, h)                                                          \
+	((u64)(a) | (u64)(b) << 8 | (u64)(c) << 16 | (u64)(d) << 24 | (u64)(e) << 32 |         \
+	 (u64)(f) << 40 | (u64)(g) << 48 | (u64)(h) << 56)
+#define GW_NAME_SYNC_FILE_0 GW_W('s', 'y', 'n', 'c', '_', 'f', 'i', 'l')
+#define GW_NAME_SYNC_FILE_1 GW_W('e', 0, 0, 0, 0, 0, 0, 0)
+#define GW_NAME_I915_PERF_0 GW_W('[', 'i', '9', '1', '5', '_', 'p', 'e')
+#define GW_NAME_I915_PERF_1 GW_W('r', 'f', ']', 0, 0, 0, 0, 0)
+#define GW_NAME_I915_GEM_0 GW_W('i', '9', '1', '5', '.', 'g', 'e', 'm')
+#define GW_NAME_I915_GEM_1 0ULL
+
+/* the device behind an anon_inode:i915.gem file, or NULL */
+static __always_inline void *gw_i915_gem_anon_dev(struct file *f)
+{
+	u64 n[2];
+
+	if (!f || !gw_anon_name(f, n) || n[0] != GW_NAME_I915_GEM_0 || n[1] != GW_NAME_I915_GEM_1)
+		return NULL;
+	return BPF_CORE_READ(f, private_data);
+}
 
 static __always_inline struct file *gw_task_fd_file(struct task_struct *t, int fd, bool *cloexec)
 {
@@ -64,19 +105,44 @@ static __always_inline int gw_classify(struct file *f, u32 *major, u32 *minor)
 	}
 	if (BPF_CORE_READ(ino, i_sb, s_magic) == GW_DMA_BUF_MAGIC)
 		return GW_FILE_DMABUF;
+	{
+		u64 n[2];
+		if (gw_anon_name(f, n)) {
+			if (n[0] == GW_NAME_SYNC_FILE_0 && n[1] == GW_NAME_SYNC_FILE_1)
+				return GW_FILE_SYNC;
+			if (n[0] == GW_NAME_I915_PERF_0 && n[1] == GW_NAME_I915_PERF_1)
+				return GW_FILE_PERF;
+		}
+	}
 	return 0;
 }
 
-static __always_inline void gw_driver_name(struct file *f, char *out)
+/* the drm_device of a DRM file, and its driver's name into out[GW_NAME_LEN] (zeroed by the caller) */
+static __always_inline void *gw_drm_dev(struct file *f, char *out)
 {
 	/* drm.ko may not be loaded at all (the build host, CI): then this branch is dead code
 	 * and libbpf's poisoned relocations inside it are never reached. */
 	if (bpf_core_type_exists(struct drm_file)) {
 		struct drm_file *df = (struct drm_file *)BPF_CORE_READ(f, private_data);
-		const char *name = BPF_CORE_READ(df, minor, dev, driver, name);
+		struct drm_device *dev = BPF_CORE_READ(df, minor, dev);
+		const char *name = BPF_CORE_READ(dev, driver, name);
 		if (!name || bpf_probe_read_kernel_str(out, GW_NAME_LEN, name) < 0)
 			GW_COUNT(failed_reads);
+		return dev;
 	}
+	return NULL;
+}
+
+/* enum gw_driver of a DRM file: its driver's name against the names userspace filled in */
+static __always_inline u8 gw_driver_id(struct file *f)
+{
+	u64 name[2] = {};
+
+	gw_drm_dev(f, (char *)name);
+	for (int i = 1; i < GW_DRV_MAX; i++)
+		if (name[0] == gw_drv_names[i][0] && name[1] == gw_drv_names[i][1])
+			return i;
+	return GW_DRV_OTHER;
 }
 
 /* fill a GW_EV_FD record for a followed file (type from gw_classify) */
@@ -93,8 +159,9 @@ static __always_inline void gw_fill_fd(struct gw_ev_fd *e, struct file *f, int f
 	e->cloexec = cloexec;
 	__builtin_memset(e->pad0, 0, sizeof(e->pad0));
 	__builtin_memset(e->driver, 0, sizeof(e->driver));
+	e->dev = 0;
 	if (type == GW_FILE_DRM)
-		gw_driver_name(f, e->driver);
+		e->dev = (u64)gw_drm_dev(f, e->driver);
 }
 
 /* emit a GW_EV_FD for an fd of the current task if it refers to a followed file;

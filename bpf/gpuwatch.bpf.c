@@ -196,11 +196,16 @@ int gw_snap_vmas(struct bpf_iter__task_vma *ctx)
 	if (!bpf_map_lookup_elem(&gw_snap_pids, &tgid))
 		return 0;
 	f = BPF_CORE_READ(vma, vm_file);
-	if (gw_classify(f, NULL, NULL) != GW_FILE_DRM)
+	if (gw_classify(f, NULL, NULL) == GW_FILE_DRM) {
+		e.file = (u64)f;
+		e.via = GW_VIA_FILE;
+	} else if ((e.dev = (u64)gw_i915_gem_anon_dev(f))) {
+		e.via = GW_VIA_I915_ANON; /* i915 swapped the DRM file out: userspace joins by device */
+	} else {
 		return 0;
+	}
 	vm_flags = BPF_CORE_READ(vma, vm_flags);
 	gw_snap_hdr(&e.hdr, GW_EV_MMAP, sizeof(e), t);
-	e.file = (u64)f;
 	e.start = BPF_CORE_READ(vma, vm_start);
 	e.length = BPF_CORE_READ(vma, vm_end) - e.start;
 	e.offset = BPF_CORE_READ(vma, vm_pgoff) << 12;

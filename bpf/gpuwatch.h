@@ -15,11 +15,15 @@
 #include <linux/types.h>
 #endif
 
-#define GW_ABI_VERSION 1
+#define GW_ABI_VERSION 2
 #define GW_DRM_MAJOR 226
 #define GW_DMA_BUF_MAGIC 0x444d4142 /* "DMAB", include/uapi/linux/magic.h */
 #define GW_IOCTL_ARG_MAX 64         /* bytes of an ioctl argument captured */
 #define GW_NAME_LEN 16              /* driver name, comm */
+#define GW_EXT_NODES_MAX 8          /* extension-chain nodes captured per ioctl */
+#define GW_EXT_NODE_SIZE 64         /* bytes captured of each node */
+#define GW_EXT_BLOBS_MAX 2          /* arrays behind pointers captured per ioctl */
+#define GW_EXT_BLOB_SIZE 1024       /* bytes captured of each (12 xe bind ops); a power of two */
 
 enum gw_kind {
 	GW_EV_FD = 1,       /* an fd now refers to a DRM or dma-buf file (open, dup, fcntl, cloexec change, snapshot) */
@@ -33,6 +37,7 @@ enum gw_kind {
 	GW_EV_EXEC,         /* a process exec'd: mappings and close-on-exec fds are gone */
 	GW_EV_EXIT,         /* the last thread of a process exited */
 	GW_EV_CGROUP_MOVE,  /* a process was moved into some cgroup (dst_cgid); userspace decides */
+	GW_EV_IOCTL_EXT,    /* user memory an ioctl's argument points to; precedes its GW_EV_IOCTL */
 	GW_EV_KIND_MAX,
 };
 
@@ -47,6 +52,23 @@ enum gw_fd_source {
 enum gw_file_type {
 	GW_FILE_DRM = 1,    /* character device, major 226 */
 	GW_FILE_DMABUF = 2, /* dma-buf (superblock magic DMA_BUF_MAGIC) */
+	GW_FILE_SYNC = 3,   /* anon_inode:sync_file (an out-fence, e.g. i915 EXECBUFFER2_WR) */
+	GW_FILE_PERF = 4,   /* anon_inode:[i915_perf] (i915 PERF_OPEN) */
+};
+
+/* drivers whose private ioctls (nr 0x40-0x9f) the tracer records; their names are
+ * filled into rodata by userspace, in this order, from its decoder tables */
+enum gw_driver {
+	GW_DRV_OTHER = 0,
+	GW_DRV_I915 = 1,
+	GW_DRV_XE = 2,
+	GW_DRV_MAX,
+};
+
+/* how a mapping reaches its DRM file */
+enum gw_map_via {
+	GW_VIA_FILE = 0,     /* the VMA's file is the DRM file (most drivers, xe) */
+	GW_VIA_I915_ANON = 1, /* anon_inode:i915.gem: i915 swapped the VMA's file; `dev` names the device */
 };
 
 /* which hook produced an event (for `gpuwatch check` and tests) */
@@ -78,7 +100,8 @@ struct gw_ev_fd {
 	__u8 cloexec;      /* close-on-exec bit of this fd */
 	__u8 pad0[5];
 	char driver[GW_NAME_LEN]; /* drm_file->minor->dev->driver->name, "" if unknown or dma-buf */
-}; /* 72 bytes */
+	__u64 dev;         /* struct drm_device * of a DRM file (0 if unknown): joins i915.gem mappings */
+}; /* 80 bytes */
 
 struct gw_ev_close {
 	struct gw_hdr hdr;
@@ -102,7 +125,9 @@ struct gw_ev_ioctl {
 	__u32 cmd;         /* full ioctl command (dir, size, type 'd', nr) */
 	__s32 fd;
 	__u16 arg_size;    /* bytes valid in in[] and out[]: min(_IOC_SIZE(cmd), GW_IOCTL_ARG_MAX) */
-	__u8 pad0[6];
+	__u8 drv;          /* enum gw_driver of the file, for nr 0x40-0x9f */
+	__u8 pad0;
+	__s32 ret;         /* the ioctl's return value (0, or a new fd for i915 PERF_OPEN) */
 	__u8 in[GW_IOCTL_ARG_MAX];  /* the argument as read at syscall entry */
 	__u8 out[GW_IOCTL_ARG_MAX]; /* the argument as read at syscall exit */
 }; /* 184 bytes */
@@ -118,8 +143,10 @@ struct gw_ev_mmap {
 	__u32 prot;
 	__u32 flags;       /* mmap flags as passed (0 for snapshot records) */
 	__u8 shared;
-	__u8 pad0[3];
-}; /* 72 bytes */
+	__u8 via;          /* enum gw_map_via */
+	__u8 pad0[2];
+	__u64 dev;         /* GW_VIA_I915_ANON: the struct drm_device *; file is 0 then */
+}; /* 80 bytes */
 
 struct gw_ev_munmap {
 	struct gw_hdr hdr;
@@ -158,6 +185,39 @@ struct gw_ev_cgroup_move {
 	__u8 threadgroup;
 	__u8 pad0[7];
 }; /* 40 bytes */
+
+/*
+ * User memory behind an ioctl argument, read at the ioctl's successful exit: the extension
+ * chain (i915_user_extension / drm_xe_user_extension: each node starts with the u64 address
+ * of the next) and up to two arrays the argument or a node points to (i915 memory regions,
+ * a context parameter's value, xe exec-queue placements, xe bind ops). Emitted just before
+ * the GW_EV_IOCTL record of the same thread, which it belongs to.
+ */
+struct gw_ext_node {
+	__u64 uaddr;       /* where the node was read */
+	__u8 data[GW_EXT_NODE_SIZE];
+}; /* 72 bytes */
+
+struct gw_ext_blob {
+	__u64 uaddr;
+	__u32 len;         /* bytes valid in data */
+	__u16 owner;       /* index of the node it hangs off, GW_EXT_OWNER_ARG for the argument */
+	__u16 pad0;
+	__u8 data[GW_EXT_BLOB_SIZE];
+}; /* 1040 bytes */
+#define GW_EXT_OWNER_ARG 0xffff
+
+struct gw_ev_ioctl_ext {
+	struct gw_hdr hdr;
+	__u64 file;
+	__u32 cmd;
+	__u8 n_nodes;
+	__u8 n_blobs;
+	__u8 truncated;    /* a chain longer than GW_EXT_NODES_MAX, an array larger than a blob, or a failed read */
+	__u8 pad0;
+	struct gw_ext_node nodes[GW_EXT_NODES_MAX];
+	struct gw_ext_blob blobs[GW_EXT_BLOBS_MAX];
+}; /* 2696 bytes */
 
 /* kernel-side counters, in the object's .bss, read by userspace */
 struct gw_counters {

@@ -30,7 +30,10 @@ typedef struct { int counter; } atomic_t;
 
 struct super_block { unsigned long s_magic; };
 struct inode { unsigned short i_mode; dev_t i_rdev; struct super_block *i_sb; };
-struct file { struct inode *f_inode; unsigned int f_flags; void *private_data; };
+struct qstr { const unsigned char *name; };
+struct dentry { struct qstr d_name; };
+struct path { struct dentry *dentry; };
+struct file { struct inode *f_inode; struct path f_path; unsigned int f_flags; void *private_data; };
 struct fdtable { unsigned int max_fds; struct file **fd; unsigned long *close_on_exec; };
 struct files_struct { struct fdtable *fdt; };
 struct signal_struct { atomic_t live; };

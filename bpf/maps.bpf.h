@@ -18,6 +18,10 @@
 /* knobs, set by userspace between open and load */
 const volatile __u32 gw_self_tgid = 0;          /* never trace the daemon itself */
 const volatile __u64 gw_ioctl_nr_mask[4] = {};  /* core DRM ioctl nrs (0..255) that change state */
+/* per enum gw_driver: its drm_driver.name (zero-padded, little-endian words) and the
+ * private ioctl nrs (0x40-0x9f, bit nr - 0x40) the decoder knows for it */
+const volatile __u64 gw_drv_names[GW_DRV_MAX][2] = {};
+const volatile __u64 gw_drv_nr_mask[GW_DRV_MAX][2] = {};
 const volatile bool gw_debug = false;
 
 /* counters, read by userspace (see struct gw_counters) */

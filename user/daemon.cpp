@@ -51,6 +51,11 @@ public:
 		topts.cgroup_fd = cg_.fd.get();
 		topts.ring_bytes = opts_.ring_bytes;
 		topts.ioctl_nrs = state_changing_core_ioctl_nrs();
+		for (uint8_t d = 1; d < GW_DRV_MAX; ++d) {
+			topts.drv_names[d] = std::string(drm::driver_name(d));
+			for (const auto &desc : drm::driver_ioctls(topts.drv_names[d]))
+				topts.drv_nrs[d].push_back(static_cast<uint8_t>(desc.nr));
+		}
 		topts.verbose = opts_.verbose;
 		tracer_ = std::make_unique<Tracer>(topts, [this](std::span<const std::byte> r) { on_record(r); });
 

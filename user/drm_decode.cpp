@@ -21,37 +21,44 @@ template <class T> T load(const __u8 (&buf)[GW_IOCTL_ARG_MAX]) {
 	return v;
 }
 
-Op dec_create_dumb(const gw_ev_ioctl &ev) {
+Op dec_create_dumb(const IoctlRecord &r) {
+	const gw_ev_ioctl &ev = r.ev;
 	auto in = load<drm_mode_create_dumb>(ev.in);
 	auto out = load<drm_mode_create_dumb>(ev.out);
 	return CreateDumb{in.height, in.width, in.bpp, in.flags, out.handle, out.pitch, out.size};
 }
 
-Op dec_map_dumb(const gw_ev_ioctl &ev) {
+Op dec_map_dumb(const IoctlRecord &r) {
+	const gw_ev_ioctl &ev = r.ev;
 	auto in = load<drm_mode_map_dumb>(ev.in);
 	auto out = load<drm_mode_map_dumb>(ev.out);
 	return MapDumb{in.handle, out.offset};
 }
 
-Op dec_destroy_dumb(const gw_ev_ioctl &ev) {
+Op dec_destroy_dumb(const IoctlRecord &r) {
+	const gw_ev_ioctl &ev = r.ev;
 	return DestroyDumb{load<drm_mode_destroy_dumb>(ev.in).handle};
 }
 
-Op dec_gem_close(const gw_ev_ioctl &ev) {
+Op dec_gem_close(const IoctlRecord &r) {
+	const gw_ev_ioctl &ev = r.ev;
 	return GemClose{load<drm_gem_close>(ev.in).handle};
 }
 
-Op dec_gem_flink(const gw_ev_ioctl &ev) {
+Op dec_gem_flink(const IoctlRecord &r) {
+	const gw_ev_ioctl &ev = r.ev;
 	return GemFlink{load<drm_gem_flink>(ev.in).handle, load<drm_gem_flink>(ev.out).name};
 }
 
-Op dec_gem_open(const gw_ev_ioctl &ev) {
+Op dec_gem_open(const IoctlRecord &r) {
+	const gw_ev_ioctl &ev = r.ev;
 	auto in = load<drm_gem_open>(ev.in);
 	auto out = load<drm_gem_open>(ev.out);
 	return GemOpen{in.name, out.handle, out.size};
 }
 
-Op dec_prime_handle_to_fd(const gw_ev_ioctl &ev) {
+Op dec_prime_handle_to_fd(const IoctlRecord &r) {
+	const gw_ev_ioctl &ev = r.ev;
 	if (ev.aux_file == 0)
 		return Malformed{"PRIME_HANDLE_TO_FD without the dma-buf's file"};
 	auto in = load<drm_prime_handle>(ev.in);
@@ -61,7 +68,8 @@ Op dec_prime_handle_to_fd(const gw_ev_ioctl &ev) {
 	return PrimeExport{in.handle, in.flags, out.fd, (in.flags & DRM_CLOEXEC) != 0, ev.aux_file};
 }
 
-Op dec_prime_fd_to_handle(const gw_ev_ioctl &ev) {
+Op dec_prime_fd_to_handle(const IoctlRecord &r) {
+	const gw_ev_ioctl &ev = r.ev;
 	if (ev.aux_file == 0)
 		return Malformed{"PRIME_FD_TO_HANDLE without the dma-buf's file"};
 	auto in = load<drm_prime_handle>(ev.in);
@@ -69,16 +77,19 @@ Op dec_prime_fd_to_handle(const gw_ev_ioctl &ev) {
 	return PrimeImport{in.fd, out.handle, ev.aux_file};
 }
 
-Op dec_syncobj_create(const gw_ev_ioctl &ev) {
+Op dec_syncobj_create(const IoctlRecord &r) {
+	const gw_ev_ioctl &ev = r.ev;
 	return SyncobjCreate{load<drm_syncobj_create>(ev.in).flags,
 	                     load<drm_syncobj_create>(ev.out).handle};
 }
 
-Op dec_syncobj_destroy(const gw_ev_ioctl &ev) {
+Op dec_syncobj_destroy(const IoctlRecord &r) {
+	const gw_ev_ioctl &ev = r.ev;
 	return SyncobjDestroy{load<drm_syncobj_destroy>(ev.in).handle};
 }
 
-Op dec_set_client_cap(const gw_ev_ioctl &ev) {
+Op dec_set_client_cap(const IoctlRecord &r) {
+	const gw_ev_ioctl &ev = r.ev;
 	auto in = load<drm_set_client_cap>(ev.in);
 	return SetClientCap{in.capability, in.value};
 }
@@ -102,9 +113,19 @@ constexpr IoctlDesc kCore[] = {
 static_assert(_IOC_NR(DRM_IOCTL_MODE_CREATE_DUMB) == 0xb2 && _IOC_NR(DRM_IOCTL_GEM_CLOSE) == 0x09);
 static_assert(_IOC_NR(DRM_IOCTL_SYNCOBJ_DESTROY) == 0xc0 && _IOC_NR(DRM_IOCTL_PRIME_FD_TO_HANDLE) == 0x2e);
 
-const IoctlDesc *find_nr(std::span<const IoctlDesc> table, uint32_t nr) {
-	auto it = std::find_if(table.begin(), table.end(), [nr](const IoctlDesc &d) { return d.nr == nr; });
-	return it == table.end() ? nullptr : &*it;
+// The entry for `cmd`: same number, and the same full command where the entry names one
+// (several structs share a number); an entry without a command matches any.
+const IoctlDesc *find_cmd(std::span<const IoctlDesc> table, uint32_t cmd) {
+	const IoctlDesc *any = nullptr;
+	for (const IoctlDesc &d : table) {
+		if (d.nr != _IOC_NR(cmd))
+			continue;
+		if (d.cmd == cmd)
+			return &d;
+		if (d.cmd == 0 && !any)
+			any = &d;
+	}
+	return any;
 }
 
 } // namespace
@@ -113,21 +134,43 @@ bool is_driver_nr(uint32_t nr) { return nr >= DRM_COMMAND_BASE && nr < DRM_COMMA
 
 std::span<const IoctlDesc> core_ioctls() { return kCore; }
 
+// Driver tables are looked up by the driver name the kernel reports (drm_driver.name),
+// never guessed from the node.
 std::span<const IoctlDesc> driver_ioctls(std::string_view driver) {
-	// Driver tables ("i915", "xe", ...) are added here; each is looked up by the driver
-	// name the kernel reports (drm_driver.name), never guessed from the node.
-	(void)driver;
+	if (driver == "i915")
+		return i915_ioctls();
+	if (driver == "xe")
+		return xe_ioctls();
 	return {};
 }
+
+std::string_view driver_name(uint8_t drv) {
+	switch (drv) {
+	case GW_DRV_I915: return "i915";
+	case GW_DRV_XE: return "xe";
+	default: return "";
+	}
+}
+
+namespace detail {
+const gw_ext_blob *ExtView::blob(uint16_t owner, uint64_t uaddr) const {
+	if (!x)
+		return nullptr;
+	for (std::size_t i = 0; i < std::min<std::size_t>(x->n_blobs, GW_EXT_BLOBS_MAX); ++i)
+		if (x->blobs[i].owner == owner && x->blobs[i].uaddr == uaddr && x->blobs[i].len <= GW_EXT_BLOB_SIZE)
+			return &x->blobs[i];
+	return nullptr;
+}
+} // namespace detail
 
 const IoctlDesc *find_ioctl(std::string_view driver, uint32_t cmd) {
 	if (_IOC_TYPE(cmd) != DRM_IOCTL_BASE)
 		return nullptr;
-	uint32_t nr = _IOC_NR(cmd);
-	return is_driver_nr(nr) ? find_nr(driver_ioctls(driver), nr) : find_nr(core_ioctls(), nr);
+	return is_driver_nr(_IOC_NR(cmd)) ? find_cmd(driver_ioctls(driver), cmd) : find_cmd(core_ioctls(), cmd);
 }
 
-Op decode_ioctl(std::string_view driver, const gw_ev_ioctl &ev) {
+Op decode_ioctl(std::string_view driver, const IoctlRecord &r) {
+	const gw_ev_ioctl &ev = r.ev;
 	if (_IOC_TYPE(ev.cmd) != DRM_IOCTL_BASE)
 		return Ignored{_IOC_NR(ev.cmd)};
 	if (ev.arg_size > GW_IOCTL_ARG_MAX)
@@ -142,7 +185,9 @@ Op decode_ioctl(std::string_view driver, const gw_ev_ioctl &ev) {
 	if (ev.arg_size < d->arg_size)
 		return Malformed{std::string(d->name) + ": argument of " + std::to_string(ev.arg_size) +
 		                 " bytes, the struct needs " + std::to_string(d->arg_size)};
-	return d->decode(ev);
+	if (r.ext && (r.ext->file != ev.file || r.ext->cmd != ev.cmd))
+		return d->decode(IoctlRecord{ev, nullptr}); // not this ioctl's: decode without it
+	return d->decode(r);
 }
 
 std::string ioctl_name(std::string_view driver, uint32_t cmd) {

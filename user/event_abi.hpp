@@ -20,7 +20,7 @@ static_assert(offsetof(gw_hdr, kind) == 0 && offsetof(gw_hdr, size) == 2);
 static_assert(offsetof(gw_hdr, hook) == 4 && offsetof(gw_hdr, tgid) == 8);
 static_assert(offsetof(gw_hdr, tid) == 12 && offsetof(gw_hdr, ts_ns) == 16);
 
-static_assert(sizeof(gw_ev_fd) == 72);
+static_assert(sizeof(gw_ev_fd) == 80 && offsetof(gw_ev_fd, dev) == 72);
 static_assert(offsetof(gw_ev_fd, file) == 24 && offsetof(gw_ev_fd, fd) == 32);
 static_assert(offsetof(gw_ev_fd, f_flags) == 36 && offsetof(gw_ev_fd, major) == 40);
 static_assert(offsetof(gw_ev_fd, minor) == 44 && offsetof(gw_ev_fd, type) == 48);
@@ -37,9 +37,10 @@ static_assert(sizeof(gw_ev_ioctl) == 184);
 static_assert(offsetof(gw_ev_ioctl, file) == 24 && offsetof(gw_ev_ioctl, aux_file) == 32);
 static_assert(offsetof(gw_ev_ioctl, cmd) == 40 && offsetof(gw_ev_ioctl, fd) == 44);
 static_assert(offsetof(gw_ev_ioctl, arg_size) == 48 && offsetof(gw_ev_ioctl, in) == 56);
+static_assert(offsetof(gw_ev_ioctl, drv) == 50 && offsetof(gw_ev_ioctl, ret) == 52);
 static_assert(offsetof(gw_ev_ioctl, out) == 56 + GW_IOCTL_ARG_MAX);
 
-static_assert(sizeof(gw_ev_mmap) == 72);
+static_assert(sizeof(gw_ev_mmap) == 80 && offsetof(gw_ev_mmap, via) == 69 && offsetof(gw_ev_mmap, dev) == 72);
 static_assert(offsetof(gw_ev_mmap, file) == 24 && offsetof(gw_ev_mmap, start) == 32);
 static_assert(offsetof(gw_ev_mmap, length) == 40 && offsetof(gw_ev_mmap, offset) == 48);
 static_assert(offsetof(gw_ev_mmap, fd) == 56 && offsetof(gw_ev_mmap, prot) == 60);
@@ -60,6 +61,13 @@ static_assert(sizeof(gw_ev_cgroup_move) == 40);
 static_assert(offsetof(gw_ev_cgroup_move, dst_cgid) == 24);
 static_assert(offsetof(gw_ev_cgroup_move, threadgroup) == 32);
 static_assert(sizeof(gw_counters) == 24);
+static_assert((GW_EXT_BLOB_SIZE & (GW_EXT_BLOB_SIZE - 1)) == 0);
+static_assert(sizeof(gw_ext_node) == 72 && sizeof(gw_ext_blob) == 1040);
+static_assert(offsetof(gw_ext_blob, len) == 8 && offsetof(gw_ext_blob, owner) == 12 && offsetof(gw_ext_blob, data) == 16);
+static_assert(sizeof(gw_ev_ioctl_ext) == 2696);
+static_assert(offsetof(gw_ev_ioctl_ext, file) == 24 && offsetof(gw_ev_ioctl_ext, cmd) == 32);
+static_assert(offsetof(gw_ev_ioctl_ext, n_nodes) == 36 && offsetof(gw_ev_ioctl_ext, truncated) == 38);
+static_assert(offsetof(gw_ev_ioctl_ext, nodes) == 40 && offsetof(gw_ev_ioctl_ext, blobs) == 40 + 8 * 72);
 
 namespace gw::abi {
 
@@ -76,6 +84,7 @@ template <> struct kind_of<gw_ev_fork> { static constexpr uint16_t value = GW_EV
 template <> struct kind_of<gw_ev_exec> { static constexpr uint16_t value = GW_EV_EXEC; };
 template <> struct kind_of<gw_ev_exit> { static constexpr uint16_t value = GW_EV_EXIT; };
 template <> struct kind_of<gw_ev_cgroup_move> { static constexpr uint16_t value = GW_EV_CGROUP_MOVE; };
+template <> struct kind_of<gw_ev_ioctl_ext> { static constexpr uint16_t value = GW_EV_IOCTL_EXT; };
 template <class T> inline constexpr uint16_t kind_of_v = kind_of<T>::value;
 
 // sizeof the record struct of `kind`; 0 for an invalid kind
@@ -92,6 +101,7 @@ constexpr std::size_t record_size(uint16_t kind) noexcept {
 	case GW_EV_EXEC: return sizeof(gw_ev_exec);
 	case GW_EV_EXIT: return sizeof(gw_ev_exit);
 	case GW_EV_CGROUP_MOVE: return sizeof(gw_ev_cgroup_move);
+	case GW_EV_IOCTL_EXT: return sizeof(gw_ev_ioctl_ext);
 	default: return 0;
 	}
 }

@@ -90,21 +90,69 @@ nlohmann::json Model::manifest() const {
 				if (hn == n)
 					offsets.push_back(off);
 			auto name = names.find(h.object);
-			handles.push_back({{"handle", n}, {"size", object_size(h.object)}, {"origin", h.origin},
-			                   {"object", h.object}, {"params", h.params}, {"imports", h.imports},
-			                   {"flink_name", name != names.end() ? json(name->second) : json(nullptr)},
-			                   {"mmap_offsets", offsets}});
+			json hj = {{"handle", n}, {"size", object_size(h.object)}, {"origin", h.origin},
+			           {"object", h.object}, {"params", h.params}, {"imports", h.imports},
+			           {"flink_name", name != names.end() ? json(name->second) : json(nullptr)},
+			           {"mmap_offsets", offsets}};
+			json types = json::object();
+			for (const auto &[off, hn] : f->mmap_offsets)
+				if (auto t = f->mmap_types.find(off); hn == n && t != f->mmap_types.end())
+					types[std::to_string(off)] = t->second;
+			if (!types.empty())
+				hj["mmap_types"] = types;           // fake offset -> i915 mmap type
+			if (h.attrs.contains("tiling"))
+				hj["tiling"] = h.attrs["tiling"];
+			if (h.attrs.contains("caching"))
+				hj["caching"] = h.attrs["caching"];
+			handles.push_back(std::move(hj));
 		}
 		json syncobjs = json::array(), caps = json::array();
 		for (const auto &[h, flags] : f->syncobjs)
 			syncobjs.push_back({{"handle", h}, {"flags", flags}});
 		for (const auto &[cap, value] : f->caps)
 			caps.push_back({{"capability", cap}, {"value", value}});
-		files.push_back({{"id", f->id}, {"path", f->path},
-		                 {"rdev", std::to_string(f->major) + ":" + std::to_string(f->minor)},
-		                 {"driver", f->driver}, {"flags", flags_string(f->f_flags)}, {"f_flags", f->f_flags},
-		                 {"handles_known", f->handles_known}, {"handles", handles},
-		                 {"syncobjs", syncobjs}, {"caps", caps}});
+		json contexts = json::array(), vms = json::array(), queues = json::array();
+		for (const auto &[id, c] : f->contexts) {
+			json cj = {{"id", id}, {"flags", c.flags}, {"vm", c.vm ? json(*c.vm) : json(nullptr)},
+			           {"params", c.params}};
+			if (c.vm && !f->vms.count(*c.vm))
+				cj["vm_destroyed"] = true; // the context keeps the VM; its id is gone
+			if (c.truncated)
+				cj["truncated"] = true;
+			contexts.push_back(std::move(cj));
+		}
+		for (const auto &[id, vm] : f->vms) {
+			json binds = json::array();
+			for (const auto &[addr, b] : vm.bindings) {
+				json bj = {{"addr", b.addr}, {"range", b.range}, {"pat_index", b.pat_index}, {"flags", b.flags}};
+				if (b.userptr) {
+					bj["userptr"] = b.offset;
+				} else {
+					auto h = f->handles.find(b.handle);
+					bj["handle"] = h != f->handles.end() && h->second.object == b.object ? json(b.handle) : json(nullptr);
+					bj["object"] = b.object;
+					bj["offset"] = b.offset;
+				}
+				binds.push_back(std::move(bj));
+			}
+			vms.push_back({{"id", id}, {"flags", vm.flags}, {"params", vm.params}, {"bindings", binds}});
+		}
+		for (const auto &[id, q] : f->exec_queues)
+			queues.push_back({{"id", id}, {"vm", q.vm}, {"flags", q.flags}, {"width", q.width},
+			                  {"num_placements", q.num_placements}, {"instances", q.instances}, {"params", q.params}});
+		json fj = {{"id", f->id}, {"path", f->path},
+		           {"rdev", std::to_string(f->major) + ":" + std::to_string(f->minor)},
+		           {"driver", f->driver}, {"flags", flags_string(f->f_flags)}, {"f_flags", f->f_flags},
+		           {"handles_known", f->handles_known}, {"handles", handles},
+		           {"syncobjs", syncobjs}, {"caps", caps}};
+		// driver state, present for the drivers that have it
+		if (!contexts.empty() || f->driver == "i915")
+			fj["contexts"] = contexts;
+		if (!vms.empty() || f->driver == "i915" || f->driver == "xe")
+			fj["vms"] = vms;
+		if (!queues.empty() || f->driver == "xe")
+			fj["exec_queues"] = queues;
+		files.push_back(std::move(fj));
 	}
 
 	json procs = json::array();
@@ -113,6 +161,13 @@ nlohmann::json Model::manifest() const {
 			continue;
 		json fds = json::array(), mmaps = json::array();
 		for (const auto &[fd, e] : p.fds) {
+			if (e.other) {
+				auto o = others_.find(e.kfile);
+				json origin = o != others_.end() ? o->second.origin : json(nullptr);
+				fds.push_back({{"fd", fd}, {e.other == GW_FILE_SYNC ? "sync_file" : "i915_perf", {{"origin", origin}}},
+				               {"cloexec", e.cloexec}});
+				continue;
+			}
 			if (!e.dmabuf) {
 				if (auto f = files_.find(e.kfile); f != files_.end())
 					fds.push_back({{"fd", fd}, {"file", f->second.id}, {"cloexec", e.cloexec}});
@@ -139,7 +194,8 @@ nlohmann::json Model::manifest() const {
 			std::optional<uint64_t> handle = mp.object ? handle_of(f, *mp.object, mp.offset) : std::nullopt;
 			mmaps.push_back({{"start", mp.start}, {"length", mp.length}, {"prot", prot_string(mp.prot)},
 			                 {"shared", mp.shared}, {"file", f.id}, {"offset", mp.offset},
-			                 {"handle", opt(handle)}, {"object", opt(mp.object)}});
+			                 {"handle", opt(handle)}, {"object", opt(mp.object)},
+			                 {"via", mp.via.empty() ? "device" : mp.via}});
 		}
 		procs.push_back({{"pid", pid}, {"comm", p.comm}, {"fds", fds}, {"mmaps", mmaps}});
 	}
@@ -272,6 +328,21 @@ void validate_manifest(const nlohmann::json &m) {
 			need(handles[j], wh, "origin", Want::string);
 			need(handles[j], wh, "object", Want::unsigned_int);
 		}
+		// driver state (optional: absent for drivers without it and in older manifests)
+		for (const char *k : {"contexts", "vms", "exec_queues"}) {
+			if (!files[i].contains(k))
+				continue;
+			const json &list = need(files[i], w, k, Want::array);
+			for (std::size_t j = 0; j < list.size(); ++j) {
+				std::string we = at(w, k, j);
+				check_element(list[j], we);
+				need(list[j], we, "id", Want::unsigned_int);
+				if (std::string(k) == "contexts")
+					need(list[j], we, "vm", Want::unsigned_or_null);
+				if (std::string(k) == "vms")
+					need(list[j], we, "bindings", Want::array);
+			}
+		}
 	}
 	for (std::size_t i = 0; i < procs.size(); ++i) {
 		std::string w = at("", "processes", i);
@@ -285,7 +356,9 @@ void validate_manifest(const nlohmann::json &m) {
 			check_element(fds[j], wf);
 			need(fds[j], wf, "fd", Want::unsigned_int);
 			need(fds[j], wf, "cloexec", Want::boolean);
-			if (fds[j].contains("dmabuf")) {
+			if (fds[j].contains("sync_file") || fds[j].contains("i915_perf")) {
+				need(fds[j], wf, fds[j].contains("sync_file") ? "sync_file" : "i915_perf", Want::object);
+			} else if (fds[j].contains("dmabuf")) {
 				const json &d = need(fds[j], wf, "dmabuf", Want::object);
 				check_file_ref(need(d, wf + ".dmabuf", "file", Want::unsigned_or_null), ids, wf + ".dmabuf.file");
 				need(d, wf + ".dmabuf", "handle", Want::unsigned_or_null);
@@ -409,7 +482,13 @@ std::string format_manifest_summary(const nlohmann::json &m) {
 			if (d.is_object())
 				out << "dma-buf of " << file_ref(get(d, "file")) << " handle "
 				    << (get(d, "handle").is_null() ? "unknown" : num(get(d, "handle")));
-			else
+			else if (get(fd, "sync_file").is_object() || get(fd, "i915_perf").is_object()) {
+				bool sync = get(fd, "sync_file").is_object();
+				const json &o = get(get(fd, sync ? "sync_file" : "i915_perf"), "origin");
+				out << (sync ? "out-fence (sync_file)" : "i915 perf stream");
+				if (o.is_object())
+					out << " from " << str(o, "ioctl") << " on " << file_ref(get(o, "file"));
+			} else
 				out << file_ref(get(fd, "file"));
 			out << (get(fd, "cloexec") == true ? " cloexec" : "") << "\n";
 		}
@@ -421,7 +500,10 @@ std::string format_manifest_summary(const nlohmann::json &m) {
 			out << "  map " << hex(json(start)) << "-" << hex(json(start + len)) << " "
 			    << (prot.empty() ? "---" : prot) << (get(mp, "shared") == true ? " shared " : " private ")
 			    << file_ref(get(mp, "file")) << " offset " << hex(get(mp, "offset")) << " handle "
-			    << (get(mp, "handle").is_null() ? "none" : num(get(mp, "handle"))) << "\n";
+			    << (get(mp, "handle").is_null() ? "none" : num(get(mp, "handle")));
+			if (std::string via = str(mp, "via"); via != "device" && via != "?")
+				out << " via " << via;
+			out << "\n";
 		}
 	}
 
@@ -444,8 +526,42 @@ std::string format_manifest_summary(const nlohmann::json &m) {
 			    << str(h, "origin") << ", object " << num(get(h, "object"));
 			if (is_unsigned(get(h, "imports")) && get(h, "imports").get<uint64_t>() > 0)
 				out << ", re-imported " << num(get(h, "imports")) << "x";
+			const json &pr = get(h, "params"), &t = get(h, "tiling");
+			if (get(pr, "placements").is_array() && !get(pr, "placements").empty()) {
+				out << ", placements";
+				for (const json &pl : get(pr, "placements"))
+					out << " " << str(pl, "class") << ":" << num(get(pl, "instance"));
+			}
+			if (!get(pr, "pat_index").is_null())
+				out << ", pat " << num(get(pr, "pat_index"));
+			if (!get(pr, "user_ptr").is_null())
+				out << ", user memory at " << hex(get(pr, "user_ptr"));
+			if (t.is_object())
+				out << ", tiling " << str(t, "mode") << " stride " << num(get(t, "stride"));
 			out << "\n";
 		}
+		for (const json &c : get(f, "contexts").is_array() ? get(f, "contexts") : json::array()) {
+			out << "  context " << num(get(c, "id")) << ": vm "
+			    << (get(c, "vm").is_null() ? "own" : num(get(c, "vm")));
+			if (get(c, "params").is_object())
+				for (const auto &[k, v] : get(c, "params").items())
+					out << ", " << k << " " << v.dump();
+			out << "\n";
+		}
+		for (const json &vm : get(f, "vms").is_array() ? get(f, "vms") : json::array()) {
+			const json &b = get(vm, "bindings");
+			out << "  vm " << num(get(vm, "id")) << ": flags " << hex(get(vm, "flags")) << ", "
+			    << plural(b.is_array() ? b.size() : 0, "binding", "bindings") << "\n";
+			for (const json &bj : b.is_array() ? b : json::array())
+				out << "    bind " << hex(get(bj, "addr")) << " +" << hex(get(bj, "range")) << " "
+				    << (get(bj, "userptr").is_null() ? "handle " + (get(bj, "handle").is_null() ? std::string("closed") : num(get(bj, "handle"))) +
+				                                           " offset " + hex(get(bj, "offset"))
+				                                     : "userptr " + hex(get(bj, "userptr")))
+				    << "\n";
+		}
+		for (const json &q : get(f, "exec_queues").is_array() ? get(f, "exec_queues") : json::array())
+			out << "  exec queue " << num(get(q, "id")) << ": vm " << num(get(q, "vm")) << ", width "
+			    << num(get(q, "width")) << ", " << num(get(q, "num_placements")) << " placements\n";
 	}
 	return out.str();
 }

@@ -4,6 +4,7 @@
 #include "model.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <iterator>
 #include <linux/close_range.h>
@@ -71,6 +72,9 @@ void ModelOps::learn_meta(DrmFile &f, const gw_ev_fd &ev) {
 	f.path = m.namer_ ? m.namer_(ev.major, ev.minor) : default_node_name(ev.major, ev.minor);
 	f.driver = bounded(ev.driver);
 	f.f_flags = ev.f_flags;
+	f.dev = ev.dev;
+	if (f.driver == "i915")
+		f.contexts.try_emplace(0, Context{}); // i915 creates context 0 at open
 	changed = true;
 }
 
@@ -107,9 +111,10 @@ void ModelOps::drop_file(std::map<uint64_t, DrmFile>::iterator it) {
 
 void ModelOps::gc() {
 	std::set<uint64_t> live_files, live_bufs, live_objs, handled_objs;
+	std::set<uint64_t> live_others;
 	for (const auto &[pid, p] : m.procs_) {
 		for (const auto &[fd, e] : p.fds)
-			(e.dmabuf ? live_bufs : live_files).insert(e.kfile);
+			(e.other ? live_others : e.dmabuf ? live_bufs : live_files).insert(e.kfile);
 		for (const auto &[start, mp] : p.mmaps) {
 			live_files.insert(mp.kfile);
 			if (mp.object)
@@ -128,6 +133,12 @@ void ModelOps::gc() {
 		for (const auto &[n, h] : f.handles)
 			handled_objs.insert(h.object);
 	}
+	std::erase_if(m.others_, [&](const auto &kv) { return !live_others.count(kv.first); });
+	for (const auto &[k, f] : m.files_)
+		for (const auto &[id, vm] : f.vms)
+			for (const auto &[addr, b] : vm.bindings)
+				if (b.object)
+					live_objs.insert(b.object); // a bound buffer outlives its handle
 	std::erase_if(m.dmabufs_, [&](const auto &kv) { return !live_bufs.count(kv.first); });
 	for (const auto &[k, d] : m.dmabufs_)
 		live_objs.insert(d.object);
@@ -231,12 +242,17 @@ ApplyStatus ModelOps::dispatch(std::span<const std::byte> rec) {
 	case GW_EV_EXEC: return on_exec(*abi::read_record<gw_ev_exec>(rec));
 	case GW_EV_EXIT: return on_exit(*abi::read_record<gw_ev_exit>(rec));
 	case GW_EV_CGROUP_MOVE: return ApplyStatus::ok; // the daemon's business
+	case GW_EV_IOCTL_EXT: {
+		auto x = *abi::read_record<gw_ev_ioctl_ext>(rec);
+		m.pending_ext_[x.hdr.tid] = x; // consumed by this thread's next ioctl record
+		return ApplyStatus::ok;
+	}
 	}
 	return malformed();
 }
 
 ApplyStatus ModelOps::on_fd(const gw_ev_fd &ev) {
-	bool type_ok = ev.type == GW_FILE_DRM || ev.type == GW_FILE_DMABUF;
+	bool type_ok = ev.type >= GW_FILE_DRM && ev.type <= GW_FILE_PERF;
 	if (!type_ok || ev.source < GW_FD_OPEN || ev.source > GW_FD_SNAPSHOT || ev.fd < 0 || ev.file == 0)
 		return malformed();
 	bool snapshot = ev.source == GW_FD_SNAPSHOT || ev.hdr.hook == GW_HOOK_ITER;
@@ -246,6 +262,8 @@ ApplyStatus ModelOps::on_fd(const gw_ev_fd &ev) {
 	if (!p)
 		p = &process_or_create(ev.hdr.tgid);
 
+	if (ev.type == GW_FILE_SYNC || ev.type == GW_FILE_PERF)
+		return on_other_fd(*p, ev);
 	bool dmabuf = ev.type == GW_FILE_DMABUF;
 	bool known_as_other = dmabuf ? m.files_.count(ev.file) > 0 : m.dmabufs_.count(ev.file) > 0;
 	if (ev.source == GW_FD_OPEN || known_as_other)
@@ -262,6 +280,26 @@ ApplyStatus ModelOps::on_fd(const gw_ev_fd &ev) {
 		return ApplyStatus::ok;
 	}
 	install_fd(*p, ev.fd, FdEntry{ev.file, ev.cloexec != 0, dmabuf});
+	return ApplyStatus::ok;
+}
+
+// An out-fence or perf stream fd: its origin is the ioctl that returned it, if seen.
+ApplyStatus ModelOps::on_other_fd(Process &p, const gw_ev_fd &ev) {
+	auto cur = p.fds.find(ev.fd);
+	if (ev.source == GW_FD_FLAGS && cur != p.fds.end() && cur->second.kfile == ev.file) {
+		if (cur->second.cloexec != (ev.cloexec != 0))
+			cur->second.cloexec = ev.cloexec != 0, changed = true;
+		return ApplyStatus::ok;
+	}
+	auto [it, inserted] = m.others_.try_emplace(ev.file);
+	if (inserted || ev.source == GW_FD_OPEN || it->second.type != ev.type) {
+		it->second = OtherFile{ev.file, ev.type, nullptr};
+		if (auto o = m.pending_origin_.find({ev.hdr.tgid, ev.fd}); o != m.pending_origin_.end()) {
+			it->second.origin = std::move(o->second);
+			m.pending_origin_.erase(o);
+		}
+	}
+	install_fd(p, ev.fd, FdEntry{ev.file, ev.cloexec != 0, false, ev.type});
 	return ApplyStatus::ok;
 }
 
@@ -296,23 +334,54 @@ ApplyStatus ModelOps::on_close_range(const gw_ev_close_range &ev) {
 	return ApplyStatus::ok;
 }
 
+// An anon_inode:i915.gem mapping found by the snapshot names only its device: the file is
+// the process's DRM file of that device that granted the offset (else its only one).
+uint64_t ModelOps::i915_anon_file(const Process &p, const gw_ev_mmap &ev) {
+	std::vector<uint64_t> cands;
+	for (const auto &[fd, e] : p.fds) {
+		auto f = m.files_.find(e.kfile);
+		if (e.dmabuf || e.other || f == m.files_.end() || f->second.dev != ev.dev)
+			continue;
+		if (object_at(f->second, ev.offset))
+			return e.kfile;
+		if (std::find(cands.begin(), cands.end(), e.kfile) == cands.end())
+			cands.push_back(e.kfile);
+	}
+	return cands.size() == 1 ? cands[0] : 0;
+}
+
 ApplyStatus ModelOps::on_mmap(const gw_ev_mmap &ev) {
-	if (ev.file == 0 || ev.length == 0 || !range_ok(ev.start, ev.length) || ev.start % kPageSize)
+	bool anon = ev.via == GW_VIA_I915_ANON;
+	if ((anon ? ev.dev == 0 : ev.file == 0) || ev.via > GW_VIA_I915_ANON || ev.length == 0 ||
+	    !range_ok(ev.start, ev.length) || ev.start % kPageSize)
 		return malformed();
 	Process *p = process(ev.hdr.tgid);
 	if (!p && ev.hdr.hook != GW_HOOK_ITER)
 		return ApplyStatus::unknown_process;
 	if (!p)
 		p = &process_or_create(ev.hdr.tgid);
-	DrmFile &f = file_seen(ev.file);
+	uint64_t kfile = anon ? i915_anon_file(*p, ev) : ev.file;
+	if (kfile == 0) {
+		char buf[160];
+		std::snprintf(buf, sizeof buf, "process %u: the i915 mapping at 0x%llx (offset 0x%llx) "
+		              "could not be tied to one of its DRM files", ev.hdr.tgid,
+		              static_cast<unsigned long long>(ev.start), static_cast<unsigned long long>(ev.offset));
+		m.mark_incomplete(buf);
+		unmap_range(*p, ev.start, page_up(ev.length));
+		changed = true;
+		return ApplyStatus::ok;
+	}
+	DrmFile &f = file_seen(kfile);
 	Mapping mp;
 	mp.start = ev.start;
 	mp.length = page_up(ev.length);
 	mp.prot = ev.prot;
 	mp.shared = ev.shared != 0;
-	mp.kfile = ev.file;
+	mp.kfile = kfile;
 	mp.offset = ev.offset;
 	mp.object = object_at(f, ev.offset);
+	if (anon || f.driver == "i915")
+		mp.via = "anon_inode:i915.gem";
 	map(*p, mp);
 	return ApplyStatus::ok;
 }

@@ -18,6 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "event_abi.hpp"
+
 namespace gw {
 
 // A GEM buffer object. Several handles (in one or several files) may name one object:
@@ -36,6 +38,41 @@ struct Handle {
 	nlohmann::json params = nlohmann::json::object();
 	uint32_t imports = 0;       // PRIME_FD_TO_HANDLE calls that returned this existing handle
 	std::optional<uint32_t> flink_name;
+	// set after creation (i915 SET_TILING, SET_CACHING): {"tiling": {...}, "caching": n}
+	nlohmann::json attrs = nlohmann::json::object();
+};
+
+// i915 contexts, i915/xe VMs and their bindings, xe exec queues: per DRM file, by id.
+struct Context {
+	uint32_t id = 0;
+	uint32_t flags = 0;         // CONTEXT_CREATE_EXT flags (SINGLE_TIMELINE, ...)
+	std::optional<uint32_t> vm; // I915_CONTEXT_PARAM_VM; none: the context's own implicit VM
+	nlohmann::json params = nlohmann::json::object(); // parameter name -> value, as set
+	bool truncated = false;     // some parameter bytes were not captured
+};
+
+struct Binding {                // xe VM_BIND: [addr, addr + range) of a VM
+	uint64_t addr = 0, range = 0;
+	bool userptr = false;
+	uint32_t handle = 0;        // GEM handle (not userptr)
+	uint64_t object = 0;        // GemObject id (not userptr; 0 if unknown)
+	uint64_t offset = 0;        // offset into the object, or the user address for userptr
+	uint16_t pat_index = 0;
+	uint32_t flags = 0;
+};
+
+struct Vm {
+	uint32_t id = 0;
+	uint32_t flags = 0;
+	nlohmann::json params = nlohmann::json::object();
+	std::map<uint64_t, Binding> bindings; // addr -> binding; ranges never overlap
+};
+
+struct ExecQueue {
+	uint32_t id = 0, vm = 0, flags = 0;
+	uint16_t width = 0, num_placements = 0;
+	nlohmann::json instances = nlohmann::json::array(); // [{class, instance, gt}]
+	nlohmann::json params = nlohmann::json::object();   // SET_PROPERTY extensions
 };
 
 struct DrmFile {
@@ -50,13 +87,27 @@ struct DrmFile {
 	std::map<uint32_t, uint32_t> syncobjs;           // syncobj handle -> creation flags
 	std::map<uint64_t, uint32_t> caps;               // SET_CLIENT_CAP capability -> value
 	std::map<uint64_t, uint32_t> mmap_offsets;       // fake offset -> handle (MAP_DUMB grants)
+	std::map<uint64_t, std::string> mmap_types;      // fake offset -> i915/xe mmap type ("wb", ...)
 	std::map<uint64_t, uint32_t> prime;              // dma-buf kfile -> handle (exports and imports)
+	uint64_t dev = 0;           // kernel struct drm_device * (joins i915.gem mappings; not in the manifest)
+	std::map<uint32_t, Context> contexts;            // i915
+	std::map<uint32_t, Vm> vms;                      // i915, xe
+	std::map<uint32_t, ExecQueue> exec_queues;       // xe
 };
 
 struct FdEntry {
-	uint64_t kfile = 0;         // DRM or dma-buf kernel file
+	uint64_t kfile = 0;         // DRM or dma-buf kernel file (or sync_file / perf stream)
 	bool cloexec = false;
 	bool dmabuf = false;
+	uint8_t other = 0;          // GW_FILE_SYNC or GW_FILE_PERF: see Model::others()
+};
+
+// An out-fence (sync_file) or i915 perf stream fd: not DRM state, but an fd the process
+// holds because of a DRM ioctl; `origin` says which (file, ioctl, parameters).
+struct OtherFile {
+	uint64_t kfile = 0;
+	uint8_t type = 0;           // GW_FILE_SYNC, GW_FILE_PERF
+	nlohmann::json origin = nullptr;
 };
 
 struct Mapping {
@@ -66,6 +117,9 @@ struct Mapping {
 	uint64_t kfile = 0;         // the DRM file
 	uint64_t offset = 0;        // byte offset (fake offset)
 	std::optional<uint64_t> object; // GemObject id when known
+	// how the mapping reaches its buffer: "" (the DRM file itself), "anon_inode:i915.gem"
+	// (i915 swaps the VMA's file), "i915.gem_mmap" (legacy GEM_MMAP: the object's shmem file)
+	std::string via;
 };
 
 struct Process {
@@ -127,6 +181,7 @@ public:
 	uint64_t malformed_records() const { return malformed_; }
 	const std::map<uint64_t, DmaBuf> &dmabufs() const { return dmabufs_; } // keyed by kfile
 	const std::map<uint64_t, GemObject> &objects() const { return objects_; } // keyed by id
+	const std::map<uint64_t, OtherFile> &others() const { return others_; } // keyed by kfile
 	uint64_t ignored_ioctls() const { return ignored_ioctls_; } // recorded, but not decoded
 
 private:
@@ -138,6 +193,9 @@ private:
 	std::map<uint64_t, DmaBuf> dmabufs_;
 	std::map<uint64_t, GemObject> objects_;
 	std::map<std::pair<uint64_t, uint32_t>, uint64_t> flinks_; // (device key, name) -> object
+	std::map<uint64_t, OtherFile> others_;
+	std::map<std::pair<uint32_t, int>, nlohmann::json> pending_origin_; // (tgid, fd) -> origin
+	std::map<uint32_t, gw_ev_ioctl_ext> pending_ext_; // tid -> the ext record before its ioctl
 	std::vector<std::string> incomplete_;
 	uint64_t next_file_id_ = 1, next_object_id_ = 1;
 	uint64_t lost_events_ = 0, failed_reads_ = 0, malformed_ = 0, ignored_ioctls_ = 0;

@@ -22,7 +22,13 @@ ApplyStatus ModelOps::on_ioctl(const gw_ev_ioctl &ev) {
 	if (!p)
 		return ApplyStatus::unknown_process;
 	auto known = m.files_.find(ev.file);
-	drm::Op op = drm::decode_ioctl(known != m.files_.end() ? known->second.driver : "", ev);
+	std::string_view driver = known != m.files_.end() ? std::string_view(known->second.driver) : drm::driver_name(ev.drv);
+	std::optional<gw_ev_ioctl_ext> ext;
+	if (auto x = m.pending_ext_.find(ev.hdr.tid); x != m.pending_ext_.end()) {
+		ext = x->second;
+		m.pending_ext_.erase(x);
+	}
+	drm::Op op = drm::decode_ioctl(driver, drm::IoctlRecord{ev, ext ? &*ext : nullptr});
 	if (std::holds_alternative<drm::Malformed>(op))
 		return malformed();
 	DrmFile &f = file_seen(ev.file);
@@ -68,6 +74,8 @@ Handle &ModelOps::known_handle(DrmFile &f, uint32_t handle) {
 
 void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o) {
 	using namespace drm;
+	if (apply_intel(p, f, o))
+		return;
 	std::visit(overloaded{
 		[&](const CreateDumb &x) {
 			add_handle(f, x.handle, new_object(x.size), "dumb",
@@ -101,6 +109,7 @@ void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o) {
 		},
 		[&](const Ignored &) { ++m.ignored_ioctls_; },
 		[&](const Malformed &) {}, // rejected by on_ioctl before any state changed
+		[&](const auto &) {},      // driver operations: apply_intel
 	}, o);
 }
 

@@ -43,6 +43,8 @@ struct ModelOps {
 	// records (model.cpp; on_ioctl in model_gem.cpp)
 	ApplyStatus dispatch(std::span<const std::byte> rec);
 	ApplyStatus on_fd(const gw_ev_fd &ev);
+	ApplyStatus on_other_fd(Process &p, const gw_ev_fd &ev);
+	uint64_t i915_anon_file(const Process &p, const gw_ev_mmap &ev);
 	ApplyStatus on_close(const gw_ev_close &ev);
 	ApplyStatus on_close_range(const gw_ev_close_range &ev);
 	ApplyStatus on_ioctl(const gw_ev_ioctl &ev);
@@ -63,6 +65,10 @@ struct ModelOps {
 	void op(DrmFile &f, const drm::GemOpen &x);
 	void op(Process &p, DrmFile &f, const drm::PrimeExport &x);
 	void op(Process &p, DrmFile &f, const drm::PrimeImport &x);
+
+	// i915 and xe operations (model_intel.cpp); false if `o` is not one of theirs
+	bool apply_intel(Process &p, DrmFile &f, const drm::Op &o);
+	void unbind_range(Vm &vm, uint64_t addr, uint64_t range);
 };
 
 } // namespace gw

@@ -74,6 +74,18 @@ Tracer::Tracer(const Options &opts, RecordFn on_record) : impl_(std::make_unique
 	skel->rodata->gw_self_tgid = ::getpid();
 	for (uint8_t nr : opts.ioctl_nrs)
 		skel->rodata->gw_ioctl_nr_mask[nr >> 6] |= 1ull << (nr & 63);
+	for (std::size_t d = 1; d < GW_DRV_MAX; ++d) {
+		const std::string &name = opts.drv_names[d];
+		if (name.size() >= 2 * sizeof(uint64_t))
+			throw Error("driver name '" + name + "' is longer than the tracer compares");
+		std::memcpy((void *)skel->rodata->gw_drv_names[d], name.data(), name.size());
+		for (uint8_t nr : opts.drv_nrs[d]) {
+			if (nr < 0x40 || nr >= 0xa0)
+				throw Error("driver ioctl nr " + std::to_string(nr) + " is outside 0x40-0x9f");
+			unsigned bit = nr - 0x40;
+			skel->rodata->gw_drv_nr_mask[d][bit >> 6] |= 1ull << (bit & 63);
+		}
+	}
 	if (int err = bpf_map__set_max_entries(skel->maps.gw_events, opts.ring_bytes))
 		throw Error(libbpf_error("ring buffer size " + std::to_string(opts.ring_bytes), err));
 	if (int err = gpuwatch_bpf__load(skel))

@@ -2,12 +2,14 @@
 // ring buffer and counters, and run the snapshot iterators.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <set>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "gpuwatch.h"
@@ -21,6 +23,10 @@ public:
 		int cgroup_fd = -1;              // the followed cgroup v2 directory
 		uint32_t ring_bytes = 4u << 20;  // ring buffer size (power of two, >= page)
 		std::vector<uint8_t> ioctl_nrs;  // core DRM ioctl nrs that change state
+		// per enum gw_driver (index 0 unused): the driver's name and its private ioctl nrs
+		// (0x40-0x9f) the decoder knows
+		std::array<std::string, GW_DRV_MAX> drv_names;
+		std::array<std::vector<uint8_t>, GW_DRV_MAX> drv_nrs;
 		bool verbose = false;            // libbpf's own messages on stderr
 	};
 

@@ -87,29 +87,44 @@ TEST(DrmDecode, FlinkOpenSyncobjCap) {
 	          13u);
 }
 
-TEST(DrmDecode, DriverPrivateNumbersAreNotCoreIoctls) {
-	// i915 GEM_CREATE is nr 0x5b: no driver table yet, so it is ignored, whatever the driver
+TEST(DrmDecode, DriverPrivateNumbersDependOnTheDriver) {
+	// nr 0x5b is i915 GEM_CREATE; on a driver without a table, or "" (unknown), it is ignored
 	drm_i915_gem_create in{4096, 0, 0}, out{4096, 1, 0};
-	for (const char *drv : {"", "i915", "xe", "vgem"}) {
+	for (const char *drv : {"", "xe", "vgem"}) {
 		auto op = decode_ioctl(drv, ioctl_rec(1, 3, 1, DRM_IOCTL_I915_GEM_CREATE, in, out));
 		ASSERT_TRUE(std::holds_alternative<Ignored>(op)) << drv;
 		EXPECT_EQ(std::get<Ignored>(op).nr, 0x5bu);
 	}
+	auto op = decode_ioctl("i915", ioctl_rec(1, 3, 1, DRM_IOCTL_I915_GEM_CREATE, in, out));
+	ASSERT_TRUE(std::holds_alternative<I915GemCreate>(op));
+	EXPECT_EQ(std::get<I915GemCreate>(op).handle, 1u);
 	EXPECT_TRUE(is_driver_nr(0x40));
 	EXPECT_TRUE(is_driver_nr(0x9f));
 	EXPECT_FALSE(is_driver_nr(0xa0));
 	EXPECT_FALSE(is_driver_nr(0x3f));
-	EXPECT_TRUE(driver_ioctls("i915").empty());
-	EXPECT_EQ(find_ioctl("i915", DRM_IOCTL_I915_GEM_CREATE), nullptr);
+	EXPECT_FALSE(driver_ioctls("i915").empty());
+	EXPECT_FALSE(driver_ioctls("xe").empty());
+	EXPECT_TRUE(driver_ioctls("vgem").empty());
+	EXPECT_EQ(find_ioctl("vgem", DRM_IOCTL_I915_GEM_CREATE), nullptr);
 }
 
 TEST(DrmDecode, NamesAndTables) {
 	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_MODE_CREATE_DUMB), "MODE_CREATE_DUMB");
 	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_PRIME_FD_TO_HANDLE), "PRIME_FD_TO_HANDLE");
-	EXPECT_EQ(ioctl_name("i915", DRM_IOCTL_I915_GEM_CREATE), "0x5b");
+	EXPECT_EQ(ioctl_name("i915", DRM_IOCTL_I915_GEM_CREATE), "GEM_CREATE");
+	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_I915_GEM_CREATE), "0x5b");
 	EXPECT_EQ(core_ioctls().size(), 11u);
 	for (const auto &d : core_ioctls())
 		EXPECT_FALSE(is_driver_nr(d.nr)) << d.name;
+	for (const char *drv : {"i915", "xe"})
+		for (const auto &d : driver_ioctls(drv)) {
+			EXPECT_TRUE(is_driver_nr(d.nr)) << drv << " " << d.name;
+			EXPECT_LE(d.arg_size, std::size_t{GW_IOCTL_ARG_MAX}) << drv << " " << d.name;
+			EXPECT_EQ(_IOC_NR(d.cmd), d.nr) << drv << " " << d.name;
+		}
+	EXPECT_EQ(driver_name(GW_DRV_I915), "i915");
+	EXPECT_EQ(driver_name(GW_DRV_XE), "xe");
+	EXPECT_EQ(driver_name(GW_DRV_OTHER), "");
 }
 
 TEST(DrmDecode, NonDrmIoctlIsIgnored) {

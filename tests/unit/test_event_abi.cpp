@@ -16,7 +16,8 @@ std::vector<std::byte> bytes_of(const void *p, std::size_t n, std::size_t shift 
 }
 
 TEST(EventAbi, RecordSizeForEveryKind) {
-	EXPECT_EQ(gw::abi::record_size(GW_EV_FD), 72u);
+	EXPECT_EQ(gw::abi::record_size(GW_EV_FD), 80u);
+	EXPECT_EQ(gw::abi::record_size(GW_EV_IOCTL_EXT), 2696u);
 	EXPECT_EQ(gw::abi::record_size(GW_EV_IOCTL), 184u);
 	EXPECT_EQ(gw::abi::record_size(GW_EV_MREMAP), 64u);
 	EXPECT_EQ(gw::abi::record_size(GW_EV_EXIT), 24u);
@@ -30,9 +31,9 @@ TEST(EventAbi, RecordSizeForEveryKind) {
 TEST(EventAbi, MakeRecordFillsHeader) {
 	auto r = gw::abi::make_record<gw_ev_mmap>(42);
 	EXPECT_EQ(r.hdr.kind, GW_EV_MMAP);
-	EXPECT_EQ(r.hdr.size, 72);
+	EXPECT_EQ(r.hdr.size, 80);
 	EXPECT_EQ(r.hdr.tgid, 42u);
-	EXPECT_EQ(gw::abi::record_bytes(r).size(), 72u);
+	EXPECT_EQ(gw::abi::record_bytes(r).size(), 80u);
 	EXPECT_EQ(gw::abi::check_record(gw::abi::record_bytes(r)), RecordError::none);
 }
 

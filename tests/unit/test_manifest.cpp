@@ -65,7 +65,7 @@ TEST(Manifest, Contract) {
 	EXPECT_EQ(p["fds"], (json::array({{{"fd", 3}, {"file", 1}, {"cloexec", true}},
 	                                  {{"fd", 8}, {"dmabuf", {{"file", 1}, {"handle", 1}, {"object", 1}}}, {"cloexec", false}}})));
 	EXPECT_EQ(p["mmaps"], (json::array({{{"start", A}, {"length", 16384}, {"prot", "rw"}, {"shared", true}, {"file", 1},
-	                                    {"offset", kFake}, {"handle", 1}, {"object", 1}}})));
+	                                    {"offset", kFake}, {"handle", 1}, {"object", 1}, {"via", "device"}}})));
 	EXPECT_EQ(m["processes"][1]["fds"], p["fds"]);
 	EXPECT_EQ(m["processes"][2]["fds"], (json::array({{{"fd", 4}, {"file", 2}, {"cloexec", false}},
 	                                                  {{"fd", 5}, {"dmabuf", {{"file", 1}, {"handle", 1}, {"object", 1}}}, {"cloexec", false}}})));

@@ -38,7 +38,7 @@ TEST_F(Mm, MmapJoinsTheHandleByFakeOffset) {
 	EXPECT_EQ(maps().at(A).object, obj1());
 	auto mm = w.manifest()["processes"][0]["mmaps"][0];
 	EXPECT_EQ(mm, (nlohmann::json{{"start", A}, {"length", K16}, {"prot", "rw"}, {"shared", true}, {"file", 1},
-	                              {"offset", kFake}, {"handle", 1}, {"object", obj1()}}));
+	                              {"offset", kFake}, {"handle", 1}, {"object", obj1()}, {"via", "device"}}));
 }
 
 TEST_F(Mm, MmapInsideTheObjectJoinsToo) {
