@@ -295,15 +295,19 @@ static __always_inline void gw_ext_blob(struct gw_ev_ioctl_ext *x, u16 owner, u6
 		len = GW_EXT_BLOB_SIZE;
 		x->truncated = 1;
 	}
-	/* 1 <= len <= GW_EXT_BLOB_SIZE (a power of two), in a form the verifier can bound */
-	if (bpf_probe_read_user(x->blobs[i & 1].data, ((len - 1) & (GW_EXT_BLOB_SIZE - 1)) + 1, (void *)uaddr)) {
+	/* the index masked in a register the compiler cannot drop (older verifiers lose the
+	 * i < GW_EXT_BLOBS_MAX bound otherwise), 1 <= len <= GW_EXT_BLOB_SIZE (a power of two) */
+	u64 idx = i;
+	asm volatile("%0 &= 1" : "+r"(idx));
+	struct gw_ext_blob *b = &x->blobs[idx];
+	if (bpf_probe_read_user(b->data, ((len - 1) & (GW_EXT_BLOB_SIZE - 1)) + 1, (void *)uaddr)) {
 		x->truncated = 1;
 		GW_COUNT(failed_reads);
 		return;
 	}
-	x->blobs[i & 1].uaddr = uaddr;
-	x->blobs[i & 1].len = len;
-	x->blobs[i & 1].owner = owner;
+	b->uaddr = uaddr;
+	b->len = len;
+	b->owner = owner;
 	x->n_blobs = i + 1;
 }
 

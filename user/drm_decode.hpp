@@ -98,6 +98,8 @@ struct I915ContextCreate {
 struct I915ContextDestroy { uint32_t id = 0; };
 struct I915ContextSetParam { I915CtxParam p; bool truncated = false; };
 struct I915VmCreate { uint32_t id = 0, flags = 0; bool has_exts = false; };
+// CONTEXT_GETPARAM(VM): i915 gives the context's VM a new id in the file's VM table on every call
+struct I915ContextVmId { uint32_t ctx_id = 0, vm_id = 0; };
 struct I915VmDestroy { uint32_t id = 0; };
 struct I915PerfOpen {           // returns a perf stream fd
 	int32_t fd = -1;
@@ -154,7 +156,7 @@ using Op = std::variant<Ignored, Malformed, CreateDumb, MapDumb, DestroyDumb, Ge
                         GemOpen, PrimeExport, PrimeImport, SyncobjCreate, SyncobjDestroy,
                         SetClientCap, I915GemCreate, I915MmapOffset, I915MmapLegacy, I915Userptr,
                         I915SetTiling, I915SetCaching, I915ContextCreate, I915ContextDestroy,
-                        I915ContextSetParam, I915VmCreate, I915VmDestroy, I915PerfOpen, I915ExecFence,
+                        I915ContextSetParam, I915ContextVmId, I915VmCreate, I915VmDestroy, I915PerfOpen, I915ExecFence,
                         XeGemCreate, XeMmapOffset, XeVmCreate, XeVmDestroy, XeExecQueueCreate,
                         XeExecQueueDestroy, XeVmBind>;
 

@@ -192,6 +192,14 @@ Op dec_context_setparam(const IoctlRecord &r) {
 	return op;
 }
 
+// Only GETPARAM(VM) changes state (a new VM id); other parameters are reads.
+Op dec_context_getparam(const IoctlRecord &r) {
+	auto out = out_as<drm_i915_gem_context_param>(r.ev);
+	if (out.param != I915_CONTEXT_PARAM_VM)
+		return Ignored{_IOC_NR(r.ev.cmd)};
+	return I915ContextVmId{out.ctx_id, static_cast<uint32_t>(out.value)};
+}
+
 Op dec_vm_create(const IoctlRecord &r) {
 	auto in = in_as<drm_i915_gem_vm_control>(r.ev);
 	return I915VmCreate{out_as<drm_i915_gem_vm_control>(r.ev).vm_id, in.flags, in.extensions != 0};
@@ -242,6 +250,7 @@ constexpr IoctlDesc kI915[] = {
 	GW_I915(GEM_CONTEXT_CREATE_EXT, drm_i915_gem_context_create_ext, dec_context_create_ext),
 	GW_I915(GEM_CONTEXT_DESTROY, drm_i915_gem_context_destroy, dec_context_destroy),
 	GW_I915(GEM_CONTEXT_SETPARAM, drm_i915_gem_context_param, dec_context_setparam),
+	GW_I915(GEM_CONTEXT_GETPARAM, drm_i915_gem_context_param, dec_context_getparam),
 	GW_I915(GEM_VM_CREATE, drm_i915_gem_vm_control, dec_vm_create),
 	GW_I915(GEM_VM_DESTROY, drm_i915_gem_vm_control, dec_vm_destroy),
 	GW_I915(PERF_OPEN, drm_i915_perf_open_param, dec_perf_open),

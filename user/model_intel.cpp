@@ -214,6 +214,16 @@ bool ModelOps::apply_intel(Process &p, DrmFile &f, const drm::Op &o) {
 				note_truncated("CONTEXT_SETPARAM of context " + std::to_string(x.p.ctx_id));
 			changed = true;
 		},
+		[&](const I915ContextVmId &x) {
+			Vm &vm = f.vms[x.vm_id];
+			vm = Vm{};
+			vm.id = x.vm_id;
+			vm.params["of_context"] = x.ctx_id; // a name for that context's VM
+			auto c = f.contexts.find(x.ctx_id);
+			if (c != f.contexts.end() && !c->second.vm)
+				c->second.vm = x.vm_id;
+			changed = true;
+		},
 		[&](const I915VmCreate &x) {
 			Vm vm;
 			vm.id = x.id;

@@ -17,6 +17,8 @@ SCENARIOS=(
 	"descendant_cgroup    sc_descendant"
 	"moved_in             sc_moved_in"
 	"running_at_attach    sc_running_at_attach"
+	# i915 (guest/i915.sh): the gwi915 fixture, a VA-API-like workload, the kernel as truth
+	"i915_va              sc_i915_va"
 	# CRIU (guest/criu.sh): plain CRIU fails; gpuwatch's plugin and action script restore
 	"criu_baseline             sc_criu_baseline"
 	"criu_roundtrip            sc_criu_cycle"
@@ -28,6 +30,7 @@ SCENARIOS=(
 )
 . "$VMTESTS/guest/criu.sh"
 . "$VMTESTS/guest/criu_dummydrm.sh"
+. "$VMTESTS/guest/i915.sh"
 
 # A workload started in the watched cgroup after gpuwatch attached; every phase exact.
 sc_simple() {
