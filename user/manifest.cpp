@@ -130,7 +130,7 @@ nlohmann::json Model::manifest() const {
 				} else {
 					auto h = f->handles.find(b.handle);
 					bj["handle"] = h != f->handles.end() && h->second.object == b.object ? json(b.handle) : json(nullptr);
-					bj["object"] = b.object;
+					bj["object"] = b.object ? json(b.object) : json(nullptr); // NULL (sparse) bindings have none
 					bj["offset"] = b.offset;
 				}
 				binds.push_back(std::move(bj));

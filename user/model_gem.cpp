@@ -21,8 +21,11 @@ ApplyStatus ModelOps::on_ioctl(const gw_ev_ioctl &ev) {
 	Process *p = process(ev.hdr.tgid);
 	if (!p)
 		return ApplyStatus::unknown_process;
+	// the driver an fd record named, else the one the tracer found for this ioctl (a file
+	// first met by its ioctls, e.g. received over a socket, has no name yet)
 	auto known = m.files_.find(ev.file);
-	std::string_view driver = known != m.files_.end() ? std::string_view(known->second.driver) : drm::driver_name(ev.drv);
+	std::string_view driver = known != m.files_.end() && !known->second.driver.empty()
+	                              ? std::string_view(known->second.driver) : drm::driver_name(ev.drv);
 	std::optional<gw_ev_ioctl_ext> ext;
 	if (auto x = m.pending_ext_.find(ev.hdr.tid); x != m.pending_ext_.end()) {
 		ext = x->second;
@@ -46,7 +49,14 @@ uint64_t ModelOps::new_object(uint64_t size) {
 void ModelOps::drop_handle(DrmFile &f, uint32_t handle) {
 	if (!f.handles.erase(handle))
 		return;
-	std::erase_if(f.mmap_offsets, [&](const auto &kv) { return kv.second == handle; });
+	for (auto it = f.mmap_offsets.begin(); it != f.mmap_offsets.end();) {
+		if (it->second != handle) {
+			++it;
+			continue;
+		}
+		f.mmap_types.erase(it->first); // the grant's type goes with it
+		it = f.mmap_offsets.erase(it);
+	}
 	std::erase_if(f.prime, [&](const auto &kv) { return kv.second == handle; });
 	changed = need_gc = true;
 }

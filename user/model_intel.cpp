@@ -252,6 +252,8 @@ bool ModelOps::apply_intel(Process &p, DrmFile &f, const drm::Op &o) {
 				note_truncated("xe GEM_CREATE of handle " + std::to_string(x.handle));
 		},
 		[&](const XeMmapOffset &x) {
+			if (x.handle == 0)
+				return; // FLAG_PCI_BARRIER: a page of the device, no buffer
 			known_handle(f, x.handle);
 			f.mmap_offsets[x.offset] = x.handle;
 			changed = true;
@@ -264,7 +266,10 @@ bool ModelOps::apply_intel(Process &p, DrmFile &f, const drm::Op &o) {
 			f.vms[x.id] = std::move(vm);
 			changed = true;
 		},
-		[&](const XeVmDestroy &x) { changed = f.vms.erase(x.id) > 0 || changed; },
+		[&](const XeVmDestroy &x) {
+			if (f.vms.erase(x.id))
+				changed = need_gc = true; // its bindings no longer hold their objects
+		},
 		[&](const XeExecQueueCreate &x) {
 			ExecQueue q;
 			q.id = x.id;
@@ -290,7 +295,7 @@ bool ModelOps::apply_intel(Process &p, DrmFile &f, const drm::Op &o) {
 					unbind_range(*vm, b.addr, b.range);
 					Binding nb{b.addr, b.range, b.op == GW_XE_VM_BIND_OP_MAP_USERPTR, 0, 0, b.obj_offset,
 					           b.pat_index, b.flags};
-					if (!nb.userptr) {
+					if (!nb.userptr && b.obj != 0) { // obj 0: a NULL (sparse) or CPU-mirror binding
 						nb.handle = b.obj;
 						nb.object = known_handle(f, b.obj).object;
 					}
@@ -300,9 +305,11 @@ bool ModelOps::apply_intel(Process &p, DrmFile &f, const drm::Op &o) {
 				case GW_XE_VM_BIND_OP_UNMAP:
 					unbind_range(*vm, b.addr, b.range);
 					break;
-				case GW_XE_VM_BIND_OP_UNMAP_ALL: // every binding of the object
-					std::erase_if(vm->bindings, [&](const auto &kv) { return !kv.second.userptr && kv.second.handle == b.obj; });
+				case GW_XE_VM_BIND_OP_UNMAP_ALL: { // every binding of the object (not of the handle number)
+					uint64_t obj = known_handle(f, b.obj).object;
+					std::erase_if(vm->bindings, [&](const auto &kv) { return !kv.second.userptr && kv.second.object == obj; });
 					break;
+				}
 				default: // PREFETCH and later ops move no binding
 					break;
 				}

@@ -2,10 +2,14 @@
 // event sequences as calls like `w.open(100, 3, kCard)`.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <fcntl.h>
+#include <map>
+#include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <drm.h>
 #include <drm_mode.h>
@@ -73,6 +77,171 @@ inline gw_ev_mmap mmap_rec(uint32_t tgid, uint64_t file, uint64_t start, uint64_
 	if (fd < 0)
 		r.hdr.hook = GW_HOOK_ITER;
 	return r;
+}
+
+// --- i915 / xe: the user memory behind ioctl arguments ----------------------------------------
+// Fake user memory: argument structs, extension nodes and arrays at fake user addresses.
+struct UserMem {
+	std::map<uint64_t, std::vector<uint8_t>> regions; // start -> bytes; never overlapping
+
+	// Stores n bytes at addr, zero-padded to a node's size (the BPF side reads whole nodes).
+	void put_bytes(uint64_t addr, const void *p, std::size_t n) {
+		std::vector<uint8_t> b(std::max<std::size_t>(n, GW_EXT_NODE_SIZE), 0);
+		std::memcpy(b.data(), p, n);
+		regions[addr] = std::move(b);
+	}
+	template <class T> uint64_t put(uint64_t addr, const T &v) {
+		static_assert(std::is_trivially_copyable_v<T>);
+		put_bytes(addr, &v, sizeof v);
+		return addr;
+	}
+	template <class T> uint64_t put_array(uint64_t addr, const std::vector<T> &v) {
+		static_assert(std::is_trivially_copyable_v<T>);
+		put_bytes(addr, v.data(), v.size() * sizeof(T));
+		return addr;
+	}
+	// false (a fault) unless [addr, addr + n) lies inside one stored region
+	bool read(uint64_t addr, void *dst, std::size_t n) const {
+		auto it = regions.upper_bound(addr);
+		if (it == regions.begin())
+			return false;
+		--it;
+		uint64_t off = addr - it->first;
+		if (off > it->second.size() || it->second.size() - off < n)
+			return false;
+		std::memcpy(dst, it->second.data() + off, n);
+		return true;
+	}
+};
+
+namespace detail {
+inline uint64_t u64_at(const uint8_t *b, uint32_t off) { uint64_t v; std::memcpy(&v, b + off, 8); return v; }
+inline uint32_t u32_at(const uint8_t *b, uint32_t off) { uint32_t v; std::memcpy(&v, b + off, 4); return v; }
+inline uint16_t u16_at(const uint8_t *b, uint32_t off) { uint16_t v; std::memcpy(&v, b + off, 2); return v; }
+} // namespace detail
+
+// The GW_EV_IOCTL_EXT record bpf/handlers.bpf.h (gw_ioctl_ext) emits for an ioctl `cmd` of
+// driver `drv` whose argument lives at user address `arg` and read `in` (the captured bytes)
+// at entry; nullopt where it emits none. Mirrors gw_ext_wanted, gw_ext_chain, gw_ext_blob and
+// gw_ext_arrays with the same hard-coded numbers and offsets, so that a decoder reading other
+// offsets than the BPF side captures fails these tests.
+inline std::optional<gw_ev_ioctl_ext> capture_ext(const UserMem &mem, uint32_t tgid, uint64_t file, uint8_t drv,
+                                                  uint32_t cmd, const uint8_t *in, uint64_t arg) {
+	using detail::u16_at, detail::u32_at, detail::u64_at;
+	uint32_t nr = _IOC_NR(cmd), size = _IOC_SIZE(cmd), chain_off = 0;
+	int how = 0; // gw_ext_wanted: 1 = chain at in[chain_off] (+ arrays), 2 = arrays only
+	if (drv == GW_DRV_I915) {
+		switch (nr) {
+		case 0x40 + 0x3c: how = 1, chain_off = 16; break;                   // GEM_CREATE_EXT
+		case 0x40 + 0x2d: if (size >= 16 && (u32_at(in, 4) & 1)) how = 1, chain_off = 8; break; // CONTEXT_CREATE(_EXT)
+		case 0x40 + 0x3a: how = 1; break;                                   // VM_CREATE
+		case 0x40 + 0x35: how = u32_at(in, 4) ? 2 : 0; break;               // CONTEXT_SETPARAM
+		case 0x40 + 0x36: how = 2; break;                                   // PERF_OPEN
+		}
+	} else if (drv == GW_DRV_XE) {
+		if (nr == 0x41 || nr == 0x43 || nr == 0x45 || nr == 0x46)          // GEM_CREATE, VM_CREATE, VM_BIND, EXEC_QUEUE_CREATE
+			how = 1;
+	}
+	if (!how)
+		return std::nullopt;
+	auto x = gw::abi::make_record<gw_ev_ioctl_ext>(tgid);
+	x.file = file;
+	x.cmd = cmd;
+	if (how == 1) { // gw_ext_chain
+		uint64_t next = u64_at(in, chain_off);
+		uint8_t n = 0;
+		for (int i = 0; i < GW_EXT_NODES_MAX && next; i++) {
+			if (!mem.read(next, x.nodes[i].data, GW_EXT_NODE_SIZE)) {
+				x.truncated = 1;
+				break;
+			}
+			x.nodes[i].uaddr = next;
+			next = u64_at(x.nodes[i].data, 0);
+			n = static_cast<uint8_t>(i + 1);
+		}
+		if (next && n == GW_EXT_NODES_MAX)
+			x.truncated = 1;
+		x.n_nodes = n;
+	}
+	auto blob = [&](uint16_t owner, uint64_t uaddr, uint64_t len) { // gw_ext_blob
+		uint8_t i = x.n_blobs;
+		if (!uaddr || !len)
+			return;
+		if (i >= GW_EXT_BLOBS_MAX) {
+			x.truncated = 1;
+			return;
+		}
+		if (len > GW_EXT_BLOB_SIZE) {
+			len = GW_EXT_BLOB_SIZE;
+			x.truncated = 1;
+		}
+		if (!mem.read(uaddr, x.blobs[i].data, len)) {
+			x.truncated = 1;
+			return;
+		}
+		x.blobs[i].uaddr = uaddr;
+		x.blobs[i].len = static_cast<uint32_t>(len);
+		x.blobs[i].owner = owner;
+		x.n_blobs = static_cast<uint8_t>(i + 1);
+	};
+	if (drv == GW_DRV_I915) { // gw_ext_arrays
+		if (nr == 0x40 + 0x35)
+			blob(GW_EXT_OWNER_ARG, u64_at(in, 16), u32_at(in, 4));
+		if (nr == 0x40 + 0x36)
+			blob(GW_EXT_OWNER_ARG, u64_at(in, 8), uint64_t{u32_at(in, 4)} * 16);
+		for (int i = 0; i < x.n_nodes; i++) {
+			const uint8_t *d = x.nodes[i].data;
+			if (nr == 0x40 + 0x3c && u32_at(d, 8) == 0)
+				blob(static_cast<uint16_t>(i), u64_at(d, 40), uint64_t{u32_at(d, 36)} * 4);
+			if (nr == 0x40 + 0x2d && u32_at(d, 8) == 0 && u32_at(d, 36))
+				blob(static_cast<uint16_t>(i), u64_at(d, 48), u32_at(d, 36));
+		}
+	} else {
+		if (nr == 0x46)
+			blob(GW_EXT_OWNER_ARG, u64_at(in, 24), uint64_t{u16_at(in, 8)} * u16_at(in, 10) * 8);
+		if (nr == 0x45) {
+			uint32_t n = u32_at(in, 20);
+			if (n == 1)
+				blob(GW_EXT_OWNER_ARG, arg + 24, 80);
+			else
+				blob(GW_EXT_OWNER_ARG, u64_at(in, 24), uint64_t{n} * 80);
+		}
+	}
+	return x;
+}
+
+// An ioctl record of any argument size: the first min(_IOC_SIZE(cmd), GW_IOCTL_ARG_MAX) bytes
+// of `in` and `out`, the driver and the return value, as gw_ioctl_exit writes them.
+template <class T>
+gw_ev_ioctl ioctl_head_rec(uint32_t tgid, int fd, uint64_t file, uint32_t cmd, const T &in, const T &out,
+                           uint8_t drv, int32_t ret = 0) {
+	static_assert(std::is_trivially_copyable_v<T>);
+	auto r = gw::abi::make_record<gw_ev_ioctl>(tgid);
+	r.file = file;
+	r.cmd = cmd;
+	r.fd = fd;
+	r.arg_size = static_cast<uint16_t>(std::min<std::size_t>(_IOC_SIZE(cmd), GW_IOCTL_ARG_MAX));
+	r.drv = drv;
+	r.ret = ret;
+	std::memcpy(r.in, &in, std::min<std::size_t>(sizeof in, r.arg_size));
+	std::memcpy(r.out, &out, std::min<std::size_t>(sizeof out, r.arg_size));
+	return r;
+}
+
+// What the tracer records for one i915/xe ioctl: the argument is stored in `mem` at `arg`,
+// then the GW_EV_IOCTL_EXT (if the BPF side emits one) and the GW_EV_IOCTL record.
+struct IntelCall {
+	std::optional<gw_ev_ioctl_ext> ext;
+	gw_ev_ioctl ev;
+	const gw_ev_ioctl_ext *ext_ptr() const { return ext ? &*ext : nullptr; }
+	gw::drm::IoctlRecord record() const { return gw::drm::IoctlRecord{ev, ext_ptr()}; }
+};
+template <class T>
+IntelCall intel_call(UserMem &mem, uint32_t tgid, int fd, uint64_t file, uint8_t drv, uint32_t cmd, uint64_t arg,
+                     const T &in, const T &out, int32_t ret = 0) {
+	mem.put(arg, out); // the ext record is read at the ioctl's exit
+	auto ev = ioctl_head_rec(tgid, fd, file, cmd, in, out, drv, ret);
+	return IntelCall{capture_ext(mem, tgid, file, drv, cmd, ev.in, arg), ev};
 }
 
 // Applies records to a Model and offers one call per event.
@@ -176,6 +345,29 @@ struct World {
 	ApplyStatus import_fd(uint32_t pid, uint64_t file, int buf_fd, uint32_t handle, uint64_t buf, int fd = 3) {
 		drm_prime_handle in{0, 0, buf_fd}, out{handle, 0, buf_fd};
 		return apply(ioctl_rec(pid, fd, file, DRM_IOCTL_PRIME_FD_TO_HANDLE, in, out, buf));
+	}
+
+	// --- i915 / xe ---
+	// A DRM file of `driver` on the device at kernel address `dev`.
+	ApplyStatus open_drv(uint32_t pid, int fd, uint64_t file, const char *driver, uint64_t dev, uint32_t minor = 128,
+	                     uint8_t source = GW_FD_OPEN) {
+		auto r = fd_rec(pid, fd, file, source, false, minor, GW_FILE_DRM, driver);
+		r.dev = dev;
+		return apply(r);
+	}
+	// A sync_file or i915 perf stream fd installed by an ioctl (gw_emit_fd after the ioctl).
+	ApplyStatus other_fd(uint32_t pid, int fd, uint64_t file, uint8_t type) {
+		return apply(fd_rec(pid, fd, file, GW_FD_OPEN, false, 0, type));
+	}
+	ApplyStatus call(const IntelCall &c) {
+		if (c.ext)
+			apply(*c.ext);
+		return apply(c.ev);
+	}
+	template <class T>
+	ApplyStatus intel(UserMem &mem, uint32_t pid, uint64_t file, uint8_t drv, uint32_t cmd, uint64_t arg, const T &in,
+	                  const T &out, int32_t ret = 0, int fd = 3) {
+		return call(intel_call(mem, pid, fd, file, drv, cmd, arg, in, out, ret));
 	}
 
 	// --- views ---
