@@ -45,6 +45,22 @@ static __always_inline bool gw_anon_name(struct file *f, u64 name[2])
 #define GW_NAME_I915_GEM_0 GW_W('i', '9', '1', '5', '.', 'g', 'e', 'm')
 #define GW_NAME_I915_GEM_1 0ULL
 
+#define GW_TMPFS_MAGIC 0x01021994
+
+/* a GEM object's shmem file as i915 names it ("i915"): what a legacy GEM_MMAP maps */
+static __always_inline bool gw_i915_shmem(struct file *f)
+{
+	const unsigned char *s;
+	u64 n[2] = {};
+
+	if (!f || BPF_CORE_READ(f, f_inode, i_sb, s_magic) != GW_TMPFS_MAGIC)
+		return false;
+	s = BPF_CORE_READ(f, f_path.dentry, d_name.name);
+	if (!s || bpf_probe_read_kernel_str(n, sizeof(n), s) < 0)
+		return false;
+	return n[0] == GW_W('i', '9', '1', '5', 0, 0, 0, 0) && n[1] == 0;
+}
+
 /* the device behind an anon_inode:i915.gem file, or NULL */
 static __always_inline void *gw_i915_gem_anon_dev(struct file *f)
 {

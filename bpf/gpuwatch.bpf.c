@@ -201,6 +201,8 @@ int gw_snap_vmas(struct bpf_iter__task_vma *ctx)
 		e.via = GW_VIA_FILE;
 	} else if ((e.dev = (u64)gw_i915_gem_anon_dev(f))) {
 		e.via = GW_VIA_I915_ANON; /* i915 swapped the DRM file out: userspace joins by device */
+	} else if (gw_i915_shmem(f)) {
+		e.via = GW_VIA_I915_SHMEM; /* a legacy GEM_MMAP made before attach */
 	} else {
 		return 0;
 	}

@@ -69,6 +69,7 @@ enum gw_driver {
 enum gw_map_via {
 	GW_VIA_FILE = 0,     /* the VMA's file is the DRM file (most drivers, xe) */
 	GW_VIA_I915_ANON = 1, /* anon_inode:i915.gem: i915 swapped the VMA's file; `dev` names the device */
+	GW_VIA_I915_SHMEM = 2, /* a GEM object's shmem file "i915" (legacy GEM_MMAP), found by the snapshot */
 };
 
 /* which hook produced an event (for `gpuwatch check` and tests) */

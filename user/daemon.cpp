@@ -67,6 +67,30 @@ public:
 	}
 
 private:
+	// --log-records: one line per record; ioctls with their command, extension records with
+	// what they captured (debugging the tracer against a driver)
+	void log_record(const gw_hdr &h, std::span<const std::byte> rec)
+	{
+		std::string extra;
+		char buf[64];
+		if (auto io = abi::read_record<gw_ev_ioctl>(rec)) {
+			std::snprintf(buf, sizeof buf, " ioctl 0x%08x drv %u ret %d", io->cmd, io->drv, io->ret);
+			extra = buf;
+		} else if (auto x = abi::read_record<gw_ev_ioctl_ext>(rec)) {
+			std::snprintf(buf, sizeof buf, " ext of 0x%08x: %u nodes, %u blobs%s", x->cmd, x->n_nodes, x->n_blobs,
+			              x->truncated ? ", truncated" : "");
+			extra = buf;
+			for (unsigned i = 0; i < x->n_nodes && i < GW_EXT_NODES_MAX; ++i) {
+				extra += "\n    node " + std::to_string(i) + ":";
+				for (unsigned b = 0; b < GW_EXT_NODE_SIZE; ++b) {
+					std::snprintf(buf, sizeof buf, "%s%02x", b % 8 ? "" : " ", x->nodes[i].data[b]);
+					extra += buf;
+				}
+			}
+		}
+		log("record kind %u size %zu tgid %u tid %u%s", h.kind, rec.size(), h.tgid, h.tid, extra.c_str());
+	}
+
 	void log(const char *fmt, ...) __attribute__((format(printf, 2, 3)))
 	{
 		va_list ap;
@@ -93,7 +117,7 @@ private:
 		if (rec.size() >= sizeof(h))
 			std::memcpy(&h, rec.data(), sizeof(h));
 		if (opts_.log_records)
-			log("record kind %u size %zu tgid %u tid %u", h.kind, rec.size(), h.tgid, h.tid);
+			log_record(h, rec);
 		if (h.kind == GW_EV_CGROUP_MOVE && rec.size() == sizeof(gw_ev_cgroup_move)) {
 			gw_ev_cgroup_move mv;
 			std::memcpy(&mv, rec.data(), sizeof(mv));

@@ -157,6 +157,7 @@ nlohmann::json Model::manifest() const {
 
 	json procs = json::array();
 	for (const auto &[pid, p] : procs_) {
+		reasons.insert(reasons.end(), p.incomplete.begin(), p.incomplete.end());
 		if (p.fds.empty() && p.mmaps.empty())
 			continue;
 		json fds = json::array(), mmaps = json::array();

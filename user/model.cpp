@@ -334,25 +334,39 @@ ApplyStatus ModelOps::on_close_range(const gw_ev_close_range &ev) {
 	return ApplyStatus::ok;
 }
 
-// An anon_inode:i915.gem mapping found by the snapshot names only its device: the file is
-// the process's DRM file of that device that granted the offset (else its only one).
+// An i915 mapping found by the snapshot names no DRM file (anon_inode:i915.gem names its
+// device; a legacy GEM_MMAP's shmem file names nothing). Its file is, in this order: the
+// process's file of that device that granted the offset; the file of the same mapping in
+// another process (inherited across fork) if this process holds it too; the process's only
+// i915 file of that device. Else 0: ambiguous, and the manifest says so.
 uint64_t ModelOps::i915_anon_file(const Process &p, const gw_ev_mmap &ev) {
+	bool legacy = ev.via == GW_VIA_I915_SHMEM;
 	std::vector<uint64_t> cands;
 	for (const auto &[fd, e] : p.fds) {
 		auto f = m.files_.find(e.kfile);
-		if (e.dmabuf || e.other || f == m.files_.end() || f->second.dev != ev.dev)
+		if (e.dmabuf || e.other || f == m.files_.end() || f->second.driver != "i915" ||
+		    (!legacy && f->second.dev != ev.dev))
 			continue;
-		if (object_at(f->second, ev.offset))
+		if (!legacy && object_at(f->second, ev.offset))
 			return e.kfile;
 		if (std::find(cands.begin(), cands.end(), e.kfile) == cands.end())
 			cands.push_back(e.kfile);
+	}
+	for (const auto &[pid, other] : m.procs_) {
+		auto mp = other.mmaps.find(ev.start);
+		if (pid == p.pid || mp == other.mmaps.end() || mp->second.offset != ev.offset ||
+		    mp->second.length != page_up(ev.length))
+			continue;
+		if (std::find(cands.begin(), cands.end(), mp->second.kfile) != cands.end())
+			return mp->second.kfile;
 	}
 	return cands.size() == 1 ? cands[0] : 0;
 }
 
 ApplyStatus ModelOps::on_mmap(const gw_ev_mmap &ev) {
-	bool anon = ev.via == GW_VIA_I915_ANON;
-	if ((anon ? ev.dev == 0 : ev.file == 0) || ev.via > GW_VIA_I915_ANON || ev.length == 0 ||
+	bool anon = ev.via == GW_VIA_I915_ANON || ev.via == GW_VIA_I915_SHMEM;
+	if ((ev.via == GW_VIA_I915_ANON && ev.dev == 0) || (ev.via == GW_VIA_FILE && ev.file == 0) ||
+	    ev.via > GW_VIA_I915_SHMEM || (ev.via == GW_VIA_I915_SHMEM && ev.hdr.hook != GW_HOOK_ITER) || ev.length == 0 ||
 	    !range_ok(ev.start, ev.length) || ev.start % kPageSize)
 		return malformed();
 	Process *p = process(ev.hdr.tgid);
@@ -366,7 +380,8 @@ ApplyStatus ModelOps::on_mmap(const gw_ev_mmap &ev) {
 		std::snprintf(buf, sizeof buf, "process %u: the i915 mapping at 0x%llx (offset 0x%llx) "
 		              "could not be tied to one of its DRM files", ev.hdr.tgid,
 		              static_cast<unsigned long long>(ev.start), static_cast<unsigned long long>(ev.offset));
-		m.mark_incomplete(buf);
+		if (std::find(p->incomplete.begin(), p->incomplete.end(), buf) == p->incomplete.end())
+			p->incomplete.push_back(buf);
 		unmap_range(*p, ev.start, page_up(ev.length));
 		changed = true;
 		return ApplyStatus::ok;
@@ -379,9 +394,13 @@ ApplyStatus ModelOps::on_mmap(const gw_ev_mmap &ev) {
 	mp.shared = ev.shared != 0;
 	mp.kfile = kfile;
 	mp.offset = ev.offset;
-	mp.object = object_at(f, ev.offset);
-	if (anon || f.driver == "i915")
-		mp.via = "anon_inode:i915.gem";
+	if (ev.via == GW_VIA_I915_SHMEM) {
+		mp.via = "i915.gem_mmap"; // its object is not known: the ioctl that made it was not seen
+	} else {
+		mp.object = object_at(f, ev.offset);
+		if (anon || f.driver == "i915")
+			mp.via = "anon_inode:i915.gem";
+	}
 	map(*p, mp);
 	return ApplyStatus::ok;
 }
@@ -445,6 +464,7 @@ ApplyStatus ModelOps::on_exec(const gw_ev_exec &ev) {
 	if (!p)
 		return ApplyStatus::unknown_process;
 	p->mmaps.clear();
+	p->incomplete.clear(); // it was about mappings, and exec removed them all
 	std::erase_if(p->fds, [](const auto &kv) { return kv.second.cloexec; });
 	p->comm = bounded(ev.comm);
 	changed = need_gc = true;

@@ -127,6 +127,7 @@ struct Process {
 	std::string comm;
 	std::map<int, FdEntry> fds;
 	std::map<uint64_t, Mapping> mmaps;  // start -> mapping; ranges never overlap
+	std::vector<std::string> incomplete; // what is missing about this process (gone with it)
 };
 
 // What a dma-buf file is known to carry: the object it exports.

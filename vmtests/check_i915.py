@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare a gpuwatch manifest with what the kernel says about i915 processes, exactly.
 
-usage: check_i915.py MANIFEST STATE --pids PID [PID ...] [-q]
+usage: check_i915.py MANIFEST STATE --pids PID [PID ...] [--preexisting] [-q]
        check_i915.py MANIFEST STATE --procdir DIR --pids PID ... (saved /proc copies, for tests)
 
 The ground truth comes from the kernel, not from the workload nor from gpuwatch:
@@ -18,6 +18,14 @@ file: the same handles (size, tiling mode and stride, placements for GEM_CREATE_
 PAT, userptr address, fake offsets with their mmap types), the same contexts (VM by identity,
 priority, engine map, single-timeline flag) and the same VM ids. Manifest files are matched
 to fixture clients by minor, opener pid and handle set.
+
+--preexisting: the files were opened before gpuwatch attached (its snapshot found them).
+Then the manifest must say "handles_known": false and "complete": false for them; it may
+list a subset of the kernel's handles, contexts and VM ids (those seen since), and mappings
+whose fake offset was granted before attach may carry a null handle; a mapping the snapshot
+could not tie to one file (the process holds several files of the device) may be missing if
+the manifest's incomplete_reasons name its address. Everything else (fds, mappings with
+their file, the entries it does list) must still be exact.
 
 Exit status: 0 match, 1 mismatch (differences on stdout), 2 unreadable input.
 """
@@ -99,8 +107,9 @@ def read_proc(procdir, pid):
 
 
 class Checker:
-    def __init__(self, manifest, clients, procs):
+    def __init__(self, manifest, clients, procs, preexisting=False):
         self.m, self.clients, self.procs, self.diffs = manifest, clients, procs, []
+        self.pre = preexisting
 
     def diff(self, msg):
         self.diffs.append(msg)
@@ -188,6 +197,9 @@ class Checker:
         for s in sorted(set(kmaps) | set(mm)):
             k, g = kmaps.get(s), mm.get(s)
             where = f"process {pid} mapping at {s:#x}"
+            if k is not None and g is None and self.pre and any(
+                    f"{s:#x}" in r for r in self.m.get("incomplete_reasons", [])):
+                continue  # named as unattributable (several candidate files): honest, allowed
             if k is None or g is None:
                 self.diff(f"{where}: kernel {'has it' if k else 'does not have it'}, manifest "
                           f"{'has it' if g else 'does not'}")
@@ -201,16 +213,21 @@ class Checker:
                     self.diff(f"{where}: offset {g['offset']:#x} in the manifest, {k['offset']:#x} in the kernel")
                 if c is not None:
                     h, _ = self.handle_of_offset(c, k["offset"])
-                    if g.get("handle") != h:
+                    if g.get("handle") != h and not (self.pre and g.get("handle") is None):
                         self.diff(f"{where}: handle {g.get('handle')} in the manifest, the fake offset is handle {h}'s")
-            elif g.get("handle") is None or (c is not None and g["handle"] not in c["handles"]):
+            elif (g.get("handle") is None and not self.pre) or \
+                    (g.get("handle") is not None and c is not None and g["handle"] not in c["handles"]):
                 self.diff(f"{where}: legacy mapping without a live handle in the manifest ({g.get('handle')})")
 
     def check_file(self, f, c):
         where = f"file {f['id']} ({f['path']})"
+        if self.pre and f.get("handles_known") is not False:
+            self.diff(f"{where}: opened before attach, but the manifest says its handles are known")
         mh = {h["handle"]: h for h in f["handles"]}
         for h in sorted(set(mh) | set(c["handles"])):
             g, k = mh.get(h), c["handles"].get(h)
+            if g is None and k is not None and self.pre:
+                continue
             if g is None or k is None:
                 self.diff(f"{where} handle {h}: {'only in the kernel' if g is None else 'only in the manifest'}")
                 continue
@@ -221,6 +238,8 @@ class Checker:
             if t["mode"] != TILING.get(k["tiling"]) or (k["tiling"] and t["stride"] != k["stride"]):
                 self.diff(f"{w}: tiling {t} in the manifest, mode {k['tiling']} stride {k['stride']} in the kernel")
             p = g.get("params", {})
+            if g["origin"] == "unknown":  # seen only through a later ioctl: no parameters known
+                continue
             if g["origin"] == "i915.gem_create_ext":
                 pl = [REGION_CLASS.get(r["class"], -1) for r in p.get("placements", [])] or [0]
                 if pl != k["regions"]:
@@ -236,13 +255,15 @@ class Checker:
                           f"{ {o: t for o, t in k['offsets'].items()} } in the kernel")
         # VM ids, then contexts with their VM by identity (the fixture's VM serial)
         mv = {v["id"] for v in f.get("vms", [])}
-        if mv != set(c["vmids"]):
+        if mv != set(c["vmids"]) and not (self.pre and mv <= set(c["vmids"])):
             self.diff(f"{where}: VM ids {sorted(mv)} in the manifest, {sorted(c['vmids'])} in the kernel")
         mc = {x["id"]: x for x in f.get("contexts", [])}
         serial_of = c["vmids"]
         for cid in sorted(set(mc) | set(c["contexts"])):
             g, k = mc.get(cid), c["contexts"].get(cid)
             w = f"{where} context {cid}"
+            if g is None and k is not None and self.pre:
+                continue
             if g is None or k is None:
                 self.diff(f"{w}: {'only in the kernel' if g is None else 'only in the manifest'}")
                 continue
@@ -273,6 +294,7 @@ def main(argv=None):
     ap.add_argument("state")
     ap.add_argument("--pids", nargs="+", type=int, required=True)
     ap.add_argument("--procdir", default="/proc")
+    ap.add_argument("--preexisting", action="store_true", help="the files were opened before gpuwatch attached")
     ap.add_argument("-q", "--quiet", action="store_true")
     a = ap.parse_args(argv)
     try:
@@ -281,8 +303,10 @@ def main(argv=None):
         with open(a.state) as f:
             clients = parse_state(f.read())
         procs = {pid: read_proc(a.procdir, pid) for pid in a.pids}
-        diffs = Checker(manifest, clients, procs).run()
-        if manifest.get("complete") is not True:
+        diffs = Checker(manifest, clients, procs, a.preexisting).run()
+        if a.preexisting and manifest.get("complete") is not False:
+            diffs.insert(0, "files opened before attach, but the manifest says it is complete")
+        elif not a.preexisting and manifest.get("complete") is not True:
             diffs.insert(0, f"manifest not complete: {manifest.get('incomplete_reasons')}")
     except (OSError, ValueError, Input) as e:
         print(f"check_i915: {e}")

@@ -26,11 +26,13 @@ i915_load() {
 }
 
 # check_i915_phase DIR N PIDS...: the manifest matches the kernel within SETTLE_TIMEOUT
+# (env I915_CHECK_ARGS: extra checker options, e.g. --preexisting)
 check_i915_phase() {
 	local dir=$1 n=$2 deadline=$((SECONDS + SETTLE_TIMEOUT))
 	shift 2
+	# shellcheck disable=SC2086
 	until cat "$I915_STATE" >"$dir/state.$n.txt" &&
-		"$PYTHON" "$VMTESTS/check_i915.py" -q "$MANIFEST" "$dir/state.$n.txt" --pids "$@" >"$dir/check.$n.txt" 2>&1; do
+		"$PYTHON" "$VMTESTS/check_i915.py" -q ${I915_CHECK_ARGS:-} "$MANIFEST" "$dir/state.$n.txt" --pids "$@" >"$dir/check.$n.txt" 2>&1; do
 		gw_alive || return 1
 		if [ $SECONDS -ge $deadline ]; then
 			cp "$MANIFEST" "$dir/check.$n.manifest.json" 2>/dev/null
@@ -51,16 +53,23 @@ check_i915_phase() {
 
 # A VA-API-like workload (libdrm_intel + raw i915 ioctls, a forked child with its own fd):
 # every phase's manifest equals the kernel's state; empty after exit.
+# --at-attach: gpuwatch attaches only once the workload built its phase-1 state, so the
+# snapshot (task_file / task_vma iterators) must find the fds and the anon_inode:i915.gem
+# mappings; what was created before attach is unknown (checked with --preexisting).
 sc_i915_va() {
-	local cg rc n pids
+	local cg rc n pids at_attach=0 I915_CHECK_ARGS=
+	[ "${1:-}" = --at-attach ] && at_attach=1 I915_CHECK_ARGS=--preexisting
 	i915_load
 	rc=$?
 	[ $rc = 0 ] || return $rc
 	cg_make cg "gwt-$NAME" || return 1
-	gw_start "$cg" || return 1
+	[ $at_attach = 1 ] || gw_start "$cg" || return 1
 	wl_start "$cg" "$WORK/wl" wl_i915_va || return 1
 	for n in 1 2; do
 		wait_ready "$WORK/wl" $n "$WL_PID" || return 1
+		if [ $n = 1 ] && [ $at_attach = 1 ]; then
+			gw_start "$cg" || return 1
+		fi
 		pids="$WL_PID $(cat "/proc/$WL_PID/task/$WL_PID/children" 2>/dev/null)"
 		if [ -n "$GW_PID" ]; then
 			# shellcheck disable=SC2086

@@ -19,6 +19,7 @@ SCENARIOS=(
 	"running_at_attach    sc_running_at_attach"
 	# i915 (guest/i915.sh): the gwi915 fixture, a VA-API-like workload, the kernel as truth
 	"i915_va              sc_i915_va"
+	"i915_va_at_attach    sc_i915_va --at-attach"
 	# CRIU (guest/criu.sh): plain CRIU fails; gpuwatch's plugin and action script restore
 	"criu_baseline             sc_criu_baseline"
 	"criu_roundtrip            sc_criu_cycle"
