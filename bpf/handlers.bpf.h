@@ -212,10 +212,11 @@ static __always_inline bool gw_ioctl_wanted(struct file *f, u32 cmd, u8 *drv)
 	return (gw_drv_nr_mask[d][(bit >> 6) & 1] >> (bit & 63)) & 1;
 }
 
-static __always_inline void gw_ioctl_enter(int fd, u32 cmd, u64 arg)
+/* f: the file when the hook already knows it (fentry/drm_ioctl's filp), else NULL: looked up
+ * from fd once the command is known to matter; fd: -1 when unknown (the model then learns no fd) */
+static __always_inline void gw_ioctl_enter_file(struct file *f, int fd, u32 cmd, u64 arg)
 {
 	struct gw_pending *p;
-	struct file *f;
 	u32 size;
 	u8 drv;
 
@@ -229,7 +230,8 @@ static __always_inline void gw_ioctl_enter(int fd, u32 cmd, u64 arg)
 	}
 	if (GW_IOC_TYPE(cmd) != 'd')
 		return;
-	f = gw_fd_file(fd, NULL);
+	if (!f)
+		f = gw_fd_file(fd, NULL);
 	if (gw_classify(f, NULL, NULL) != GW_FILE_DRM || !gw_ioctl_wanted(f, cmd, &drv))
 		return;
 	p = gw_scratch_get(GW_SC_IOCTL);
@@ -258,6 +260,11 @@ static __always_inline void gw_ioctl_enter(int fd, u32 cmd, u64 arg)
 		p->aux_file = (u64)gw_fd_file(dfd, NULL);
 	}
 	gw_pending_put(p);
+}
+
+static __always_inline void gw_ioctl_enter(int fd, u32 cmd, u64 arg)
+{
+	gw_ioctl_enter_file(NULL, fd, cmd, arg);
 }
 
 /* ---- user memory behind an ioctl argument (GW_EV_IOCTL_EXT) ----------------------------- */
@@ -473,22 +480,21 @@ static __always_inline void gw_ioctl_exit(long ret, u8 hook)
 
 /* ---- mmap, munmap, mremap ------------------------------------------------------------ */
 
-static __always_inline void gw_mmap_enter(u64 addr, u64 len, u64 prot, u64 flags, int fd, u64 off)
+/* the arguments of an mmap of f (any file, or NULL), in the scratch entry gw_mmap_emit reads;
+ * NULL when the mapping cannot matter */
+static __always_inline struct gw_pending *gw_mmap_args(struct file *f, u64 addr, u64 len, u64 prot, u64 flags,
+						       int fd, u64 off)
 {
-	struct file *f = NULL;
 	struct gw_pending *p;
 
-	if (!(flags & GW_MAP_ANONYMOUS) && fd >= 0) {
-		f = gw_fd_file(fd, NULL);
-		if (gw_classify(f, NULL, NULL) != GW_FILE_DRM)
-			f = NULL;
-	}
+	if (gw_classify(f, NULL, NULL) != GW_FILE_DRM)
+		f = NULL;
 	/* a non-DRM mapping matters only if MAP_FIXED may replace a DRM mapping */
 	if (!f && (!(flags & GW_MAP_FIXED) || !gw_tgid_has_maps()))
-		return;
+		return NULL;
 	p = gw_scratch_get(GW_SC_MMAP);
 	if (!p)
-		return;
+		return NULL;
 	p->args[0] = addr;
 	p->args[1] = len;
 	p->args[2] = prot;
@@ -496,12 +502,24 @@ static __always_inline void gw_mmap_enter(u64 addr, u64 len, u64 prot, u64 flags
 	p->args[4] = fd;
 	p->args[5] = off;
 	p->file = (u64)f;
-	gw_pending_put(p);
+	return p;
 }
 
-static __always_inline void gw_mmap_exit(long ret, u8 hook)
+static __always_inline void gw_mmap_enter(u64 addr, u64 len, u64 prot, u64 flags, int fd, u64 off)
 {
-	struct gw_pending *p = gw_pending_take(GW_SC_MMAP);
+	struct file *f = NULL;
+	struct gw_pending *p;
+
+	if (!(flags & GW_MAP_ANONYMOUS) && fd >= 0)
+		f = gw_fd_file(fd, NULL);
+	p = gw_mmap_args(f, addr, len, prot, flags, fd, off);
+	if (p)
+		gw_pending_put(p);
+}
+
+/* the record of an mmap (p from gw_mmap_args, NULL: none) that returned ret */
+static __always_inline void gw_mmap_emit(struct gw_pending *p, long ret, u8 hook)
+{
 	u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	u8 one = 1;
 
@@ -532,6 +550,11 @@ static __always_inline void gw_mmap_exit(long ret, u8 hook)
 	__builtin_memset(e->pad0, 0, sizeof(e->pad0));
 	e->dev = 0;
 	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void gw_mmap_exit(long ret, u8 hook)
+{
+	gw_mmap_emit(gw_pending_take(GW_SC_MMAP), ret, hook);
 }
 
 static __always_inline void gw_munmap_enter(u64 addr, u64 len)
