@@ -5,15 +5,23 @@
  * every DRM or dma-buf fd they install or close, every state-changing DRM ioctl that
  * succeeds, every mapping of a DRM file, and fork/exec/exit. See gpuwatch.h for the records.
  *
- * Hooks: the syscall tracepoints (tp/syscalls/...), the only kind every kernel allows
- * (fentry/fexit need BPF trampolines, refused under some lockdown setups). They cost every
- * syscall of every task a cgroup check while attached; the logic lives in handlers.bpf.h so
- * that fexit programs on the DRM handlers can reuse it as a faster path.
+ * Hooks, in two paths that emit the same records (the logic lives in handlers.bpf.h):
+ * - tracepoint path: the syscall tracepoints (tp/syscalls/...), the only kind every kernel
+ *   allows. They cost every syscall of every task a cgroup check while attached.
+ * - fexit path (fexit.bpf.h): BPF trampolines on kernel functions, loaded per hook group
+ *   only where they load and attach (user/hook_probe.cpp probes; never the kernel version):
+ *     ioctl    fentry+fexit drm_ioctl         instead of sys_{enter,exit}_ioctl
+ *     mmap     fexit mmap_region              instead of sys_{enter,exit}_mmap
+ *     cloexec  fexit set_close_on_exec        instead of FIOCLEX/FIONCLEX in sys_*_ioctl
+ *                                             and F_SETFD in sys_*_fcntl
+ *   A tracepoint twin still loaded for another group skips what its fexit group covers
+ *   (gw_ioctl_fexit, gw_cloexec_fexit). open*, close, close_range, dup*, fcntl, munmap and
+ *   mremap stay on syscall tracepoints on both paths.
  * sched_process_{fork,exec,exit} and cgroup_attach_task are BTF tracepoints (tp_btf),
  * which work on both paths. The task_file and task_vma iterators take the attach-time
  * snapshot of processes that already hold DRM state.
  */
-#include "handlers.bpf.h"
+#include "fexit.bpf.h"
 #include <bpf/bpf_tracing.h>
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -36,10 +44,27 @@ TP_ENTER(dup2) { if (gw_followed()) gw_dup2_enter(ctx->args[1]); return 0; }
 TP_EXIT(dup2) { if (gw_followed()) gw_dup_exit(ctx->ret, H); return 0; }
 TP_ENTER(dup3) { if (gw_followed()) gw_dup2_enter(ctx->args[1]); return 0; }
 TP_EXIT(dup3) { if (gw_followed()) gw_dup_exit(ctx->ret, H); return 0; }
-TP_ENTER(fcntl) { if (gw_followed()) gw_fcntl_enter(ctx->args[0], ctx->args[1]); return 0; }
+TP_ENTER(fcntl)
+{
+	if (gw_cloexec_fexit && ctx->args[1] == GW_F_SETFD)
+		return 0; /* set_close_on_exec's fexit sees it */
+	if (gw_followed())
+		gw_fcntl_enter(ctx->args[0], ctx->args[1]);
+	return 0;
+}
 TP_EXIT(fcntl) { if (gw_followed()) gw_fcntl_exit(ctx->ret, H); return 0; }
 
-TP_ENTER(ioctl) { if (gw_followed()) gw_ioctl_enter(ctx->args[0], ctx->args[1], ctx->args[2]); return 0; }
+/* loaded unless both the ioctl and the cloexec groups are on the fexit path */
+TP_ENTER(ioctl)
+{
+	u32 cmd = ctx->args[1];
+
+	if (cmd == GW_FIOCLEX || cmd == GW_FIONCLEX ? gw_cloexec_fexit : gw_ioctl_fexit)
+		return 0;
+	if (gw_followed())
+		gw_ioctl_enter(ctx->args[0], cmd, ctx->args[2]);
+	return 0;
+}
 TP_EXIT(ioctl) { if (gw_followed()) gw_ioctl_exit(ctx->ret, H); return 0; }
 
 TP_ENTER(mmap)
@@ -58,6 +83,42 @@ TP_ENTER(mremap)
 	return 0;
 }
 TP_EXIT(mremap) { if (gw_followed()) gw_mremap_exit(ctx->ret, H); return 0; }
+
+/* ---- the fexit path (fexit.bpf.h) ------------------------------------------------------ */
+#define F GW_HOOK_FEXIT
+
+SEC("fentry/drm_ioctl")
+int BPF_PROG(gw_fentry_drm_ioctl, struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	if (gw_followed())
+		gw_ioctl_enter_file(filp, gw_ioctl_syscall_fd(filp), cmd, arg);
+	return 0;
+}
+
+SEC("fexit/drm_ioctl")
+int BPF_PROG(gw_fexit_drm_ioctl, struct file *filp, unsigned int cmd, unsigned long arg, long ret)
+{
+	if (gw_followed())
+		gw_ioctl_exit(ret, F);
+	return 0;
+}
+
+SEC("fexit/mmap_region")
+int BPF_PROG(gw_fexit_mmap_region, struct file *file, unsigned long addr, unsigned long len,
+	     unsigned long vm_flags, unsigned long pgoff, void *uf, unsigned long ret)
+{
+	if (gw_followed())
+		gw_mmap_region_exit(file, addr, len, vm_flags, pgoff, ret, F);
+	return 0;
+}
+
+SEC("fexit/set_close_on_exec")
+int BPF_PROG(gw_fexit_set_close_on_exec, unsigned int fd, int flag)
+{
+	if (gw_followed())
+		gw_emit_fd(fd, GW_FD_FLAGS, F);
+	return 0;
+}
 
 /* ---- processes ------------------------------------------------------------------------ */
 

@@ -2,8 +2,9 @@
 /*
  * Hook-independent handlers: what happens at the entry and at the exit of each syscall
  * gpuwatch follows, given plain arguments. The tracepoint programs in gpuwatch.bpf.c call
- * these; fexit programs on the DRM handlers (a later, faster path chosen by feature probing)
- * call the same functions with the same arguments, so both paths emit identical records.
+ * these; the fentry/fexit programs of the fast path (fexit.bpf.h) call the same functions
+ * with the same arguments (the DRM file already known: gw_ioctl_enter_file, gw_mmap_args),
+ * so both paths emit identical records.
  *
  * Join: entry -> gw_pending_map[tid] -> exit -> one record. Only successful syscalls emit.
  */

@@ -59,6 +59,16 @@ struct drm_device { const struct drm_driver *driver; };
 struct drm_minor { int index; int type; struct drm_device *dev; };
 struct drm_file { struct drm_minor *minor; };
 
+/* a task's saved user registers (bpf_task_pt_regs): x86_64 names, the only arch built for */
+struct pt_regs {
+	unsigned long r10;
+	unsigned long r8;
+	unsigned long dx;
+	unsigned long si;
+	unsigned long di;
+	unsigned long orig_ax;
+};
+
 /* syscall tracepoint contexts (tp/syscalls/sys_{enter,exit}_*) */
 struct trace_entry { unsigned short type; unsigned char flags; unsigned char preempt_count; int pid; };
 struct trace_event_raw_sys_enter { struct trace_entry ent; long id; unsigned long args[6]; };

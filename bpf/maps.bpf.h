@@ -23,6 +23,9 @@ const volatile __u64 gw_ioctl_nr_mask[4] = {};  /* core DRM ioctl nrs (0..255) t
 const volatile __u64 gw_drv_names[GW_DRV_MAX][2] = {};
 const volatile __u64 gw_drv_nr_mask[GW_DRV_MAX][2] = {};
 const volatile bool gw_debug = false;
+/* hook groups served by fentry/fexit programs (fexit.bpf.h): their tracepoint twins skip them */
+const volatile bool gw_ioctl_fexit = false;    /* DRM ioctls: fentry/fexit on drm_ioctl */
+const volatile bool gw_cloexec_fexit = false;  /* FIOCLEX, FIONCLEX, F_SETFD: fexit on set_close_on_exec */
 
 /* counters, read by userspace (see struct gw_counters) */
 struct gw_counters gw_counters = {};

@@ -57,12 +57,16 @@ public:
 				topts.drv_nrs[d].push_back(static_cast<uint8_t>(desc.nr));
 		}
 		topts.verbose = opts_.verbose;
+		topts.hooks = opts_.hooks;
 		tracer_ = std::make_unique<Tracer>(topts, [this](std::span<const std::byte> r) { on_record(r); });
 
 		reg_ = std::make_unique<control::Registration>(opts_.run_dir, cg_.path, opts_.manifest);
 		size_t n = sync(); /* the attach-time snapshot */
 		log("attached to %s (%zu processes, hooks: %s); manifest %s", cg_.path.c_str(), n,
-		    tracer_->hook_path(), opts_.manifest.c_str());
+		    tracer_->hook_path().c_str(), opts_.manifest.c_str());
+		for (HookGroup g : kHookGroups)
+			log("  %s: %s (%s)", group_name(g), tracer_->hooks().fexit(g) ? "fexit" : "tracepoint",
+			    tracer_->hooks()[g].reason.c_str());
 		return loop();
 	}
 

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "hooks.hpp"
+
 namespace gw {
 
 struct AttachOptions {
@@ -16,6 +18,7 @@ struct AttachOptions {
 	unsigned debounce_ms = 50;       // a change is on disk within debounce_ms (+ write time)
 	bool verbose = false;
 	bool log_records = false;        // one stderr line per record (debugging)
+	HookRequest hooks;               // --hooks / GPUWATCH_HOOKS
 };
 
 // Runs in the foreground until SIGINT/SIGTERM; writes a final manifest and returns 0.

@@ -1,6 +1,7 @@
 // gpuwatch: the command line. Only this file exits; everything else throws gw::Error.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "control.hpp"
@@ -28,6 +29,10 @@ int main(int argc, char **argv)
 	attach->add_option("--run-dir", aopts.run_dir, "where the daemon registers its control socket (default $GPUWATCH_RUN_DIR or /run/gpuwatch)");
 	attach->add_flag("-v,--verbose", aopts.verbose, "print libbpf's messages");
 	attach->add_flag("--log-records", aopts.log_records, "print one line per tracer record (debugging)");
+	const char *hooks_help = "kernel hooks: auto (fentry/fexit where they load and attach, else the syscall "
+				 "tracepoints), tracepoint, or fexit (fail if unavailable); default $GPUWATCH_HOOKS or auto";
+	std::string attach_hooks;
+	attach->add_option("--hooks", attach_hooks, hooks_help)->check(CLI::IsMember({"auto", "tracepoint", "fexit"}));
 
 	std::string show_file;
 	auto *show = app.add_subcommand("show", "print a readable summary of a manifest");
@@ -49,6 +54,7 @@ int main(int argc, char **argv)
 				aopts.pid = pid;
 			if ((aopts.ring_bytes & (aopts.ring_bytes - 1)) != 0)
 				throw gw::Error("--ring-size must be a power of two");
+			aopts.hooks = gw::resolve_hook_request(attach_hooks, getenv("GPUWATCH_HOOKS"));
 			return gw::run_attach(aopts);
 		}
 		if (cargs->parsed()) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "gpuwatch.skel.h"
+#include "hook_probe.hpp"
 #include "sysutil.hpp"
 
 namespace gw {
@@ -35,24 +36,6 @@ int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 }
 } // namespace
 
-struct Tracer::Impl {
-	gpuwatch_bpf *skel = nullptr;
-	ring_buffer *rb = nullptr;
-	RecordFn on_record;
-
-	static int on_sample(void *ctx, void *data, size_t size)
-	{
-		auto *self = static_cast<Impl *>(ctx);
-		self->on_record(std::span<const std::byte>(static_cast<const std::byte *>(data), size));
-		return 0;
-	}
-	~Impl()
-	{
-		ring_buffer__free(rb);
-		gpuwatch_bpf__destroy(skel);
-	}
-};
-
 static std::string libbpf_error(const std::string &what, int err)
 {
 	std::string msg = what + ": " + errno_text(err < 0 ? -err : err);
@@ -61,47 +44,150 @@ static std::string libbpf_error(const std::string &what, int err)
 	return msg;
 }
 
+/* a hook group's fentry/fexit programs (bpf/fexit.bpf.h) */
+static std::vector<bpf_program *> fexit_programs(gpuwatch_bpf *s, HookGroup g)
+{
+	switch (g) {
+	case HookGroup::ioctl: return {s->progs.gw_fentry_drm_ioctl, s->progs.gw_fexit_drm_ioctl};
+	case HookGroup::mmap: return {s->progs.gw_fexit_mmap_region};
+	case HookGroup::cloexec: return {s->progs.gw_fexit_set_close_on_exec};
+	}
+	return {};
+}
+
+/* each group's fentry/fexit programs or their tracepoint twins, and the twins' knobs */
+static void select_programs(gpuwatch_bpf *s, const HookPlan &plan)
+{
+	for (HookGroup g : kHookGroups)
+		for (bpf_program *p : fexit_programs(s, g))
+			bpf_program__set_autoload(p, plan.fexit(g));
+	bool mmap_tp = !plan.fexit(HookGroup::mmap);
+	bpf_program__set_autoload(s->progs.tp_enter_mmap, mmap_tp);
+	bpf_program__set_autoload(s->progs.tp_exit_mmap, mmap_tp);
+	/* sys_*_ioctl also carries FIOCLEX/FIONCLEX: needed unless both groups are on fexit */
+	bool ioctl_tp = !plan.fexit(HookGroup::ioctl) || !plan.fexit(HookGroup::cloexec);
+	bpf_program__set_autoload(s->progs.tp_enter_ioctl, ioctl_tp);
+	bpf_program__set_autoload(s->progs.tp_exit_ioctl, ioctl_tp);
+	s->rodata->gw_ioctl_fexit = plan.fexit(HookGroup::ioctl);
+	s->rodata->gw_cloexec_fexit = plan.fexit(HookGroup::cloexec);
+}
+
+struct Tracer::Impl {
+	gpuwatch_bpf *skel = nullptr;
+	ring_buffer *rb = nullptr;
+	RecordFn on_record;
+	HookPlan plan;
+
+	static int on_sample(void *ctx, void *data, size_t size)
+	{
+		auto *self = static_cast<Impl *>(ctx);
+		self->on_record(std::span<const std::byte>(static_cast<const std::byte *>(data), size));
+		return 0;
+	}
+	void reset()
+	{
+		ring_buffer__free(rb);
+		rb = nullptr;
+		gpuwatch_bpf__destroy(skel);
+		skel = nullptr;
+	}
+	~Impl() { reset(); }
+
+	/* opens, loads and attaches the object with the programs of `plan` */
+	void load(const Options &opts)
+	{
+		skel = gpuwatch_bpf__open();
+		if (!skel)
+			throw Error(libbpf_error("opening the BPF object failed", errno));
+		select_programs(skel, plan);
+		skel->rodata->gw_self_tgid = ::getpid();
+		for (uint8_t nr : opts.ioctl_nrs)
+			skel->rodata->gw_ioctl_nr_mask[nr >> 6] |= 1ull << (nr & 63);
+		for (std::size_t d = 1; d < GW_DRV_MAX; ++d) {
+			const std::string &name = opts.drv_names[d];
+			if (name.size() >= 2 * sizeof(uint64_t))
+				throw Error("driver name '" + name + "' is longer than the tracer compares");
+			std::memcpy((void *)skel->rodata->gw_drv_names[d], name.data(), name.size());
+			for (uint8_t nr : opts.drv_nrs[d]) {
+				if (nr < 0x40 || nr >= 0xa0)
+					throw Error("driver ioctl nr " + std::to_string(nr) + " is outside 0x40-0x9f");
+				unsigned bit = nr - 0x40;
+				skel->rodata->gw_drv_nr_mask[d][bit >> 6] |= 1ull << (bit & 63);
+			}
+		}
+		if (int err = bpf_map__set_max_entries(skel->maps.gw_events, opts.ring_bytes))
+			throw Error(libbpf_error("ring buffer size " + std::to_string(opts.ring_bytes), err));
+		if (int err = gpuwatch_bpf__load(skel))
+			throw Error(libbpf_error("loading the BPF programs failed", err));
+		uint32_t zero = 0;
+		int cgfd = opts.cgroup_fd;
+		if (cgfd >= 0 && bpf_map_update_elem(bpf_map__fd(skel->maps.gw_cgroup), &zero, &cgfd, BPF_ANY) != 0)
+			throw Error("setting the followed cgroup in the BPF map failed: " + errno_text(errno));
+		rb = ring_buffer__new(bpf_map__fd(skel->maps.gw_events), &Impl::on_sample, this, nullptr);
+		if (!rb)
+			throw Error(libbpf_error("creating the ring buffer reader failed", errno));
+		if (int err = gpuwatch_bpf__attach(skel))
+			throw Error(libbpf_error("attaching the BPF programs failed", err));
+	}
+};
+
 Tracer::Tracer(const Options &opts, RecordFn on_record) : impl_(std::make_unique<Impl>())
 {
 	g_verbose = opts.verbose;
 	libbpf_set_print(libbpf_print);
 	impl_->on_record = std::move(on_record);
 
-	impl_->skel = gpuwatch_bpf__open();
-	if (!impl_->skel)
-		throw Error(libbpf_error("opening the BPF object failed", errno));
-	auto *skel = impl_->skel;
-	skel->rodata->gw_self_tgid = ::getpid();
-	for (uint8_t nr : opts.ioctl_nrs)
-		skel->rodata->gw_ioctl_nr_mask[nr >> 6] |= 1ull << (nr & 63);
-	for (std::size_t d = 1; d < GW_DRV_MAX; ++d) {
-		const std::string &name = opts.drv_names[d];
-		if (name.size() >= 2 * sizeof(uint64_t))
-			throw Error("driver name '" + name + "' is longer than the tracer compares");
-		std::memcpy((void *)skel->rodata->gw_drv_names[d], name.data(), name.size());
-		for (uint8_t nr : opts.drv_nrs[d]) {
-			if (nr < 0x40 || nr >= 0xa0)
-				throw Error("driver ioctl nr " + std::to_string(nr) + " is outside 0x40-0x9f");
-			unsigned bit = nr - 0x40;
-			skel->rodata->gw_drv_nr_mask[d][bit >> 6] |= 1ull << (bit & 63);
-		}
+	FexitProbes unprobed;
+	impl_->plan = plan_hooks(opts.hooks, opts.hooks.mode == HookMode::tracepoint ? unprobed : probe_fexit());
+	try {
+		impl_->load(opts);
+	} catch (const Error &e) {
+		if (opts.hooks.mode != HookMode::automatic || !impl_->plan.any_fexit())
+			throw;
+		impl_->reset();
+		impl_->plan = fallback_to_tracepoints(impl_->plan, e.what());
+		impl_->load(opts);
 	}
-	if (int err = bpf_map__set_max_entries(skel->maps.gw_events, opts.ring_bytes))
-		throw Error(libbpf_error("ring buffer size " + std::to_string(opts.ring_bytes), err));
-	if (int err = gpuwatch_bpf__load(skel))
-		throw Error(libbpf_error("loading the BPF programs failed", err));
-	uint32_t zero = 0;
-	int cgfd = opts.cgroup_fd;
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.gw_cgroup), &zero, &cgfd, BPF_ANY) != 0)
-		throw Error("setting the followed cgroup in the BPF map failed: " + errno_text(errno));
-	impl_->rb = ring_buffer__new(bpf_map__fd(skel->maps.gw_events), &Impl::on_sample, impl_.get(), nullptr);
-	if (!impl_->rb)
-		throw Error(libbpf_error("creating the ring buffer reader failed", errno));
-	if (int err = gpuwatch_bpf__attach(skel))
-		throw Error(libbpf_error("attaching the BPF programs failed", err));
 }
 
 Tracer::~Tracer() = default;
+
+const HookPlan &Tracer::hooks() const { return impl_->plan; }
+
+std::string Tracer::try_fexit(HookGroup g)
+{
+	libbpf_set_print(libbpf_print);
+	const FexitTarget &t = fexit_target(g);
+	std::string what = std::string(t.programs) + " " + t.function;
+	std::unique_ptr<gpuwatch_bpf, void (*)(gpuwatch_bpf *)> s(gpuwatch_bpf__open(), gpuwatch_bpf__destroy);
+	if (!s)
+		return what + ": opening the BPF object failed: " + errno_text(errno);
+	bpf_program *p;
+	bpf_object__for_each_program(p, s->obj)
+		bpf_program__set_autoload(p, false);
+	std::vector<bpf_program *> progs = fexit_programs(s.get(), g);
+	for (bpf_program *q : progs)
+		bpf_program__set_autoload(q, true);
+	/* tiny maps: only whether the programs load and attach matters here */
+	bpf_map__set_max_entries(s->maps.gw_events, ::getpagesize());
+	for (bpf_map *m : {s->maps.gw_pending_map, s->maps.gw_has_maps, s->maps.gw_snap_pids})
+		bpf_map__set_max_entries(m, 1);
+	if (int err = gpuwatch_bpf__load(s.get()))
+		return what + ": loading refused: " + errno_text(-err);
+	std::string why;
+	std::vector<bpf_link *> links;
+	for (bpf_program *q : progs) {
+		bpf_link *l = bpf_program__attach(q);
+		if (!l) {
+			why = what + ": attaching refused: " + errno_text(errno);
+			break;
+		}
+		links.push_back(l);
+	}
+	for (bpf_link *l : links)
+		bpf_link__destroy(l);
+	return why;
+}
 
 int Tracer::epoll_fd() const { return ring_buffer__epoll_fd(impl_->rb); }
 int Tracer::poll(int timeout_ms) { return ring_buffer__poll(impl_->rb, timeout_ms); }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gpuwatch.h"
+#include "hooks.hpp"
 
 namespace gw {
 
@@ -28,9 +29,11 @@ public:
 		std::array<std::string, GW_DRV_MAX> drv_names;
 		std::array<std::vector<uint8_t>, GW_DRV_MAX> drv_nrs;
 		bool verbose = false;            // libbpf's own messages on stderr
+		HookRequest hooks;               // auto: fexit per group where it loads and attaches
 	};
 
-	// Loads and attaches everything; throws gw::Error with one line on failure.
+	// Chooses the hooks (probe_fexit), loads and attaches everything; throws gw::Error with
+	// one line on failure. cgroup_fd -1 follows nothing (`gpuwatch check`).
 	Tracer(const Options &opts, RecordFn on_record);
 	~Tracer();
 	Tracer(const Tracer &) = delete;
@@ -45,7 +48,12 @@ public:
 	std::vector<std::vector<std::byte>> snapshot(const std::set<uint32_t> &pids);
 	void mark_has_maps(uint32_t tgid); // tells the kernel side this process has DRM mappings
 
-	const char *hook_path() const { return "tracepoint"; }
+	const HookPlan &hooks() const;
+	std::string hook_path() const { return hooks().path(); }
+
+	// Loads group g's fentry/fexit programs alone (with tiny maps), attaches them and detaches
+	// them at once: "" if that works, else why not ("fexit mmap_region: loading refused: ...").
+	static std::string try_fexit(HookGroup g);
 
 private:
 	struct Impl;

@@ -1,0 +1,19 @@
+// Feature probing for the fexit path: per hook group, whether the kernel function exists in
+// the kernel's BTF with the expected parameters, and whether the group's fentry/fexit
+// programs load and attach (Tracer::try_fexit). Never keyed on the kernel version.
+#pragma once
+
+#include <string>
+
+#include "hooks.hpp"
+
+namespace gw {
+
+// Probes each group once per process (later calls return the cached result).
+const FexitProbes &probe_fexit();
+
+// "" when t.function is in the kernel's BTF (vmlinux, or t.module's) with the parameters
+// gpuwatch's programs read; else why not ("drm_ioctl not found in kernel BTF: drm module not loaded").
+std::string find_fexit_target(const FexitTarget &t);
+
+} // namespace gw
