@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <memory>
 #include <optional>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "sysutil.hpp"
@@ -77,6 +78,23 @@ const FexitProbes &probe_fexit()
 	}
 	cache = probes;
 	return *cache;
+}
+
+KernelInfo kernel_info()
+{
+	KernelInfo k;
+	struct utsname u {};
+	if (::uname(&u) == 0)
+		k.release = u.release;
+	k.btf = exists("/sys/kernel/btf/vmlinux");
+	k.drm_loaded = exists("/sys/module/drm");
+	if (!k.drm_loaded)
+		k.drm = "not loaded (no /sys/module/drm)";
+	else if (exists("/sys/kernel/btf/drm"))
+		k.drm = "loaded, module BTF present";
+	else
+		k.drm = "loaded (built in, or a module without BTF)";
+	return k;
 }
 
 } // namespace gw

@@ -16,4 +16,13 @@ const FexitProbes &probe_fexit();
 // gpuwatch's programs read; else why not ("drm_ioctl not found in kernel BTF: drm module not loaded").
 std::string find_fexit_target(const FexitTarget &t);
 
+// What `gpuwatch check` reports besides the hooks.
+struct KernelInfo {
+	std::string release;   // uname -r
+	bool btf = false;      // /sys/kernel/btf/vmlinux
+	bool drm_loaded = false;
+	std::string drm;       // "loaded, with BTF", "not loaded", ...
+};
+KernelInfo kernel_info();
+
 } // namespace gw

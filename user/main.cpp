@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "check.hpp"
 #include "control.hpp"
 #include "criu_args.hpp"
 #include "daemon.hpp"
@@ -34,6 +35,13 @@ int main(int argc, char **argv)
 	std::string attach_hooks;
 	attach->add_option("--hooks", attach_hooks, hooks_help)->check(CLI::IsMember({"auto", "tracepoint", "fexit"}));
 
+	gw::CheckOptions copts;
+	std::string check_hooks;
+	auto *check = app.add_subcommand("check", "probe this kernel: can gpuwatch run, and which hooks would it use (needs root)");
+	check->add_option("--hooks", check_hooks, hooks_help)->check(CLI::IsMember({"auto", "tracepoint", "fexit"}));
+	check->add_flag("--json", copts.json, "print one JSON object");
+	check->add_flag("-v,--verbose", copts.verbose, "print libbpf's messages");
+
 	std::string show_file;
 	auto *show = app.add_subcommand("show", "print a readable summary of a manifest");
 	show->add_option("manifest", show_file, "manifest file")->required();
@@ -56,6 +64,10 @@ int main(int argc, char **argv)
 				throw gw::Error("--ring-size must be a power of two");
 			aopts.hooks = gw::resolve_hook_request(attach_hooks, getenv("GPUWATCH_HOOKS"));
 			return gw::run_attach(aopts);
+		}
+		if (check->parsed()) {
+			copts.hooks = gw::resolve_hook_request(check_hooks, getenv("GPUWATCH_HOOKS"));
+			return gw::run_check(copts);
 		}
 		if (cargs->parsed()) {
 			std::cout << gw::criu_args(gw::find_criu_paths()) << "\n";
