@@ -213,7 +213,9 @@ private:
 
 	void write_manifest()
 	{
-		write_file_atomic(opts_.manifest, serialize_manifest(model_.manifest()));
+		nlohmann::json m = model_.manifest();
+		m["hooks"] = tracer_->hooks().manifest_json();
+		write_file_atomic(opts_.manifest, serialize_manifest(m));
 		written_gen_ = model_.generation();
 	}
 

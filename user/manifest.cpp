@@ -308,6 +308,11 @@ void validate_manifest(const nlohmann::json &m) {
 	need(m, "", "cgroup", Want::string);
 	need(m, "", "complete", Want::boolean);
 	need(m, "", "lost_events", Want::unsigned_int);
+	if (m.contains("hooks")) { /* the daemon's hook path per group; older manifests lack it */
+		for (const auto &[group, path] : need(m, "", "hooks", Want::object).items())
+			if (!path.is_string())
+				throw ManifestError("field hooks." + group + " is " + type_name(path) + ", expected a string");
+	}
 	const json &files = need(m, "", "files", Want::array);
 	const json &procs = need(m, "", "processes", Want::array);
 

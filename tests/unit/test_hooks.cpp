@@ -1,8 +1,9 @@
 // Hook paths: the request (--hooks, GPUWATCH_HOOKS), the plan from probe results, its texts,
-// and the BTF parameter check.
+// the BTF parameter check, and the manifest's "hooks" field.
 #include <gtest/gtest.h>
 
 #include "hooks.hpp"
+#include "model.hpp"
 #include "sysutil.hpp"
 
 namespace {
@@ -124,6 +125,29 @@ TEST(FexitTarget, ParameterNamesMustFitWhatTheProgramsRead)
 	EXPECT_EQ(check_params(fexit_target(HookGroup::ioctl), {"filp", "cmd", "arg"}), "");
 	EXPECT_STREQ(fexit_target(HookGroup::ioctl).module, "drm");
 	EXPECT_EQ(check_params(fexit_target(HookGroup::cloexec), {"fd", "flag"}), "");
+}
+
+json minimal_manifest()
+{
+	return {{"schema", "gpuwatch.manifest/v1"}, {"cgroup", "/sys/fs/cgroup/x"}, {"complete", true},
+		{"lost_events", 0}, {"files", json::array()}, {"processes", json::array()}};
+}
+
+TEST(ManifestHooks, OptionalButStringsWhenPresent)
+{
+	json m = minimal_manifest();
+	EXPECT_NO_THROW(validate_manifest(m));
+	m["hooks"] = plan_hooks(HookRequest{}, probes(true, false, true)).manifest_json();
+	EXPECT_NO_THROW(validate_manifest(m));
+	m["hooks"]["mmap"] = 2;
+	try {
+		validate_manifest(m);
+		FAIL() << "accepted a numeric hook path";
+	} catch (const ManifestError &e) {
+		EXPECT_STREQ(e.what(), "field hooks.mmap is an unsigned integer, expected a string");
+	}
+	m["hooks"] = "fexit";
+	EXPECT_THROW(validate_manifest(m), ManifestError);
 }
 
 } // namespace
