@@ -1,5 +1,6 @@
 #include "daemon.hpp"
 
+#include <array>
 #include <cerrno>
 #include <cstdarg>
 #include <chrono>
@@ -92,7 +93,8 @@ private:
 				}
 			}
 		}
-		log("record kind %u size %zu tgid %u tid %u%s", h.kind, rec.size(), h.tgid, h.tid, extra.c_str());
+		log("record kind %u hook %u size %zu tgid %u tid %u%s", h.kind, h.hook, rec.size(), h.tgid, h.tid,
+		    extra.c_str());
 	}
 
 	void log(const char *fmt, ...) __attribute__((format(printf, 2, 3)))
@@ -122,6 +124,8 @@ private:
 			std::memcpy(&h, rec.data(), sizeof(h));
 		if (opts_.log_records)
 			log_record(h, rec);
+		if (h.hook < by_hook_.size())
+			by_hook_[h.hook]++;
 		if (h.kind == GW_EV_CGROUP_MOVE && rec.size() == sizeof(gw_ev_cgroup_move)) {
 			gw_ev_cgroup_move mv;
 			std::memcpy(&mv, rec.data(), sizeof(mv));
@@ -264,7 +268,9 @@ private:
 				serve_control();
 			if (stop) {
 				write_manifest();
-				log("stopped; final manifest written to %s", opts_.manifest.c_str());
+				log("stopped; records by hook: tracepoint %llu, fexit %llu; final manifest written to %s",
+				    (unsigned long long)by_hook_[GW_HOOK_TRACEPOINT], (unsigned long long)by_hook_[GW_HOOK_FEXIT],
+				    opts_.manifest.c_str());
 				return 0;
 			}
 			if (model_.generation() != written_gen_) {
@@ -287,6 +293,7 @@ private:
 	std::unique_ptr<control::Registration> reg_;
 	std::set<uint64_t> subtree_ids_;
 	uint64_t written_gen_ = ~0ull;
+	std::array<uint64_t, 4> by_hook_ {}; /* ring-buffer records per gw_hdr.hook */
 };
 
 } // namespace
