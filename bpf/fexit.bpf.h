@@ -18,7 +18,8 @@
  * the records equal the tracepoint path's (hdr.hook and ts_ns aside). Otherwise (another
  * caller, a 32-bit task) they come from the function's arguments: fd -1, prot from the vm
  * flags, MAP_SHARED or MAP_PRIVATE from VM_MAYSHARE, and MAP_FIXED assumed (the range may have
- * replaced a DRM mapping; an extra GW_EV_MUNMAP of a free range changes nothing).
+ * replaced a DRM mapping; an extra GW_EV_MUNMAP of a free range changes nothing). Mappings
+ * the ELF loader makes inside execve are skipped: the new mm holds no DRM mapping to replace.
  */
 #ifndef GPUWATCH_FEXIT_BPF_H
 #define GPUWATCH_FEXIT_BPF_H
@@ -27,6 +28,8 @@
 
 #define GW_NR_MMAP 9   /* x86_64 syscall numbers, as in the saved orig_ax */
 #define GW_NR_IOCTL 16
+#define GW_NR_EXECVE 59
+#define GW_NR_EXECVEAT 322
 #define GW_VM_RWX 0x7          /* VM_READ|VM_WRITE|VM_EXEC, the same bits as PROT_READ|WRITE|EXEC */
 #define GW_VM_MAYSHARE 0x80    /* every MAP_SHARED mapping (VM_SHARED is dropped for read-only files) */
 #define GW_MAP_PRIVATE 0x02
@@ -53,12 +56,13 @@ static __always_inline void gw_mmap_region_exit(struct file *file, u64 addr, u64
 						u64 ret, u8 hook)
 {
 	struct pt_regs *r = gw_user_regs();
+	long nr = BPF_CORE_READ(r, orig_ax);
 	u64 prot, flags;
 	int fd = -1;
 
-	if (GW_IS_ERR_ADDR(ret))
+	if (GW_IS_ERR_ADDR(ret) || nr == GW_NR_EXECVE || nr == GW_NR_EXECVEAT)
 		return;
-	if (BPF_CORE_READ(r, orig_ax) == GW_NR_MMAP) {
+	if (nr == GW_NR_MMAP) {
 		prot = BPF_CORE_READ(r, dx);
 		flags = BPF_CORE_READ(r, r10);
 		fd = BPF_CORE_READ(r, r8);
