@@ -4,7 +4,8 @@
 # A scenario function uses these and returns 0 (pass), 1 (fail) or 2 (skip), with the reason
 # in REASON. Per scenario, the runner sets NAME and WORK (a fresh directory on tmpfs), and
 # cleans up afterwards: it kills CLEANUP_PIDS and removes CLEANUP_CGS (in reverse order).
-# Globals read: GPUWATCH, HAVE_GW, WL_DIR, VMTESTS, PYTHON, *_TIMEOUT.
+# Globals read: GPUWATCH, HAVE_GW, WL_DIR, VMTESTS, PYTHON, *_TIMEOUT, and HOOKS (the hook
+# path the runner put this scenario on, empty for auto).
 
 CG_ROOT=/sys/fs/cgroup
 
@@ -27,13 +28,15 @@ cg_make() {
 	printf -v "$1" %s "$_cgpath"
 }
 
-# gw_start CGROUP: start `gpuwatch attach` on it and wait for its first manifest (attached).
+# gw_start CGROUP: start `gpuwatch attach` on it (with GPUWATCH_HOOKS=$HOOKS if set) and wait
+# for its first manifest (attached), which must then say it uses the hook path $HOOKS.
 # Without a gpuwatch binary it does nothing: the scenario still checks its workload's truth.
 gw_start() {
 	MANIFEST=$WORK/manifest.json
 	GW_PID=
 	[ "$HAVE_GW" = 1 ] || return 0
-	"$GPUWATCH" attach --cgroup "$1" --manifest "$MANIFEST" >"$WORK/gpuwatch.log" 2>&1 &
+	env ${HOOKS:+GPUWATCH_HOOKS="$HOOKS"} "$GPUWATCH" attach --cgroup "$1" --manifest "$MANIFEST" \
+		>"$WORK/gpuwatch.log" 2>&1 &
 	GW_PID=$!
 	CLEANUP_PIDS+=("$GW_PID")
 	local deadline=$((SECONDS + ATTACH_TIMEOUT))
@@ -49,6 +52,10 @@ gw_start() {
 		[ $SECONDS -lt $deadline ] || { fail "no manifest ${ATTACH_TIMEOUT}s after gpuwatch attach"; return 1; }
 		sleep 0.1
 	done
+	if [ -n "${HOOKS:-}" ] && ! "$PYTHON" "$VMTESTS/hook_paths.py" hooks "$MANIFEST" "$HOOKS" >"$WORK/hooks.txt" 2>&1; then
+		fail "GPUWATCH_HOOKS=$HOOKS: $(head -n1 "$WORK/hooks.txt")"
+		return 1
+	fi
 }
 
 # gw_stop: SIGINT, expect exit status 0 and a final manifest, within STOP_TIMEOUT
@@ -65,6 +72,10 @@ gw_stop() {
 	GW_PID=
 	[ $rc = 0 ] || { indent "$WORK/gpuwatch.log"; fail "gpuwatch exited with status $rc on SIGINT"; return 1; }
 	[ -s "$MANIFEST" ] || { fail "no manifest after gpuwatch stopped"; return 1; }
+	if [ -n "${HOOKS:-}" ] && ! "$PYTHON" "$VMTESTS/hook_paths.py" records "$WORK/gpuwatch.log" "$HOOKS" >"$WORK/records.txt" 2>&1; then
+		fail "GPUWATCH_HOOKS=$HOOKS: $(head -n1 "$WORK/records.txt")"
+		return 1
+	fi
 }
 
 gw_alive() {
@@ -135,14 +146,15 @@ check_phase() {
 	check_manifest "$dir/check.$n.txt" "phase $n" "${truths[@]}" "$@"
 }
 
-# check_manifest OUT WHAT [CHECKER ARGS...]: poll the checker until it passes or SETTLE_TIMEOUT
+# check_manifest OUT WHAT [CHECKER ARGS...]: poll the checker until it passes or SETTLE_TIMEOUT.
+# The copy it checked last is kept beside OUT (OUT without .txt, plus .manifest.json): the
+# run under another hook path must have accepted the same (hook_paths.py same).
 check_manifest() {
-	local out=$1 what=$2 deadline=$((SECONDS + SETTLE_TIMEOUT))
+	local out=$1 what=$2 deadline=$((SECONDS + SETTLE_TIMEOUT)) snap=${1%.txt}.manifest.json
 	shift 2
-	until "$PYTHON" "$VMTESTS/check_manifest.py" -q "$MANIFEST" "$@" >"$out" 2>&1; do
+	until cp "$MANIFEST" "$snap" 2>/dev/null && "$PYTHON" "$VMTESTS/check_manifest.py" -q "$snap" "$@" >"$out" 2>&1; do
 		gw_alive || return 1
 		if [ $SECONDS -ge $deadline ]; then
-			cp "$MANIFEST" "${out%.txt}.manifest.json" 2>/dev/null
 			indent "$out"
 			fail "$what: manifest differs after ${SETTLE_TIMEOUT}s: $(sed -n 2p "$out" | sed 's/^ *- //' | cut -c1-240)"
 			return 1

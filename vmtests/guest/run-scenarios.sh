@@ -6,10 +6,15 @@
 #              its truth against /proc, then reports SKIP; never PASS)
 #   WL_DIR     directory of the built workloads (wl_*)
 #   RESULTS    directory for artefacts, `summary` and `status` (the host reads them)
-#   ONLY       optional: space-separated scenario names to run
+#   ONLY       optional: space-separated scenario names to run (two_opens: under every hook
+#              path; two_opens@fexit: under that one)
+#   HOOK_PATHS hook paths the per-path scenarios run under (default "tracepoint fexit"): each
+#              runs as NAME@PATH with GPUWATCH_HOOKS=PATH for gpuwatch attach (scenarios.sh:
+#              runs_once names those that run once, under auto). A scenario that passes under
+#              a second path must have had the same manifests accepted as under the first.
 #   ATTACH_TIMEOUT, SETTLE_TIMEOUT, PHASE_TIMEOUT, STOP_TIMEOUT: seconds (60, 10, 120, 30)
 # Prints one line per scenario: PASS name / FAIL name: reason / SKIP name: reason, then
-# "N passed, N failed, N skipped". Exits 1 if anything failed.
+# "N passed, N failed, N skipped" (and the count per hook path). Exits 1 if anything failed.
 set -u
 
 VMTESTS=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,11 +29,15 @@ ATTACH_TIMEOUT=${ATTACH_TIMEOUT:-60}
 SETTLE_TIMEOUT=${SETTLE_TIMEOUT:-10}
 PHASE_TIMEOUT=${PHASE_TIMEOUT:-120}
 STOP_TIMEOUT=${STOP_TIMEOUT:-30}
+HOOK_PATHS=${HOOK_PATHS:-tracepoint fexit}
 WORK_ROOT=/run/gpuwatch-vmtests
 passed=0 failed=0 skipped=0
+PASSED=()
+declare -A per_path=()
 
 finish() {
-	local line="$passed passed, $failed failed, $skipped skipped"
+	local line="$passed passed, $failed failed, $skipped skipped" p
+	for p in "${!per_path[@]}"; do echo "ran under $p: ${per_path[$p]} scenarios"; done | sort
 	echo "$line"
 	echo "$line" >"$RESULTS/summary"
 	local st=0
@@ -70,6 +79,22 @@ cleanup() {
 	CLEANUP_PIDS=() CLEANUP_CGS=()
 }
 
+# The manifests NAME's checks accepted equal those of BASE under another hook path that
+# passed before (pids, addresses and fake offsets aside: hook_paths.py same).
+same_as_other_paths() {
+	local other out
+	for other in "${PASSED[@]}"; do
+		[ "${other%@*}" = "$BASE" ] && [ "$other" != "$NAME" ] || continue
+		out=$RESULTS/$NAME/same-as-${other#*@}.txt
+		if ! "$PYTHON" "$VMTESTS/hook_paths.py" same "$RESULTS/$other" "$RESULTS/$NAME" >"$out" 2>&1; then
+			indent "$out"
+			fail "manifests differ from $other's: $(sed -n 2p "$out" | sed 's/^ *- //' | cut -c1-240)"
+			return 1
+		fi
+		echo "    $(head -n1 "$out")"
+	done
+}
+
 run_one() {
 	local fn=$1 rc
 	shift
@@ -84,8 +109,12 @@ run_one() {
 		rc=2
 		REASON="gpuwatch binary missing (GPUWATCH='$GPUWATCH'); workload ran and its truth matched /proc"
 	fi
+	if [ $rc = 0 ] && [ -n "$HOOKS" ]; then
+		same_as_other_paths || rc=1
+	fi
+	per_path[${HOOKS:-auto}]=$((${per_path[${HOOKS:-auto}]:-0} + 1))
 	case $rc in
-	0) echo "PASS $NAME"; passed=$((passed + 1)) ;;
+	0) echo "PASS $NAME"; passed=$((passed + 1)); PASSED+=("$NAME") ;;
 	2) echo "SKIP $NAME: $REASON"; skipped=$((skipped + 1)) ;;
 	*) echo "FAIL $NAME: ${REASON:-scenario function returned $rc without a reason}"; failed=$((failed + 1)) ;;
 	esac
@@ -99,12 +128,22 @@ if ! setup; then
 	finish
 fi
 echo "kernel $(uname -r); gpuwatch: ${GPUWATCH:-none}$([ "$HAVE_GW" = 1 ] || echo ' (missing)'); workloads: $WL_DIR"
+echo "hook paths: $HOOK_PATHS (per-path scenarios), auto (check_hooks, CRIU)"
 for entry in "${SCENARIOS[@]}"; do
-	read -r NAME fn args <<<"$entry"
-	if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $NAME "* ]]; then
-		continue
+	read -r BASE fn args <<<"$entry"
+	variants=("$BASE")
+	if ! runs_once "$BASE"; then
+		variants=()
+		for h in $HOOK_PATHS; do variants+=("$BASE@$h"); done
 	fi
-	# shellcheck disable=SC2086 # args is a word list by design
-	run_one "$fn" $args
+	for NAME in "${variants[@]}"; do
+		if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $BASE "* && " $ONLY " != *" $NAME "* ]]; then
+			continue
+		fi
+		HOOKS=${NAME#"$BASE"}
+		HOOKS=${HOOKS#@}
+		# shellcheck disable=SC2086 # args is a word list by design
+		run_one "$fn" $args
+	done
 done
 finish

@@ -5,6 +5,7 @@
 # shellcheck disable=SC2034 # SCENARIOS is read by run-scenarios.sh
 # name                   function         arguments
 SCENARIOS=(
+	"check_hooks          sc_check_hooks"
 	"two_opens            sc_simple        wl_two_opens"
 	"dup_fork             sc_simple        wl_dup_fork"
 	"handles              sc_simple        wl_handles"
@@ -32,6 +33,34 @@ SCENARIOS=(
 . "$VMTESTS/guest/criu.sh"
 . "$VMTESTS/guest/criu_dummydrm.sh"
 . "$VMTESTS/guest/i915.sh"
+
+# Scenarios that run once, under gpuwatch's own choice (auto); every other one runs under each
+# hook path of HOOK_PATHS as NAME@PATH (run-scenarios.sh).
+runs_once() {
+	case $1 in
+	check_hooks | criu_*) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
+# `gpuwatch check` on the suite's kernel (Debian's 6.1: BPF trampolines, module BTF, vgem
+# loaded): every hook group on fexit; GPUWATCH_HOOKS=tracepoint forces the fallback.
+sc_check_hooks() {
+	[ "$HAVE_GW" = 1 ] || return 0
+	local rc
+	"$GPUWATCH" check >"$WORK/check.txt" 2>&1
+	rc=$?
+	indent "$WORK/check.txt"
+	[ $rc = 0 ] || { fail "gpuwatch check exited with status $rc$(last_line "$WORK/check.txt")"; return 1; }
+	"$GPUWATCH" check --json >"$WORK/check.json" 2>"$WORK/check.err" ||
+		{ fail "gpuwatch check --json failed$(last_line "$WORK/check.err")"; return 1; }
+	"$PYTHON" "$VMTESTS/hook_paths.py" check "$WORK/check.json" fexit >"$WORK/check.out" 2>&1 ||
+		{ fail "$(head -n1 "$WORK/check.out")"; return 1; }
+	GPUWATCH_HOOKS=tracepoint "$GPUWATCH" check --json >"$WORK/check-tracepoint.json" 2>"$WORK/check.err" ||
+		{ fail "GPUWATCH_HOOKS=tracepoint gpuwatch check --json failed$(last_line "$WORK/check.err")"; return 1; }
+	"$PYTHON" "$VMTESTS/hook_paths.py" check "$WORK/check-tracepoint.json" tracepoint >"$WORK/check.out" 2>&1 ||
+		{ fail "GPUWATCH_HOOKS=tracepoint: $(head -n1 "$WORK/check.out")"; return 1; }
+}
 
 # A workload started in the watched cgroup after gpuwatch attached; every phase exact.
 sc_simple() {
