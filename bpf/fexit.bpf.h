@@ -39,16 +39,16 @@ static __always_inline struct pt_regs *gw_user_regs(void)
 	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 }
 
-/* the fd of the ioctl syscall in progress if it refers to f, else -1 */
-static __always_inline int gw_ioctl_syscall_fd(struct file *f)
+/* the fd argument of the ioctl syscall in progress (vfs_ioctl hands drm_ioctl that fd's
+ * file: the tracepoint path records the same number), or -1 when drm_ioctl was reached
+ * otherwise (a 32-bit task). Two reads: this runs for every DRM ioctl of a followed task. */
+static __always_inline int gw_ioctl_syscall_fd(void)
 {
 	struct pt_regs *r = gw_user_regs();
-	int fd;
 
 	if (BPF_CORE_READ(r, orig_ax) != GW_NR_IOCTL)
 		return -1;
-	fd = BPF_CORE_READ(r, di);
-	return gw_fd_file(fd, NULL) == f ? fd : -1;
+	return BPF_CORE_READ(r, di);
 }
 
 /* mmap_region(file, addr, len, vm_flags, pgoff) returned ret */

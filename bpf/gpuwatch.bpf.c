@@ -91,7 +91,7 @@ SEC("fentry/drm_ioctl")
 int BPF_PROG(gw_fentry_drm_ioctl, struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	if (gw_followed())
-		gw_ioctl_enter_file(filp, gw_ioctl_syscall_fd(filp), cmd, arg);
+		gw_ioctl_enter_file(filp, gw_ioctl_syscall_fd(), cmd, arg);
 	return 0;
 }
 
