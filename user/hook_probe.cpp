@@ -33,7 +33,16 @@ std::string params_check(const btf *b, int id, const FexitTarget &t)
 		const char *n = btf__name_by_offset(b, p[i].name_off);
 		names.emplace_back(n ? n : "");
 	}
-	return check_params(t, names);
+	if (std::string why = check_params(t, names); !why.empty())
+		return why;
+	/* the programs read one 8-byte context slot per parameter (a wider struct takes two) */
+	for (unsigned i = 0; i < names.size(); i++) {
+		long long size = btf__resolve_size(b, p[i].type);
+		if (size <= 0 || size > 8)
+			return std::string(t.function) + "'s parameter " + names[i] + " is " + std::to_string(size) +
+			       " bytes here; gpuwatch's program reads one register per parameter";
+	}
+	return "";
 }
 
 } // namespace
