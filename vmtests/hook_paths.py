@@ -6,13 +6,16 @@ usage: hook_paths.py check CHECK.json PATH    `gpuwatch check --json` put every 
        hook_paths.py records LOG PATH         gpuwatch's stop line: fexit programs fed records
                                               (PATH fexit) or none did (PATH tracepoint)
        hook_paths.py same DIR_A DIR_B         every manifest a check accepted under DIR_A
-                                              (**/check.*.manifest.json) equals, normalised,
-                                              the one at the same place under DIR_B
+                                              (**/check.*.manifest.json, and the i915
+                                              checks' **/manifest.N.json) equals,
+                                              normalised, the one at the same place under DIR_B
 
 Normalised: "cgroup", "hooks" and "generation" dropped; pids replaced by their rank;
 mappings sorted by address, their start replaced by their rank and their offset (a fake
-offset the driver picks) dropped; handles' "mmap_offsets" replaced by their count. Every
-other field (fds, cloexec, files, handles, sizes, origins, objects, completeness) must be equal.
+offset the driver picks) dropped; handles' "mmap_offsets" replaced by their count, their
+"mmap_types" (keyed by fake offset) by the sorted types, a userptr's "user_ptr" (a heap
+address) dropped. Every other field (fds, cloexec, files, handles, sizes, origins, objects,
+driver state, completeness) must be equal.
 
 Exit status: 0 yes, 1 no (the reason on stdout), 2 unreadable input.
 """
@@ -97,6 +100,10 @@ def normalise(m):
         for h in f.get("handles", []):
             if isinstance(h.get("mmap_offsets"), list):
                 h["mmap_offsets"] = len(h["mmap_offsets"])
+            if isinstance(h.get("mmap_types"), dict):
+                h["mmap_types"] = sorted(map(str, h["mmap_types"].values()))
+            if isinstance(h.get("params"), dict):
+                h["params"].pop("user_ptr", None)
     return m
 
 
@@ -124,7 +131,8 @@ def first_difference(a, b, where=""):
 
 def same(dir_a, dir_b):
     def found(d):
-        return {os.path.relpath(p, d) for p in glob.glob(os.path.join(d, "**", "check.*.manifest.json"), recursive=True)}
+        return {os.path.relpath(p, d) for pattern in ("check.*.manifest.json", "manifest.[0-9]*.json")
+                for p in glob.glob(os.path.join(d, "**", pattern), recursive=True)}
     a, b = found(dir_a), found(dir_b)
     diffs = [f"{p}: only under {dir_a if p in a else dir_b}" for p in sorted(a ^ b)]
     for p in sorted(a & b):

@@ -102,6 +102,22 @@ class SameTest(Case):
     def test_nothing_to_compare_is_not_a_pass(self):
         self.assertEqual(run("same", self.a.dir, self.b.dir)[0], 1)
 
+    def test_i915_phase_copies_and_their_run_dependent_fields(self):
+        a = manifest(100, 0x7f0000000000, 1 << 32, "tracepoint")
+        b = manifest(230, 0x7e1234500000, 5 << 32, "fexit")
+        for m, fake, heap in ((a, 1 << 32, 0x55d000001000), (b, 5 << 32, 0x5601230000)):
+            m["files"][0]["handles"][0]["mmap_types"] = {str(fake): "gtt"}
+            m["files"][0]["handles"][1]["params"] = {"flags": 0, "user_ptr": heap}
+        self.a.write("wl/manifest.1.json", a)
+        self.b.write("wl/manifest.1.json", b)
+        rc, out = run("same", self.a.dir, self.b.dir)
+        self.assertEqual(rc, 0, out)
+        b["files"][0]["handles"][0]["mmap_types"] = {str(5 << 32): "wc"}
+        self.b.write("wl/manifest.1.json", b)
+        rc, out = run("same", self.a.dir, self.b.dir)
+        self.assertEqual(rc, 1)
+        self.assertIn("mmap_types", out)
+
     def test_normalise_leaves_the_input_alone(self):
         m = manifest(100, 0x7f0000000000, 1 << 32, "fexit")
         before = copy.deepcopy(m)
