@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "daemon.hpp"
 #include "hook_probe.hpp"
 #include "sysutil.hpp"
 #include "tracer.hpp"
@@ -18,6 +19,7 @@ int run_check(const CheckOptions &opts)
 
 	Tracer::Options topts;
 	topts.cgroup_fd = -1; /* follows nothing */
+	set_decoded_ioctls(topts);
 	topts.verbose = opts.verbose;
 	topts.hooks = opts.hooks;
 	Tracer t(topts, [](std::span<const std::byte>) {});

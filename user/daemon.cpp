@@ -39,6 +39,20 @@ std::vector<uint8_t> state_changing_core_ioctl_nrs()
 	return nrs;
 }
 
+} // namespace
+
+void set_decoded_ioctls(Tracer::Options &topts)
+{
+	topts.ioctl_nrs = state_changing_core_ioctl_nrs();
+	for (uint8_t d = 1; d < GW_DRV_MAX; ++d) {
+		topts.drv_names[d] = std::string(drm::driver_name(d));
+		for (const auto &desc : drm::driver_ioctls(topts.drv_names[d]))
+			topts.drv_nrs[d].push_back(static_cast<uint8_t>(desc.nr));
+	}
+}
+
+namespace {
+
 class Daemon {
 public:
 	Daemon(const AttachOptions &opts, CgroupDir cg) : opts_(opts), cg_(std::move(cg)), model_(cg_.path)
@@ -51,12 +65,7 @@ public:
 		Tracer::Options topts;
 		topts.cgroup_fd = cg_.fd.get();
 		topts.ring_bytes = opts_.ring_bytes;
-		topts.ioctl_nrs = state_changing_core_ioctl_nrs();
-		for (uint8_t d = 1; d < GW_DRV_MAX; ++d) {
-			topts.drv_names[d] = std::string(drm::driver_name(d));
-			for (const auto &desc : drm::driver_ioctls(topts.drv_names[d]))
-				topts.drv_nrs[d].push_back(static_cast<uint8_t>(desc.nr));
-		}
+		set_decoded_ioctls(topts);
 		topts.verbose = opts_.verbose;
 		topts.hooks = opts_.hooks;
 		tracer_ = std::make_unique<Tracer>(topts, [this](std::span<const std::byte> r) { on_record(r); });

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hooks.hpp"
+#include "tracer.hpp"
 
 namespace gw {
 
@@ -20,6 +21,10 @@ struct AttachOptions {
 	bool log_records = false;        // one stderr line per record (debugging)
 	HookRequest hooks;               // --hooks / GPUWATCH_HOOKS
 };
+
+// The ioctls the decoder knows, as the tracer's knobs (core nrs, each driver's name and
+// private nrs): attach and check load the programs with the same knobs.
+void set_decoded_ioctls(Tracer::Options &topts);
 
 // Runs in the foreground until SIGINT/SIGTERM; writes a final manifest and returns 0.
 // Throws gw::Error (one line) if it cannot start; then no manifest file is created.
