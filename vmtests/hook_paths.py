@@ -14,7 +14,8 @@ Normalised: "cgroup", "hooks" and "generation" dropped; pids replaced by their r
 mappings sorted by address, their start replaced by their rank and their offset (a fake
 offset the driver picks) dropped; handles' "mmap_offsets" replaced by their count, their
 "mmap_types" (keyed by fake offset) by the sorted types, a userptr's "user_ptr" (a heap
-address) dropped. Every other field (fds, cloexec, files, handles, sizes, origins, objects,
+address) dropped; in "incomplete_reasons", pids by their rank and hex numbers (addresses,
+offsets) by 0x?. Every other field (fds, cloexec, files, handles, sizes, origins, objects,
 driver state, completeness) must be equal.
 
 Exit status: 0 yes, 1 no (the reason on stdout), 2 unreadable input.
@@ -96,6 +97,9 @@ def normalise(m):
             x.pop("offset", None)
         p["mmaps"] = maps
     procs.sort(key=lambda p: p["pid"])
+    m["incomplete_reasons"] = [
+        re.sub(r"0x[0-9a-fA-F]+", "0x?", re.sub(r"process (\d+)", lambda g: f"process #{rank.get(int(g[1]), '?')}", r))
+        for r in m.get("incomplete_reasons", [])]
     for f in m.get("files", []):
         for h in f.get("handles", []):
             if isinstance(h.get("mmap_offsets"), list):

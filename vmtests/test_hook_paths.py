@@ -112,6 +112,16 @@ class SameTest(Case):
         self.b.write("wl/manifest.1.json", b)
         rc, out = run("same", self.a.dir, self.b.dir)
         self.assertEqual(rc, 0, out)
+        a["incomplete_reasons"] = ["process 100: the i915 mapping at 0x7f0000004000 (offset 0x100000000) ..."]
+        b["incomplete_reasons"] = ["process 230: the i915 mapping at 0x7e1234504000 (offset 0x500000000) ..."]
+        self.a.write("wl/manifest.1.json", a)
+        self.b.write("wl/manifest.1.json", b)
+        rc, out = run("same", self.a.dir, self.b.dir)
+        self.assertEqual(rc, 0, out)
+        b["incomplete_reasons"] = ["process 237: the i915 mapping at 0x7e1234504000 (offset 0x500000000) ..."]
+        self.b.write("wl/manifest.1.json", b)
+        self.assertEqual(run("same", self.a.dir, self.b.dir)[0], 1)  # another process (the child)
+        b["incomplete_reasons"] = a["incomplete_reasons"]
         b["files"][0]["handles"][0]["mmap_types"] = {str(5 << 32): "wc"}
         self.b.write("wl/manifest.1.json", b)
         rc, out = run("same", self.a.dir, self.b.dir)
