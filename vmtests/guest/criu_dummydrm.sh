@@ -114,6 +114,11 @@ drm_wait_nodes() {
 
 # criu_swap_minor: vgem (card0) → gwdummy takes card0, vgem comes back as card1
 criu_swap_minor() {
+	# the i915 scenarios leave gwi915 loaded on card1, where vgem must come back: unload it
+	# (an i915 scenario after this one loads it again)
+	if [ -d /sys/module/gwi915 ]; then
+		rmmod gwi915 2>"$WORK/rmmod.err" || { fail "rmmod gwi915 failed$(last_line "$WORK/rmmod.err")"; return 1; }
+	fi
 	rmmod vgem 2>"$WORK/rmmod.err" || { fail "rmmod vgem failed$(last_line "$WORK/rmmod.err")"; return 1; }
 	if ! insmod "$GWDUMMY_KO" 2>"$WORK/insmod.err"; then
 		modprobe vgem
