@@ -282,19 +282,6 @@ struct Xe {
 	ApplyStatus bind(uint32_t vm, const std::vector<gw_xe_vm_bind_op> &ops) { return w.call(bind_call(vm, ops)); }
 };
 
-inline gw_xe_vm_bind_op op(uint32_t kind, uint32_t obj, uint64_t obj_offset, uint64_t range, uint64_t addr, uint16_t pat = 0,
-                    uint32_t flags = 0) {
-	gw_xe_vm_bind_op b{};
-	b.op = kind;
-	b.obj = obj;
-	b.obj_offset = obj_offset;
-	b.range = range;
-	b.addr = addr;
-	b.pat_index = pat;
-	b.flags = flags;
-	return b;
-}
-
 inline World xe_world() {
 	World w;
 	w.proc(100);

@@ -14,6 +14,8 @@
 #include <drm.h>
 #include <drm_mode.h>
 
+#include "uapi/xe_uapi.h"
+
 #include "drm_decode.hpp"
 #include "event_abi.hpp"
 #include "model.hpp"
@@ -376,5 +378,19 @@ struct World {
 	bool has_file(uint64_t kfile) const { return m.files().count(kfile) > 0; }
 	nlohmann::json manifest() const { return m.manifest(); }
 };
+
+// An xe VM_BIND operation (struct drm_xe_vm_bind_op, user/uapi/xe_uapi.h).
+inline gw_xe_vm_bind_op xe_bind_op(uint32_t op, uint32_t obj, uint64_t obj_offset, uint64_t range, uint64_t addr,
+                                   uint16_t pat = 0, uint32_t flags = 0) {
+	gw_xe_vm_bind_op b{};
+	b.op = op;
+	b.obj = obj;
+	b.obj_offset = obj_offset;
+	b.range = range;
+	b.addr = addr;
+	b.pat_index = pat;
+	b.flags = flags;
+	return b;
+}
 
 } // namespace gwtest

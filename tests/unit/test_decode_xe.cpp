@@ -25,19 +25,6 @@ template <class T> T as(const Op &op) {
 	return *p;
 }
 
-gw_xe_vm_bind_op bind_op(uint32_t op, uint32_t obj, uint64_t obj_offset, uint64_t range, uint64_t addr,
-                         uint16_t pat = 0, uint32_t flags = 0) {
-	gw_xe_vm_bind_op b{};
-	b.op = op;
-	b.obj = obj;
-	b.obj_offset = obj_offset;
-	b.range = range;
-	b.addr = addr;
-	b.pat_index = pat;
-	b.flags = flags;
-	return b;
-}
-
 IntelCall vm_bind(UserMem &mem, uint32_t vm, const std::vector<gw_xe_vm_bind_op> &ops) {
 	gw_xe_vm_bind in{};
 	in.vm_id = vm;
@@ -182,7 +169,7 @@ TEST(DecodeXe, ExecQueueCreateWithoutItsInstancesIsTruncated) {
 
 TEST(DecodeXe, VmBindOneInlineOpIsCapturedAtTheArgumentsOwnAddress) {
 	UserMem mem;
-	auto c = vm_bind(mem, 2, {bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0x1000, 0x10000, 0x1a0000, 5, GW_XE_VM_BIND_FLAG_DUMPABLE)});
+	auto c = vm_bind(mem, 2, {xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0x1000, 0x10000, 0x1a0000, 5, GW_XE_VM_BIND_FLAG_DUMPABLE)});
 	EXPECT_EQ(c.ev.arg_size, GW_IOCTL_ARG_MAX); // 136 bytes: only the head is in the record
 	ASSERT_TRUE(c.ext);
 	ASSERT_EQ(c.ext->n_blobs, 1);
@@ -210,9 +197,9 @@ TEST(DecodeXe, VmBindOneInlineOpIsCapturedAtTheArgumentsOwnAddress) {
 
 TEST(DecodeXe, VmBindVectorOfOps) {
 	UserMem mem;
-	auto c = vm_bind(mem, 2, {bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x100000),
-	                          bind_op(GW_XE_VM_BIND_OP_MAP_USERPTR, 0, 0x7f0000400000, 0x2000, 0x200000),
-	                          bind_op(GW_XE_VM_BIND_OP_UNMAP, 0, 0, 0x4000, 0x104000)});
+	auto c = vm_bind(mem, 2, {xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x100000),
+	                          xe_bind_op(GW_XE_VM_BIND_OP_MAP_USERPTR, 0, 0x7f0000400000, 0x2000, 0x200000),
+	                          xe_bind_op(GW_XE_VM_BIND_OP_UNMAP, 0, 0, 0x4000, 0x104000)});
 	ASSERT_TRUE(c.ext);
 	EXPECT_EQ(c.ext->blobs[0].uaddr, kArray);
 	EXPECT_EQ(c.ext->blobs[0].len, 240u);
@@ -237,7 +224,7 @@ TEST(DecodeXe, VmBindOfMoreOpsThanTheBlobHoldsIsTruncated) {
 	UserMem mem;
 	std::vector<gw_xe_vm_bind_op> ops;
 	for (uint64_t i = 0; i < 20; ++i)
-		ops.push_back(bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x1000, 0x100000 + i * 0x1000));
+		ops.push_back(xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x1000, 0x100000 + i * 0x1000));
 	auto c = vm_bind(mem, 2, ops);
 	ASSERT_TRUE(c.ext);
 	EXPECT_EQ(c.ext->truncated, 1);

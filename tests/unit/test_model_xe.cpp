@@ -94,7 +94,7 @@ TEST(ModelXe, VmBindOneInlineOp) {
 	Xe x{w};
 	x.vm_create(2);
 	x.gem_create(3, 0x20000);
-	ASSERT_EQ(x.bind(2, {op(GW_XE_VM_BIND_OP_MAP, 3, 0x1000, 0x10000, 0x100000, 5, GW_XE_VM_BIND_FLAG_DUMPABLE)}), ApplyStatus::ok);
+	ASSERT_EQ(x.bind(2, {xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0x1000, 0x10000, 0x100000, 5, GW_XE_VM_BIND_FLAG_DUMPABLE)}), ApplyStatus::ok);
 	uint64_t obj = w.f(kXe).handles.at(3).object;
 	EXPECT_EQ(bindings(w, 2), (json::array({{{"addr", 0x100000}, {"range", 0x10000}, {"pat_index", 5},
 	                                         {"flags", GW_XE_VM_BIND_FLAG_DUMPABLE}, {"handle", 3}, {"object", obj},
@@ -107,9 +107,9 @@ TEST(ModelXe, VmBindVectorSplitsABinding) {
 	Xe x{w};
 	x.vm_create(2);
 	x.gem_create(3, 0x10000);
-	ASSERT_EQ(x.bind(2, {op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x100000),
-	                     op(GW_XE_VM_BIND_OP_MAP_USERPTR, 0, 0x7f0000400000, 0x2000, 0x200000),
-	                     op(GW_XE_VM_BIND_OP_UNMAP, 0, 0, 0x4000, 0x104000)}),
+	ASSERT_EQ(x.bind(2, {xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x100000),
+	                     xe_bind_op(GW_XE_VM_BIND_OP_MAP_USERPTR, 0, 0x7f0000400000, 0x2000, 0x200000),
+	                     xe_bind_op(GW_XE_VM_BIND_OP_UNMAP, 0, 0, 0x4000, 0x104000)}),
 	          ApplyStatus::ok);
 	uint64_t obj = w.f(kXe).handles.at(3).object;
 	EXPECT_EQ(bindings(w, 2), (json::array({
@@ -126,10 +126,10 @@ TEST(ModelXe, UnmapAllRemovesEveryBindingOfTheObject) {
 	x.vm_create(2);
 	x.gem_create(3, 0x10000);
 	x.gem_create(4, 0x10000);
-	x.bind(2, {op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x100000), op(GW_XE_VM_BIND_OP_MAP, 4, 0, 0x10000, 0x200000),
-	           op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x8000, 0x300000)});
+	x.bind(2, {xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x100000), xe_bind_op(GW_XE_VM_BIND_OP_MAP, 4, 0, 0x10000, 0x200000),
+	           xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x8000, 0x300000)});
 	ASSERT_EQ(w.f(kXe).vms.at(2).bindings.size(), 3u);
-	ASSERT_EQ(x.bind(2, {op(GW_XE_VM_BIND_OP_UNMAP_ALL, 3, 0, 0, 0)}), ApplyStatus::ok);
+	ASSERT_EQ(x.bind(2, {xe_bind_op(GW_XE_VM_BIND_OP_UNMAP_ALL, 3, 0, 0, 0)}), ApplyStatus::ok);
 	const auto &b = w.f(kXe).vms.at(2).bindings;
 	ASSERT_EQ(b.size(), 1u);
 	EXPECT_EQ(b.begin()->second.handle, 4u);
@@ -141,11 +141,11 @@ TEST(ModelXe, UnmapAllOfAReusedHandleSparesTheOldObject) {
 	Xe x{w};
 	x.vm_create(2);
 	x.gem_create(3, 0x10000);
-	x.bind(2, {op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x100000)});
+	x.bind(2, {xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x100000)});
 	w.gem_close(100, kXe, 3); // the binding keeps the object; handle 3 is free again
 	x.gem_create(3, 0x10000); // a new object gets handle 3
-	x.bind(2, {op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x200000)});
-	ASSERT_EQ(x.bind(2, {op(GW_XE_VM_BIND_OP_UNMAP_ALL, 3, 0, 0, 0)}), ApplyStatus::ok);
+	x.bind(2, {xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x200000)});
+	ASSERT_EQ(x.bind(2, {xe_bind_op(GW_XE_VM_BIND_OP_UNMAP_ALL, 3, 0, 0, 0)}), ApplyStatus::ok);
 	json b = bindings(w, 2);
 	ASSERT_EQ(b.size(), 1u);
 	EXPECT_EQ(b[0]["addr"], 0x100000);
@@ -157,7 +157,7 @@ TEST(ModelXe, NullBindNamesNoBuffer) {
 	World w = xe_world();
 	Xe x{w};
 	x.vm_create(2);
-	ASSERT_EQ(x.bind(2, {op(GW_XE_VM_BIND_OP_MAP, 0, 0, 0x100000, 0x400000, 0, GW_XE_VM_BIND_FLAG_NULL)}), ApplyStatus::ok);
+	ASSERT_EQ(x.bind(2, {xe_bind_op(GW_XE_VM_BIND_OP_MAP, 0, 0, 0x100000, 0x400000, 0, GW_XE_VM_BIND_FLAG_NULL)}), ApplyStatus::ok);
 	EXPECT_TRUE(w.f(kXe).handles.empty()); // obj 0: no handle 0 invented
 	EXPECT_TRUE(w.f(kXe).handles_known);
 	json b = bindings(w, 2);
@@ -177,7 +177,7 @@ TEST(ModelXe, VmBindOfMoreOpsThanCapturedMarksTheManifestIncomplete) {
 	x.gem_create(3, 0x100000);
 	std::vector<gw_xe_vm_bind_op> ops;
 	for (uint64_t i = 0; i < 20; ++i)
-		ops.push_back(op(GW_XE_VM_BIND_OP_MAP, 3, i * 0x1000, 0x1000, 0x100000 + i * 0x1000));
+		ops.push_back(xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, i * 0x1000, 0x1000, 0x100000 + i * 0x1000));
 	ASSERT_EQ(x.bind(2, ops), ApplyStatus::ok);
 	EXPECT_EQ(w.f(kXe).vms.at(2).bindings.size(), 12u);
 	json m = w.manifest();
@@ -189,7 +189,7 @@ TEST(ModelXe, BindOnAVmNeverSeenCreated) {
 	World w = xe_world();
 	Xe x{w};
 	x.gem_create(3, 0x10000);
-	ASSERT_EQ(x.bind(7, {op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x100000)}), ApplyStatus::ok);
+	ASSERT_EQ(x.bind(7, {xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x100000)}), ApplyStatus::ok);
 	EXPECT_EQ(w.f(kXe).vms.at(7).bindings.size(), 1u);
 	EXPECT_FALSE(w.f(kXe).handles_known);
 }
@@ -199,7 +199,7 @@ TEST(ModelXe, ABoundObjectOutlivesItsHandle) {
 	Xe x{w};
 	x.vm_create(2);
 	x.gem_create(3, 0x10000);
-	x.bind(2, {op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x100000)});
+	x.bind(2, {xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x100000)});
 	uint64_t obj = w.f(kXe).handles.at(3).object;
 	ASSERT_EQ(w.gem_close(100, kXe, 3), ApplyStatus::ok);
 	EXPECT_TRUE(w.f(kXe).handles.empty());
@@ -212,7 +212,7 @@ TEST(ModelXe, ABoundObjectOutlivesItsHandle) {
 	EXPECT_NE(gw::format_manifest_summary(m).find("bind 0x100000 +0x10000 handle closed offset 0x0"), std::string::npos)
 		<< gw::format_manifest_summary(m);
 	// unbinding drops the last reference
-	x.bind(2, {op(GW_XE_VM_BIND_OP_UNMAP, 0, 0, 0x10000, 0x100000)});
+	x.bind(2, {xe_bind_op(GW_XE_VM_BIND_OP_UNMAP, 0, 0, 0x10000, 0x100000)});
 	EXPECT_TRUE(w.m.objects().empty());
 }
 
@@ -221,7 +221,7 @@ TEST(ModelXe, DestroyingTheVmReleasesItsObjects) {
 	Xe x{w};
 	x.vm_create(2);
 	x.gem_create(3, 0x10000);
-	x.bind(2, {op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x100000)});
+	x.bind(2, {xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x100000)});
 	w.gem_close(100, kXe, 3);
 	ASSERT_EQ(w.m.objects().size(), 1u);
 	ASSERT_EQ(x.vm_destroy(2), ApplyStatus::ok); // the kernel tears the VM's bindings down
@@ -252,8 +252,8 @@ World intel_scenario() {
 	x.vm_create(1);
 	x.gem_create(3, 0x20000);
 	x.exec_queue_create(9, 1);
-	x.bind(1, {op(GW_XE_VM_BIND_OP_MAP, 3, 0x1000, 0x10000, 0x100000),
-	           op(GW_XE_VM_BIND_OP_MAP_USERPTR, 0, 0x7f0000400000, 0x2000, 0x200000)});
+	x.bind(1, {xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0x1000, 0x10000, 0x100000),
+	           xe_bind_op(GW_XE_VM_BIND_OP_MAP_USERPTR, 0, 0x7f0000400000, 0x2000, 0x200000)});
 	x.mmap_offset(3, kOff + 0x100000);
 	w.mmap(100, kXe, A + 0x100000, 0x20000, kOff + 0x100000);
 	return w;
