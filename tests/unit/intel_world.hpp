@@ -51,22 +51,7 @@ struct I915 {
 	}
 	// handle 7, 64 KiB: memory regions [device 0, system 0] -> protected -> PAT 3
 	IntelCall create_ext_call(uint32_t handle = 7, bool regions_readable = true) {
-		drm_i915_gem_create_ext_memory_regions r{};
-		r.base.next_extension = node(1);
-		r.base.name = I915_GEM_CREATE_EXT_MEMORY_REGIONS;
-		r.num_regions = 2;
-		r.regions = regions_readable ? kArray : 0xdead0000;
-		mem.put(node(0), r);
-		mem.put_array(kArray, std::vector<drm_i915_gem_memory_class_instance>{
-		                          {I915_MEMORY_CLASS_DEVICE, 0}, {I915_MEMORY_CLASS_SYSTEM, 0}});
-		drm_i915_gem_create_ext_protected_content pc{};
-		pc.base.next_extension = node(2);
-		pc.base.name = I915_GEM_CREATE_EXT_PROTECTED_CONTENT;
-		mem.put(node(1), pc);
-		gw_drm_i915_gem_create_ext_set_pat pat{};
-		pat.base.name = I915_GEM_CREATE_EXT_SET_PAT;
-		pat.pat_index = 3;
-		mem.put(node(2), pat);
+		put_i915_full_chain(mem, {node(0), node(1), node(2)}, kArray, regions_readable ? kArray : 0xdead0000);
 		drm_i915_gem_create_ext in{}, out{};
 		in.size = 65000;
 		in.flags = I915_GEM_CREATE_EXT_FLAG_NEEDS_CPU_ACCESS;

@@ -14,6 +14,9 @@
 #include <drm.h>
 #include <drm_mode.h>
 
+#include <i915_drm.h>
+
+#include "uapi/i915_uapi_extra.h"
 #include "uapi/xe_uapi.h"
 
 #include "drm_decode.hpp"
@@ -378,6 +381,28 @@ struct World {
 	bool has_file(uint64_t kfile) const { return m.files().count(kfile) > 0; }
 	nlohmann::json manifest() const { return m.manifest(); }
 };
+
+// The i915 GEM_CREATE_EXT chain the tests use: memory regions [device 0, system 0] at
+// nodes[0] (its array at `array`, or `regions` pointing elsewhere, e.g. unreadable) ->
+// protected content at nodes[1] -> PAT index 3 at nodes[2].
+inline void put_i915_full_chain(UserMem &mem, const uint64_t (&nodes)[3], uint64_t array, uint64_t regions) {
+	drm_i915_gem_create_ext_memory_regions r{};
+	r.base.next_extension = nodes[1];
+	r.base.name = I915_GEM_CREATE_EXT_MEMORY_REGIONS;
+	r.num_regions = 2;
+	r.regions = regions;
+	mem.put(nodes[0], r);
+	mem.put_array(array, std::vector<drm_i915_gem_memory_class_instance>{
+	                         {I915_MEMORY_CLASS_DEVICE, 0}, {I915_MEMORY_CLASS_SYSTEM, 0}});
+	drm_i915_gem_create_ext_protected_content pc{};
+	pc.base.next_extension = nodes[2];
+	pc.base.name = I915_GEM_CREATE_EXT_PROTECTED_CONTENT;
+	mem.put(nodes[1], pc);
+	gw_drm_i915_gem_create_ext_set_pat pat{};
+	pat.base.name = I915_GEM_CREATE_EXT_SET_PAT;
+	pat.pat_index = 3;
+	mem.put(nodes[2], pat);
+}
 
 // An xe VM_BIND operation (struct drm_xe_vm_bind_op, user/uapi/xe_uapi.h).
 inline gw_xe_vm_bind_op xe_bind_op(uint32_t op, uint32_t obj, uint64_t obj_offset, uint64_t range, uint64_t addr,

@@ -51,19 +51,7 @@ drm_i915_gem_create_ext_memory_regions regions_ext(uint64_t next, uint32_t n, ui
 }
 
 // memory regions [device 0, system 0] -> protected content -> PAT index 3
-void full_chain(UserMem &mem) {
-	mem.put(node(0), regions_ext(node(1), 2, kRegions));
-	mem.put_array(kRegions, std::vector<drm_i915_gem_memory_class_instance>{
-	                            {I915_MEMORY_CLASS_DEVICE, 0}, {I915_MEMORY_CLASS_SYSTEM, 0}});
-	drm_i915_gem_create_ext_protected_content pc{};
-	pc.base.next_extension = node(2);
-	pc.base.name = I915_GEM_CREATE_EXT_PROTECTED_CONTENT;
-	mem.put(node(1), pc);
-	gw_drm_i915_gem_create_ext_set_pat pat{};
-	pat.base.name = I915_GEM_CREATE_EXT_SET_PAT;
-	pat.pat_index = 3;
-	mem.put(node(2), pat);
-}
+void full_chain(UserMem &mem) { put_i915_full_chain(mem, {node(0), node(1), node(2)}, kRegions, kRegions); }
 
 TEST(DecodeI915, GemCreate) {
 	drm_i915_gem_create in{4000, 0, 0}, out{4096, 5, 0};
