@@ -8,87 +8,21 @@
 #include <fstream>
 #include <string>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
-#include <linux/magic.h>
 
 #include "control.hpp"
+#include "host_util.hpp"
 #include "model.hpp"
 
 namespace {
 
-const std::string kBin = GPUWATCH_BIN;
+using namespace gwhost;
 
-struct Result {
-	int status = -1;
-	std::string err;
-};
-
-// Runs argv with stderr captured; returns the exit status and stderr.
-Result run(std::vector<std::string> argv)
-{
-	char tmpl[] = "/tmp/gw-host-stderr.XXXXXX";
-	int efd = mkstemp(tmpl);
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(efd, 2);
-		std::vector<char *> a;
-		for (auto &s : argv)
-			a.push_back(s.data());
-		a.push_back(nullptr);
-		execv(a[0], a.data());
-		_exit(127);
-	}
-	int st = 0;
-	waitpid(pid, &st, 0);
-	std::ifstream in(tmpl);
-	Result r;
-	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	std::getline(in, r.err, '\0');
-	close(efd);
-	unlink(tmpl);
-	return r;
-}
-
-bool exists(const std::string &p)
-{
-	struct stat st;
-	return stat(p.c_str(), &st) == 0;
-}
-
-std::string cgroup2_root()
-{
-	for (const char *p : {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"}) {
-		struct statfs s;
-		if (statfs(p, &s) == 0 && s.f_type == CGROUP2_SUPER_MAGIC)
-			return p;
-	}
-	return "";
-}
-
-class HostTest : public ::testing::Test {
+class HostTest : public CgroupTest {
 protected:
-	void SetUp() override
-	{
-		if (geteuid() != 0)
-			GTEST_SKIP() << "needs root: loads BPF programs";
-		root_ = cgroup2_root();
-		if (root_.empty())
-			GTEST_SKIP() << "no cgroup v2 hierarchy mounted";
-		cg_ = root_ + "/gpuwatch-host-test-" + std::to_string(getpid());
-		ASSERT_EQ(mkdir(cg_.c_str(), 0755), 0) << cg_;
-		char d[] = "/tmp/gw-host.XXXXXX";
-		dir_ = mkdtemp(d);
-	}
-	void TearDown() override
-	{
-		if (!cg_.empty())
-			rmdir(cg_.c_str());
-		if (!dir_.empty())
-			std::system(("rm -rf " + dir_).c_str());
-	}
+	HostTest() : CgroupTest("host-test") {}
 	// A child that has joined cg_ (reported through a pipe) and waits to be killed.
 	pid_t idle_child_in_cgroup()
 	{
@@ -108,7 +42,6 @@ protected:
 		close(p[1]);
 		return joined ? child : -1;
 	}
-	std::string root_, cg_, dir_;
 };
 
 // Starts attach in the background and waits for its first manifest (or its exit).
@@ -230,7 +163,7 @@ TEST_F(HostTest, AttachByPidFollowsThatProcessCgroup)
 TEST_F(HostTest, MissingCgroupFailsWithOneLineAndNoManifest)
 {
 	std::string m = dir_ + "/m.json";
-	Result r = run({kBin, "attach", "--cgroup", cg_ + "/does-not-exist", "--manifest", m});
+	Outcome r = run({kBin, "attach", "--cgroup", cg_ + "/does-not-exist", "--manifest", m});
 	EXPECT_NE(r.status, 0);
 	EXPECT_NE(r.err.find("No such file or directory"), std::string::npos) << r.err;
 	EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -240,7 +173,7 @@ TEST_F(HostTest, MissingCgroupFailsWithOneLineAndNoManifest)
 TEST_F(HostTest, NonCgroupV2DirectoryIsRefused)
 {
 	std::string m = dir_ + "/m.json";
-	Result r = run({kBin, "attach", "--cgroup", dir_, "--manifest", m});
+	Outcome r = run({kBin, "attach", "--cgroup", dir_, "--manifest", m});
 	EXPECT_NE(r.status, 0);
 	EXPECT_NE(r.err.find("not a cgroup v2 directory"), std::string::npos) << r.err;
 	EXPECT_FALSE(exists(m));
@@ -248,7 +181,7 @@ TEST_F(HostTest, NonCgroupV2DirectoryIsRefused)
 
 TEST_F(HostTest, UnwritableManifestDirectoryIsRefusedBeforeAttaching)
 {
-	Result r = run({kBin, "attach", "--cgroup", cg_, "--manifest", dir_ + "/no/such/dir/m.json"});
+	Outcome r = run({kBin, "attach", "--cgroup", cg_, "--manifest", dir_ + "/no/such/dir/m.json"});
 	EXPECT_NE(r.status, 0);
 	EXPECT_NE(r.err.find("no/such/dir"), std::string::npos) << r.err;
 }
@@ -259,7 +192,7 @@ TEST_F(HostTest, NonRootIsRefused)
 		GTEST_SKIP() << "setpriv (util-linux) not installed";
 	std::string m = dir_ + "/m.json";
 	chmod(dir_.c_str(), 0777);
-	Result r = run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", kBin, "attach", "--cgroup",
+	Outcome r = run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", kBin, "attach", "--cgroup",
 		     cg_, "--manifest", m});
 	EXPECT_NE(r.status, 0);
 	EXPECT_NE(r.err.find("needs root"), std::string::npos) << r.err;
@@ -273,7 +206,7 @@ TEST(ShowTest, MalformedManifestIsAOneLineError)
 	ASSERT_GE(fd, 0);
 	ASSERT_EQ(write(fd, "{\"schema\": 3", 12), 12);
 	close(fd);
-	Result r = run({kBin, "show", tmpl});
+	Outcome r = run({kBin, "show", tmpl});
 	unlink(tmpl);
 	EXPECT_EQ(r.status, 1);
 	EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;

@@ -7,109 +7,31 @@
 #include <chrono>
 #include <csignal>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
-#include <linux/magic.h>
 
+#include "host_util.hpp"
 #include "model.hpp"
 
 namespace {
 
-const std::string kBin = GPUWATCH_BIN;
-
-struct Outcome {
-	int status = -1;
-	std::string out, err;
-};
-
-std::string slurp(const char *path)
-{
-	std::ifstream in(path);
-	std::stringstream ss;
-	ss << in.rdbuf();
-	return ss.str();
-}
-
-// Runs argv with GPUWATCH_HOOKS set to env_hooks (unset if null); captures stdout and stderr.
-Outcome run(const std::vector<std::string> &argv, const char *env_hooks = nullptr)
-{
-	char out_t[] = "/tmp/gw-hooks-out.XXXXXX", err_t[] = "/tmp/gw-hooks-err.XXXXXX";
-	int ofd = mkstemp(out_t), efd = mkstemp(err_t);
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(ofd, 1);
-		dup2(efd, 2);
-		if (env_hooks)
-			setenv("GPUWATCH_HOOKS", env_hooks, 1);
-		else
-			unsetenv("GPUWATCH_HOOKS");
-		std::vector<char *> a;
-		for (const auto &s : argv)
-			a.push_back(const_cast<char *>(s.c_str()));
-		a.push_back(nullptr);
-		execv(a[0], a.data());
-		_exit(127);
-	}
-	int st = 0;
-	waitpid(pid, &st, 0);
-	Outcome r;
-	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	r.out = slurp(out_t);
-	r.err = slurp(err_t);
-	close(ofd);
-	close(efd);
-	unlink(out_t);
-	unlink(err_t);
-	return r;
-}
-
-bool exists(const std::string &p)
-{
-	struct stat st;
-	return stat(p.c_str(), &st) == 0;
-}
+using namespace gwhost;
 
 size_t lines(const std::string &s) { return std::count(s.begin(), s.end(), '\n'); }
 
-class HooksTest : public ::testing::Test {
+class HooksTest : public CgroupTest {
 protected:
-	void SetUp() override
-	{
-		if (geteuid() != 0)
-			GTEST_SKIP() << "needs root: loads BPF programs";
-		for (const char *p : {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"}) {
-			struct statfs s;
-			if (statfs(p, &s) == 0 && s.f_type == CGROUP2_SUPER_MAGIC) {
-				cg_ = std::string(p) + "/gpuwatch-hooks-test-" + std::to_string(getpid());
-				break;
-			}
-		}
-		if (cg_.empty())
-			GTEST_SKIP() << "no cgroup v2 hierarchy mounted";
-		ASSERT_EQ(mkdir(cg_.c_str(), 0755), 0) << cg_;
-		char d[] = "/tmp/gw-hooks.XXXXXX";
-		dir_ = mkdtemp(d);
-	}
-	void TearDown() override
-	{
-		if (!cg_.empty())
-			rmdir(cg_.c_str());
-		if (!dir_.empty())
-			std::system(("rm -rf " + dir_).c_str());
-	}
+	HooksTest() : CgroupTest("hooks-test") {}
 	nlohmann::json check_json(const char *env_hooks = nullptr)
 	{
 		Outcome r = run({kBin, "check", "--json"}, env_hooks);
 		EXPECT_EQ(r.status, 0) << r.err;
 		return nlohmann::json::parse(r.out);
 	}
-	std::string cg_, dir_;
 };
 
 TEST_F(HooksTest, CheckSaysWhyEachGroupIsWhereItIs)
