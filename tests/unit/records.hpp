@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -402,6 +403,14 @@ inline void put_i915_full_chain(UserMem &mem, const uint64_t (&nodes)[3], uint64
 	pat.base.name = I915_GEM_CREATE_EXT_SET_PAT;
 	pat.pat_index = 3;
 	mem.put(nodes[2], pat);
+}
+
+// The decoded operation as a T; throws (failing the test) if it decoded as another.
+template <class T> T as(const gw::drm::Op &op) {
+	const T *p = std::get_if<T>(&op);
+	if (!p)
+		throw std::runtime_error("decoded as another operation (index " + std::to_string(op.index()) + ")");
+	return *p;
 }
 
 // An xe VM_BIND operation (struct drm_xe_vm_bind_op, user/uapi/xe_uapi.h).

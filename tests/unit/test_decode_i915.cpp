@@ -22,13 +22,6 @@ uint64_t node(int i) { return kNode0 + 0x1000 * uint64_t(i); }
 
 Op decode(const IntelCall &c) { return decode_ioctl("i915", c.record()); }
 
-template <class T> T as(const Op &op) {
-	const T *p = std::get_if<T>(&op);
-	if (!p)
-		throw std::runtime_error("decoded as another operation (index " + std::to_string(op.index()) + ")");
-	return *p;
-}
-
 // GEM_CREATE_EXT of 64 KiB returning handle 7, chain starting at `first` (0: none).
 IntelCall create_ext(UserMem &mem, uint64_t first, uint32_t flags = 0) {
 	drm_i915_gem_create_ext in{}, out{};

@@ -18,13 +18,6 @@ constexpr uint64_t kArray = 0x555500050000;    // an array behind a pointer
 
 Op decode(const IntelCall &c) { return decode_ioctl("xe", c.record()); }
 
-template <class T> T as(const Op &op) {
-	const T *p = std::get_if<T>(&op);
-	if (!p)
-		throw std::runtime_error("decoded as another operation (index " + std::to_string(op.index()) + ")");
-	return *p;
-}
-
 IntelCall vm_bind(UserMem &mem, uint32_t vm, const std::vector<gw_xe_vm_bind_op> &ops) {
 	gw_xe_vm_bind in{};
 	in.vm_id = vm;
