@@ -9,6 +9,7 @@
 #include "device.hpp"
 #include "drm_ops.hpp"
 #include "dump.hpp"
+#include "dump_i915.hpp"
 #include "dump_probe.hpp"
 #include "log.hpp"
 
@@ -81,6 +82,7 @@ const json *manifest_file_of(DumpSession &s, const std::vector<Holder> &hs, std:
 bool handles_from_manifest(DumpSession &s, std::size_t index, const json &mf, int lfd, FileImage &img, std::string *why)
 {
 	std::map<uint32_t, HandleRec> table;
+	const bool i915 = is_i915(img.device);
 	for (const json &h : jget(mf, "handles")) {
 		HandleRec r;
 		uint64_t n = jget(h, "handle").get<uint64_t>();
@@ -96,8 +98,11 @@ bool handles_from_manifest(DumpSession &s, std::size_t index, const json &mf, in
 			r.params = jget(h, "params");
 		// The handle must exist in the file: MODE_MAP_DUMB answers ENOENT otherwise; drivers
 		// that refuse it (render nodes) are asked through PRIME, which also gives the size.
+		// i915 is asked with GEM_BUSY, which grants no mmap offset as a side effect.
 		uint64_t off = 0;
-		int e = map_offset(lfd, r.handle, &off);
+		int e = i915 ? (i915_handle_exists(lfd, r.handle) ? 0 : -ENOENT) : map_offset(lfd, r.handle, &off);
+		if (i915)
+			r.i915 = i915_buffer_of(h, &img.degraded);
 		if (e == -ENOENT) {
 			*why = "handle " + std::to_string(n) + " of the manifest does not exist in the file";
 			return false;
@@ -125,10 +130,11 @@ bool handles_from_manifest(DumpSession &s, std::size_t index, const json &mf, in
 	// nodes refuse it: there the manifest is trusted.
 	uint32_t top = table.empty() ? 0 : table.rbegin()->first;
 	uint64_t probe = 0;
-	int first = map_offset(lfd, 1, &probe);
+	int first = i915 ? 0 : map_offset(lfd, 1, &probe);
 	bool can_check = first == 0 || first == -ENOENT;
+	auto exists = [&](uint32_t n) { return i915 ? i915_handle_exists(lfd, n) : map_offset(lfd, n, &probe) == 0; };
 	for (uint32_t n = 1; can_check && n <= top + 8 && n <= max_handle(); ++n) {
-		if (!table.count(n) && map_offset(lfd, n, &probe) == 0) {
+		if (!table.count(n) && exists(n)) {
 			*why = "handle " + std::to_string(n) + " exists but the manifest does not list it";
 			return false;
 		}
@@ -177,6 +183,8 @@ int dump_drm_file(int lfd, uint32_t id)
 	if (mf && jget(*mf, "handles_known") == true && handles_from_manifest(s, index, *mf, lfd, img, &why)) {
 		img.source = "manifest";
 		img.handles_known = true;
+		if (is_i915(img.device))
+			img.i915 = i915_state_of(*mf, &img.degraded);
 	} else {
 		if (!mf)
 			why = "no manifest lists it";
@@ -192,6 +200,8 @@ int dump_drm_file(int lfd, uint32_t id)
 			img.degraded.push_back("handles could not be probed (" + perr + "): the file comes back empty");
 	}
 	for (HandleRec &h : img.handles) {
+		if (h.i915 && h.i915->kind == "userptr")
+			continue; // its pages are the task's own memory, which CRIU dumps
 		if (!s.saved.count(h.object)) {
 			try {
 				save_object(s, h.object, BufferMap::of_handle(lfd, h.handle, h.size, false));

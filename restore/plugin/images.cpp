@@ -2,6 +2,7 @@
 #include "drm_devices.hpp"
 #include "images.hpp"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <regex>
 #include <set>
@@ -155,6 +156,131 @@ struct Reader {
 		}
 		return out;
 	}
+	// An optional member: absent or null -> nullptr (images written before it existed).
+	const json *maybe(const json &o, const std::string &where, const char *key) const
+	{
+		if (!o.is_object())
+			fail(where, "is not an object");
+		auto it = o.find(key);
+		return it == o.end() || it->is_null() ? nullptr : &*it;
+	}
+	std::pair<uint32_t, uint32_t> pair_u32(const json &v, const std::string &w, uint64_t max0, uint64_t max1) const
+	{
+		if (!v.is_array() || v.size() != 2 || !v[0].is_number_unsigned() || !v[1].is_number_unsigned())
+			fail(w, "is not a pair of unsigned integers");
+		if (v[0].get<uint64_t>() > max0 || v[1].get<uint64_t>() > max1)
+			fail(w, "is out of range");
+		return {v[0].get<uint32_t>(), v[1].get<uint32_t>()};
+	}
+	std::optional<uint32_t> opt_u32(const json &o, const std::string &where, const char *key, uint64_t max) const
+	{
+		if (!maybe(o, where, key))
+			return std::nullopt;
+		return u32(o, where, key, max);
+	}
+	std::optional<I915Buffer> i915_buffer(const json &o, const std::string &where) const
+	{
+		const json *p = maybe(o, where, "i915");
+		if (!p)
+			return std::nullopt;
+		std::string w = join(where, "i915");
+		I915Buffer b;
+		b.kind = str(*p, w, "kind", 16);
+		if (b.kind != "create" && b.kind != "create_ext" && b.kind != "userptr" && !b.kind.empty())
+			fail(w + ".kind", "is not create, create_ext, userptr or empty");
+		b.flags = u32(*p, w, "flags");
+		const json &pl = array(*p, w, "placements");
+		if (pl.size() > 16)
+			fail(w + ".placements", "has more than 16 regions");
+		for (std::size_t i = 0; i < pl.size(); ++i) {
+			auto [c, n] = pair_u32(pl[i], at(w, "placements", i), UINT16_MAX, UINT16_MAX);
+			b.placements.push_back({static_cast<uint16_t>(c), static_cast<uint16_t>(n)});
+		}
+		b.protected_content = boolean(*p, w, "protected");
+		b.pat = opt_u32(*p, w, "pat", UINT32_MAX);
+		b.user_ptr = u64(*p, w, "user_ptr");
+		if (b.kind == "userptr" && (b.user_ptr == 0 || b.user_ptr % page_size()))
+			fail(w + ".user_ptr", "is not a page-aligned address");
+		if (const json *t = maybe(*p, w, "tiling"))
+			b.tiling = pair_u32(*t, w + ".tiling", 16, UINT32_MAX);
+		b.caching = opt_u32(*p, w, "caching", 16);
+		return b;
+	}
+	std::optional<I915FileState> i915_state(const json &o) const
+	{
+		const json *p = maybe(o, "", "i915");
+		if (!p)
+			return std::nullopt;
+		I915FileState st;
+		const json &vms = array(*p, "i915", "vms");
+		for (std::size_t i = 0; i < vms.size(); ++i) {
+			if (!vms[i].is_number_unsigned() || vms[i].get<uint64_t>() == 0 || vms[i].get<uint64_t>() > max_handle())
+				fail(at("i915", "vms", i), "is not a VM id between 1 and GPUWATCH_MAX_HANDLE");
+			uint32_t id = vms[i].get<uint32_t>();
+			if (!st.vms.empty() && id <= st.vms.back())
+				fail(at("i915", "vms", i), "is not ascending");
+			st.vms.push_back(id);
+		}
+		const json &cs = array(*p, "i915", "contexts");
+		for (std::size_t i = 0; i < cs.size(); ++i) {
+			std::string w = at("i915", "contexts", i);
+			I915Context c;
+			c.id = u32(cs[i], w, "id", max_handle());
+			if (!st.contexts.empty() && c.id <= st.contexts.back().id)
+				fail(w + ".id", "is not ascending");
+			c.flags = u32(cs[i], w, "flags");
+			c.vm = opt_u32(cs[i], w, "vm", max_handle());
+			c.vm_destroyed = boolean(cs[i], w, "vm_destroyed");
+			if (c.vm && !c.vm_destroyed && !std::binary_search(st.vms.begin(), st.vms.end(), *c.vm))
+				fail(w + ".vm", "names VM " + std::to_string(*c.vm) + ", which is not in i915.vms");
+			if (const json *e = maybe(cs[i], w, "engines")) {
+				if (!e->is_array() || e->size() > 64)
+					fail(w + ".engines", "is not an array of at most 64 engines");
+				i915::EngineList l;
+				for (std::size_t k = 0; k < e->size(); ++k) {
+					auto [cl, in] = pair_u32((*e)[k], at(w, "engines", k), UINT16_MAX, UINT16_MAX);
+					l.push_back({static_cast<uint16_t>(cl), static_cast<uint16_t>(in)});
+				}
+				c.engines = std::move(l);
+			}
+			const json &ps = array(cs[i], w, "params");
+			for (std::size_t k = 0; k < ps.size(); ++k) {
+				std::string pw = at(w, "params", k);
+				i915::CtxParam cp;
+				cp.param = u64(ps[k], pw, "param", 0xffff);
+				cp.value = u64(ps[k], pw, "value");
+				if (const json *d = maybe(ps[k], pw, "data")) {
+					if (!d->is_string() || d->get_ref<const std::string &>().size() % 2 ||
+					    d->get_ref<const std::string &>().size() > 2048 ||
+					    d->get_ref<const std::string &>().find_first_not_of("0123456789abcdef") != std::string::npos)
+						fail(pw + ".data", "is not at most 1 KiB of lowercase hex");
+					const std::string &hx = d->get_ref<const std::string &>();
+					for (std::size_t x = 0; x < hx.size(); x += 2)
+						cp.data.push_back(static_cast<uint8_t>(std::stoul(hx.substr(x, 2), nullptr, 16)));
+				}
+				c.params.push_back(std::move(cp));
+			}
+			st.contexts.push_back(std::move(c));
+		}
+		return st;
+	}
+	std::optional<LateMap> late_map(const json &o, const std::string &where) const
+	{
+		const json *p = maybe(o, where, "late");
+		if (!p)
+			return std::nullopt;
+		std::string w = join(where, "late");
+		LateMap l;
+		l.kind = str(*p, w, "kind", 8);
+		if (l.kind != "gem" && l.kind != "shmem")
+			fail(w + ".kind", "is neither gem nor shmem");
+		l.mmap_type = opt_u32(*p, w, "mmap_type", 4);
+		if (l.kind == "gem" && !l.mmap_type)
+			fail(w + ".mmap_type", "is missing for a gem mapping");
+		l.fd = static_cast<int>(u32(*p, w, "fd", INT32_MAX));
+		l.wc = boolean(*p, w, "wc");
+		return l;
+	}
 	uint64_t object_size(const json &o, const std::string &where, const char *key) const
 	{
 		uint64_t s = u64(o, where, key, max_object_size());
@@ -181,6 +307,61 @@ json holders_json(const std::vector<Holder> &hs)
 
 json opt(const std::optional<uint32_t> &v) { return v ? json(*v) : json(nullptr); }
 
+json engines_json(const i915::EngineList &e)
+{
+	json a = json::array();
+	for (const auto &[c, i] : e)
+		a.push_back({c, i});
+	return a;
+}
+
+std::string hex(const std::vector<uint8_t> &b)
+{
+	static const char digits[] = "0123456789abcdef";
+	std::string s;
+	for (uint8_t c : b) {
+		s += digits[c >> 4];
+		s += digits[c & 15];
+	}
+	return s;
+}
+
+json i915_buffer_json(const std::optional<I915Buffer> &b)
+{
+	if (!b)
+		return nullptr;
+	json pl = json::array();
+	for (const i915::Region &r : b->placements)
+		pl.push_back({r.mem_class, r.instance});
+	return {{"kind", b->kind}, {"flags", b->flags}, {"placements", pl}, {"protected", b->protected_content},
+	        {"pat", opt(b->pat)}, {"user_ptr", b->user_ptr},
+	        {"tiling", b->tiling ? json{b->tiling->first, b->tiling->second} : json(nullptr)},
+	        {"caching", opt(b->caching)}};
+}
+
+json i915_state_json(const std::optional<I915FileState> &st)
+{
+	if (!st)
+		return nullptr;
+	json ctxs = json::array();
+	for (const I915Context &c : st->contexts) {
+		json ps = json::array();
+		for (const i915::CtxParam &p : c.params)
+			ps.push_back({{"param", p.param}, {"value", p.value},
+			              {"data", p.data.empty() ? json(nullptr) : json(hex(p.data))}});
+		ctxs.push_back({{"id", c.id}, {"flags", c.flags}, {"vm", opt(c.vm)}, {"vm_destroyed", c.vm_destroyed},
+		                {"engines", c.engines ? engines_json(*c.engines) : json(nullptr)}, {"params", ps}});
+	}
+	return {{"vms", st->vms}, {"contexts", ctxs}};
+}
+
+json late_json(const std::optional<LateMap> &l)
+{
+	if (!l)
+		return nullptr;
+	return {{"kind", l->kind}, {"mmap_type", opt(l->mmap_type)}, {"fd", l->fd}, {"wc", l->wc}};
+}
+
 } // namespace
 
 uint32_t max_handle() { return static_cast<uint32_t>(std::min<uint64_t>(env_u64("GPUWATCH_MAX_HANDLE", 65536), 1u << 24)); }
@@ -201,11 +382,11 @@ json to_json(const FileImage &f)
 	json hs = json::array();
 	for (const HandleRec &h : f.handles)
 		hs.push_back({{"handle", h.handle}, {"size", h.size}, {"origin", h.origin}, {"object", h.object},
-		              {"saved", h.saved}, {"params", h.params}});
+		              {"saved", h.saved}, {"params", h.params}, {"i915", i915_buffer_json(h.i915)}});
 	return {{"schema", kFileSchema}, {"criu_id", f.criu_id}, {"device", device_json(f.device)},
 	        {"f_flags", f.f_flags}, {"flags", gw::flags_string(f.f_flags)}, {"source", f.source},
 	        {"handles_known", f.handles_known}, {"handles", hs}, {"holders", holders_json(f.holders)},
-	        {"degraded", f.degraded}};
+	        {"degraded", f.degraded}, {"i915", i915_state_json(f.i915)}};
 }
 
 json to_json(const DmabufImage &d)
@@ -222,7 +403,7 @@ json to_json(const std::vector<VmaRec> &vmas)
 		a.push_back({{"pid", v.pid}, {"vpid", v.vpid}, {"start", v.start}, {"length", v.length},
 		             {"offset", v.offset}, {"prot", v.prot}, {"file", opt(v.file)}, {"device", device_json(v.device)},
 		             {"handle", opt(v.handle)}, {"object", v.object}, {"object_size", v.object_size},
-		             {"delta", v.delta}, {"saved", v.saved}});
+		             {"delta", v.delta}, {"saved", v.saved}, {"late", late_json(v.late)}});
 	return {{"schema", kVmasSchema}, {"vmas", a}};
 }
 
@@ -249,7 +430,7 @@ FileImage parse_file_image(const std::string &text, const std::string &name)
 			r.fail(w + ".handle", "is " + std::to_string(h.handle) + ": handles must be ascending and non-zero");
 		prev = h.handle;
 		h.size = r.object_size(hs[i], w, "size");
-		h.origin = r.str(hs[i], w, "origin", 16);
+		h.origin = r.str(hs[i], w, "origin", 32);
 		h.object = r.u64(hs[i], w, "object");
 		if (h.object == 0)
 			r.fail(w + ".object", "is 0");
@@ -257,10 +438,12 @@ FileImage parse_file_image(const std::string &text, const std::string &name)
 		h.params = r.field(hs[i], w, "params");
 		if (!h.params.is_object())
 			r.fail(w + ".params", "is not an object");
+		h.i915 = r.i915_buffer(hs[i], w);
 		f.handles.push_back(std::move(h));
 	}
 	f.holders = r.holders(j);
 	f.degraded = r.lines(j, "degraded");
+	f.i915 = r.i915_state(j);
 	return f;
 }
 
@@ -314,6 +497,9 @@ std::vector<VmaRec> parse_vmas_image(const std::string &text, const std::string 
 		if (v.object && (v.delta % page_size() || v.delta >= v.object_size || v.length > v.object_size - v.delta))
 			r.fail(w + ".delta", "puts the mapping outside its object");
 		v.saved = r.boolean(a[i], w, "saved");
+		v.late = r.late_map(a[i], w);
+		if (v.late && (!v.file || !v.handle || !v.object))
+			r.fail(w + ".late", "is set on a mapping without a file, handle and buffer");
 		out.push_back(std::move(v));
 	}
 	return out;

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "i915_ops.hpp"
 #include "util.hpp"
 
 namespace gwcriu {
@@ -53,6 +54,32 @@ struct DeviceRec {
 	                                     // visible at its path), for the action-script helper
 };
 
+// How an i915 buffer was made and what was set on it since (handles of i915 files).
+struct I915Buffer {
+	std::string kind;            // "create", "create_ext", "userptr"; "" when made otherwise (dumb, import)
+	uint32_t flags = 0;          // GEM_CREATE_EXT flags, or USERPTR flags
+	std::vector<i915::Region> placements; // GEM_CREATE_EXT memory regions, in order
+	bool protected_content = false;
+	std::optional<uint32_t> pat; // GEM_CREATE_EXT PAT index
+	uint64_t user_ptr = 0;       // USERPTR address (the task's memory, restored by CRIU)
+	std::optional<std::pair<uint32_t, uint32_t>> tiling; // SET_TILING mode, stride
+	std::optional<uint32_t> caching;                     // SET_CACHING
+};
+
+// An i915 context as the file had it: ids are recreated exactly (context 0 exists from open).
+struct I915Context {
+	uint32_t id = 0, flags = 0;  // flags: CONTEXT_CREATE_EXT flags (single timeline, ...)
+	std::optional<uint32_t> vm;  // the VM id it uses; nullopt: its own VM
+	bool vm_destroyed = false;   // that VM id was destroyed since; the context keeps the VM
+	std::optional<i915::EngineList> engines;
+	std::vector<i915::CtxParam> params; // every other parameter set, by number
+};
+
+struct I915FileState {
+	std::vector<uint32_t> vms;            // live VM ids, ascending
+	std::vector<I915Context> contexts;    // ascending ids
+};
+
 struct HandleRec {
 	uint32_t handle = 0;
 	uint64_t size = 0;
@@ -60,6 +87,7 @@ struct HandleRec {
 	uint64_t object = 0;
 	bool saved = false;          // gpuwatch-object-<object>.bin was written by this dump
 	nlohmann::json params = nlohmann::json::object(); // dumb: width, height, bpp, flags, pitch
+	std::optional<I915Buffer> i915;
 };
 
 struct FileImage {
@@ -69,6 +97,7 @@ struct FileImage {
 	std::string source;          // "manifest" or "probe"
 	bool handles_known = false;  // false: the handle table may lack entries
 	std::vector<HandleRec> handles;  // ascending handle numbers
+	std::optional<I915FileState> i915; // contexts and VMs of an i915 file (from the manifest)
 	std::vector<Holder> holders;
 	std::vector<std::string> degraded; // what will not come back exactly, one line each
 };
@@ -83,6 +112,16 @@ struct DmabufImage {
 	std::vector<std::string> degraded;
 };
 
+// An i915 mapping CRIU 3.17 cannot dump (anon_inode:i915.gem, or the legacy GEM_MMAP shmem
+// mapping): the action script replaced it with a placeholder before the dump
+// (gpuwatch-i915-maps.json); RESUME_DEVICES_LATE maps the buffer back into the stopped task.
+struct LateMap {
+	std::string kind;            // "gem" or "shmem"
+	std::optional<uint32_t> mmap_type; // gem: I915_MMAP_OFFSET_* of the mapping
+	int fd = -1;                 // the task's fd of the file (restored at the same number)
+	bool wc = false;             // shmem: mapped with I915_MMAP_WC
+};
+
 struct VmaRec {
 	uint32_t pid = 0, vpid = 0;
 	uint64_t start = 0, length = 0, offset = 0; // offset: the fake offset + delta at dump
@@ -94,6 +133,7 @@ struct VmaRec {
 	uint64_t object_size = 0;
 	uint64_t delta = 0;          // mapping start - the object's fake offset (bytes)
 	bool saved = false;
+	std::optional<LateMap> late;
 };
 
 std::string file_image_name(uint32_t criu_id);

@@ -6,6 +6,7 @@
 #include "device.hpp"
 #include "log.hpp"
 #include "restore.hpp"
+#include "restore_i915.hpp"
 
 namespace gwcriu {
 namespace {
@@ -63,9 +64,11 @@ int restore_drm_file(const FileImage &f)
 	std::vector<uint32_t> fillers, shared, zeroed, copies;
 	std::map<uint64_t, uint32_t> here; // object -> its first handle in this file
 	uint32_t next = 1;
+	I915Restore i915(fd.get(), f);
+	i915.contexts();
 	for (const HandleRec &h : f.handles) {
 		for (; next < h.handle; ++next) {
-			uint32_t got = create_buffer(fd.get(), card, generic_dumb_params(page), page, 0, false, nullptr);
+			uint32_t got = f.i915 ? i915.filler(page) : create_buffer(fd.get(), card, generic_dumb_params(page), page, 0, false, nullptr);
 			expect_handle(got, next, "a filler");
 			fillers.push_back(got);
 		}
@@ -80,11 +83,16 @@ int restore_drm_file(const FileImage &f)
 				throw Error("cannot import buffer " + std::to_string(h.object) + " as handle " +
 				            std::to_string(h.handle) + ": " + gw::errno_text(-e));
 			shared.push_back(h.handle);
+		} else if (h.i915 && !h.i915->kind.empty()) {
+			got = i915.create(h, &filled);
+			if (same != here.end())
+				copies.push_back(h.handle);
 		} else {
 			got = create_buffer(fd.get(), card, params_of(h), h.size, h.object, h.saved, &filled);
 			if (same != here.end())
 				copies.push_back(h.handle);
 		}
+		i915.attributes(h, got);
 		expect_handle(got, h.handle, ("buffer " + std::to_string(h.object)).c_str());
 		if (!filled)
 			zeroed.push_back(h.handle);
@@ -105,6 +113,8 @@ int restore_drm_file(const FileImage &f)
 		         f.criu_id, list(copies).c_str());
 	for (const std::string &d : f.degraded)
 		log_warn("file %u (degraded at dump): %s", f.criu_id, d.c_str());
+	for (const std::string &n : i915.notes())
+		log_warn("file %u: %s", f.criu_id, n.c_str());
 	return hand_over(fd);
 }
 
