@@ -3,13 +3,17 @@
 // CRTOOLS_INIT_PID in the environment; a non-zero exit aborts the dump or restore.
 //   pre-dump          sync the daemon following CRTOOLS_INIT_PID, copy its manifest into the
 //                     image dir (gpuwatch-manifest.json) and record the DRM nodes the tasks
-//                     see (gpuwatch-nodes.json)
+//                     see (gpuwatch-nodes.json); then, if the tree has i915 GEM mappings
+//                     (anon_inode:i915.gem, legacy GEM_MMAP), which CRIU 3.17 cannot dump,
+//                     freeze its cgroup, convert them in the tasks and leave a watcher behind
+//                     (i915_predump.hpp; gpuwatch-i915-maps.json, gpuwatch-watcher.log)
 //   post-restore      create the recorded DRM nodes still missing in the restored root (the
 //                     plugin has created those its files needed, from inside the tasks)
 //   post-resume       if GPUWATCH_RESTORE_SIGNAL is set (e.g. SIGUSR2), send it to the
 //                     restored processes (CRTOOLS_INIT_PID and its descendants) that hold a
 //                     DRM or dma-buf fd: their GPU engine state is gone
-// Knobs: GPUWATCH_RUN_DIR (daemon registrations, default /run/gpuwatch).
+// Knobs: GPUWATCH_RUN_DIR (daemon registrations, default /run/gpuwatch),
+// GPUWATCH_WATCH_TIMEOUT_S (the i915 watcher's bound for the whole dump, default 600).
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -27,8 +31,10 @@
 
 #include "control.hpp"
 #include "drm_devices.hpp"
+#include "i915_predump.hpp"
 #include "model.hpp"
 #include "nodes.hpp"
+#include "proc_tree.hpp"
 #include "sysutil.hpp"
 
 using namespace gw;
@@ -68,10 +74,12 @@ int pre_dump()
 {
 	uint32_t pid = init_pid();
 	std::string dir = image_dir();
+	pid_t criu = getppid(); /* criu execs this helper itself */
 	auto daemon = control::daemon_for_pid(control::default_run_dir(), pid);
 	if (!daemon) {
 		log("no gpuwatch daemon follows process " + std::to_string(pid) + " (" + cgroup_v2_dir_of_pid(pid) +
 		    "): the dump goes on without a manifest; the CRIU plugin falls back to what it can probe");
+		gwaction::i915_predump(pid, criu, dir, nullptr);
 		return 0;
 	}
 	nlohmann::json m = control::sync(*daemon);
@@ -92,6 +100,7 @@ int pre_dump()
 	log("manifest of daemon " + std::to_string(daemon->pid) + " (" + daemon->cgroup + ", generation " +
 	    std::to_string(m.value("generation", 0)) + ") and " + std::to_string(nodes.size()) +
 	    " device node(s) saved in " + dir);
+	gwaction::i915_predump(pid, criu, dir, &m);
 	return 0;
 }
 
@@ -145,36 +154,6 @@ int check_nodes()
 	return 0;
 }
 
-// The restored tree: CRTOOLS_INIT_PID and its descendants (from /proc/*/stat).
-std::set<uint32_t> restored_tree(uint32_t root)
-{
-	std::map<uint32_t, std::vector<uint32_t>> children;
-	std::error_code ec;
-	for (const auto &ent : std::filesystem::directory_iterator("/proc", ec)) {
-		const std::string name = ent.path().filename().string();
-		if (name.find_first_not_of("0123456789") != std::string::npos)
-			continue;
-		std::ifstream in(ent.path() / "stat");
-		std::string st((std::istreambuf_iterator<char>(in)), {});
-		auto rp = st.rfind(')');
-		char state;
-		uint32_t ppid = 0;
-		if (rp != std::string::npos && sscanf(st.c_str() + rp + 1, " %c %u", &state, &ppid) == 2)
-			children[ppid].push_back((uint32_t)std::stoul(name));
-	}
-	std::set<uint32_t> tree {root};
-	std::vector<uint32_t> todo {root};
-	while (!todo.empty()) {
-		uint32_t p = todo.back();
-		todo.pop_back();
-		for (uint32_t c : children[p]) {
-			if (tree.insert(c).second)
-				todo.push_back(c);
-		}
-	}
-	return tree;
-}
-
 // Whether a process holds a DRM character device or a dma-buf fd.
 bool holds_drm(uint32_t pid)
 {
@@ -214,7 +193,7 @@ int post_resume()
 	/* the image directory (CRIU passes /proc/<criu>/fd/N) is closed by now: the restored
 	 * tree itself says who holds DRM state */
 	int sent = 0;
-	for (uint32_t pid : restored_tree(init_pid())) {
+	for (uint32_t pid : gwaction::process_tree(init_pid())) {
 		if (holds_drm(pid) && ::kill(pid, signo) == 0)
 			sent++;
 	}

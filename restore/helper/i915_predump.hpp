@@ -1,0 +1,46 @@
+// pre-dump for i915 mappings under CRIU 3.17 (see restore/plugin/README.md, "i915 mappings
+// under CRIU 3.17"): find the tree's i915 GEM mappings, and if there are any, freeze the tree's
+// cgroup, seize every thread, thaw, convert each mapping in its task (gwremote), write
+// gpuwatch-i915-maps.json, freeze again, detach, and leave a watcher behind that thaws the
+// cgroup once CRIU has seized the tasks and reverts whatever is left after CRIU.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "i915_maps.hpp"
+
+namespace gwaction {
+
+// Converts the i915 mappings of CRTOOLS_INIT_PID's tree; `manifest` is the synced manifest
+// (null without a daemon: every mapping is then copied). Returns normally when done or when
+// there was nothing to do; throws gw::Error (one line) after undoing everything otherwise.
+void i915_predump(uint32_t init_pid, pid_t criu_pid, const std::string &image_dir, const nlohmann::json *manifest);
+
+// --- shared with the watcher ------------------------------------------------------------------
+// PTRACE_SEIZE + PTRACE_INTERRUPT each thread and wait (bounded) for its stop. On failure the
+// ones seized are detached and gw::Error is thrown.
+void seize_threads(const std::vector<pid_t> &tids, int timeout_ms);
+// PTRACE_DETACH each; returns the number that failed (already gone, ...).
+int detach_threads(const std::vector<pid_t> &tids);
+// Reverts the placeholders of the maps, grouped per process; the tasks must be seized and
+// stopped. Logs through `log`; returns the number of errors.
+int revert_seized(const std::vector<gwremote::MapRecord> &maps, void (*log)(const std::string &));
+
+struct WatchPlan {
+	std::string cgroup;
+	pid_t criu_pid = 0;
+	uint64_t criu_start = 0; // start time of criu_pid (pid reuse)
+	std::vector<uint32_t> pids; // the tree's processes
+	std::vector<gwremote::MapRecord> maps;
+	int timeout_s = 600;
+};
+// Double-forks the watcher (setsid, every fd closed but its log). It waits for one byte on
+// *go_fd before doing anything, and exits doing nothing when *go_fd closes without it.
+pid_t spawn_watcher(const WatchPlan &plan, const std::string &log_path, int *go_fd);
+
+} // namespace gwaction

@@ -1,0 +1,140 @@
+#include "proc_tree.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "sysutil.hpp"
+
+namespace gwaction {
+
+namespace {
+std::string slurp(const std::string &path)
+{
+	std::ifstream in(path);
+	return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+} // namespace
+
+std::set<uint32_t> process_tree(uint32_t root)
+{
+	std::map<uint32_t, std::vector<uint32_t>> children;
+	std::error_code ec;
+	for (const auto &ent : std::filesystem::directory_iterator("/proc", ec)) {
+		const std::string name = ent.path().filename().string();
+		if (name.find_first_not_of("0123456789") != std::string::npos)
+			continue;
+		std::string st = slurp(ent.path() / "stat");
+		auto rp = st.rfind(')');
+		char state;
+		uint32_t ppid = 0;
+		if (rp != std::string::npos && sscanf(st.c_str() + rp + 1, " %c %u", &state, &ppid) == 2)
+			children[ppid].push_back((uint32_t)std::stoul(name));
+	}
+	std::set<uint32_t> tree {root};
+	std::vector<uint32_t> todo {root};
+	while (!todo.empty()) {
+		uint32_t p = todo.back();
+		todo.pop_back();
+		for (uint32_t c : children[p])
+			if (tree.insert(c).second)
+				todo.push_back(c);
+	}
+	return tree;
+}
+
+std::vector<uint32_t> threads_of(uint32_t pid)
+{
+	std::vector<uint32_t> out;
+	std::error_code ec;
+	for (const auto &ent : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+		const std::string name = ent.path().filename().string();
+		if (name.find_first_not_of("0123456789") == std::string::npos)
+			out.push_back((uint32_t)std::stoul(name));
+	}
+	return out;
+}
+
+std::string status_field(uint32_t id, const char *key)
+{
+	std::ifstream in("/proc/" + std::to_string(id) + "/status");
+	std::string k = std::string(key) + ":";
+	for (std::string line; std::getline(in, line);) {
+		if (line.rfind(k, 0) != 0)
+			continue;
+		auto first = line.find_first_not_of(" \t", k.size());
+		return first == std::string::npos ? std::string() : line.substr(first);
+	}
+	return {};
+}
+
+uint32_t inner_pid(uint32_t id)
+{
+	std::istringstream ns(status_field(id, "NSpid"));
+	uint32_t v = 0, last = id;
+	while (ns >> v)
+		last = v;
+	return last;
+}
+
+uint64_t start_time(uint32_t pid)
+{
+	std::string st = slurp("/proc/" + std::to_string(pid) + "/stat");
+	auto rp = st.rfind(')');
+	if (rp == std::string::npos)
+		return 0;
+	std::istringstream in(st.substr(rp + 2));
+	std::string f;
+	for (int i = 3; i < 22 && in >> f; i++) {
+	}
+	uint64_t v = 0;
+	in >> v;
+	return v;
+}
+
+std::vector<uint32_t> read_ids(const std::string &path)
+{
+	std::ifstream in(path);
+	std::vector<uint32_t> out;
+	uint32_t v;
+	while (in >> v)
+		out.push_back(v);
+	return out;
+}
+
+void Freezer::set(bool frozen) const
+{
+	std::ofstream out(dir + "/cgroup.freeze");
+	out << (frozen ? "1" : "0");
+	out.flush();
+	if (!out)
+		throw gw::Error(std::string(frozen ? "freezing " : "thawing ") + dir + ": cannot write cgroup.freeze");
+}
+
+bool Freezer::requested() const { return slurp(dir + "/cgroup.freeze").rfind("1", 0) == 0; }
+
+bool Freezer::frozen() const
+{
+	std::istringstream in(slurp(dir + "/cgroup.events"));
+	for (std::string k, v; in >> k >> v;)
+		if (k == "frozen")
+			return v == "1";
+	return false;
+}
+
+bool Freezer::wait(bool want, int timeout_ms) const
+{
+	auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+	while (frozen() != want) {
+		if (std::chrono::steady_clock::now() >= end)
+			return false;
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	return true;
+}
+
+} // namespace gwaction
