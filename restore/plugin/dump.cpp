@@ -11,6 +11,7 @@
 #include "dump.hpp"
 #include "dump_i915.hpp"
 #include "dump_probe.hpp"
+#include "late_maps.hpp"
 #include "log.hpp"
 
 namespace gwcriu {
@@ -212,6 +213,7 @@ int dump_drm_file(int lfd, uint32_t id)
 		h.saved = s.saved.count(h.object) != 0;
 	}
 	attribute_vmas(s, lfd, img, mf ? &index : nullptr, mf);
+	attribute_late_maps(s, lfd, img);
 
 	write_image(file_image_name(id), to_json(img).dump(1));
 	write_vmas_image(s, false);

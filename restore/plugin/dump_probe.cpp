@@ -109,7 +109,7 @@ void attribute_vmas(DumpSession &s, int lfd, const FileImage &img, const std::si
 
 	for (std::size_t i = 0; i < s.vmas.size(); ++i) {
 		VmaRec &v = s.vmas[i];
-		if (s.attributed[i] || v.device.minor != img.device.minor)
+		if (s.attributed[i] || v.late || v.device.minor != img.device.minor)
 			continue;
 		std::optional<uint32_t> handle;
 		uint64_t object = 0;

@@ -6,6 +6,7 @@
 #include "device.hpp"
 #include "drm_ops.hpp"
 #include "dump.hpp"
+#include "late_maps.hpp"
 #include "log.hpp"
 #include "control.hpp"
 #include "model.hpp"
@@ -179,6 +180,7 @@ DumpSession &dump_session()
 		}
 	}
 	s.attributed.assign(s.vmas.size(), false);
+	add_converted_vmas(s);
 	log_info("dump: %zu seized tasks, %zu DRM/dma-buf fds, %zu DRM mappings", s.tasks.size(), nfds, s.vmas.size());
 	acquire_manifests(s);
 	return s;
@@ -218,6 +220,13 @@ void finish_dump(int ret)
 				VmaRec &v = s.vmas[i];
 				if (s.attributed[i])
 					continue;
+				if (v.late) {
+					log_error("mapping %#llx-%#llx of pid %u was replaced by a placeholder before the dump, but no "
+					          "dumped file holds its handle: after a restore it stays an inaccessible hole",
+					          (unsigned long long)v.start, (unsigned long long)(v.start + v.length), v.pid);
+					v.late.reset();
+					continue;
+				}
 				for (std::size_t m = 0; m < s.manifests.size() && !v.object; ++m)
 					if (const json *e = s.manifest_mmap(m, v.pid, v.start); e && jget(*e, "object").is_number_unsigned())
 						v.object = s.object_of_manifest(m, jget(*e, "object").get<uint64_t>());

@@ -14,6 +14,7 @@ using json = nlohmann::json;
 constexpr const char *kFileSchema = "gpuwatch.criu.file/v1";
 constexpr const char *kDmabufSchema = "gpuwatch.criu.dmabuf/v1";
 constexpr const char *kVmasSchema = "gpuwatch.criu.vmas/v1";
+constexpr const char *kFenceSchema = "gpuwatch.criu.fence/v1";
 
 // --- reading: every accessor names the image and the field it rejects ------------------------
 struct Reader {
@@ -171,6 +172,12 @@ struct Reader {
 		if (v[0].get<uint64_t>() > max0 || v[1].get<uint64_t>() > max1)
 			fail(w, "is out of range");
 		return {v[0].get<uint32_t>(), v[1].get<uint32_t>()};
+	}
+	std::pair<uint64_t, uint64_t> pair_u64(const json &v, const std::string &w) const
+	{
+		if (!v.is_array() || v.size() != 2 || !v[0].is_number_unsigned() || !v[1].is_number_unsigned())
+			fail(w, "is not a pair of unsigned integers");
+		return {v[0].get<uint64_t>(), v[1].get<uint64_t>()};
 	}
 	std::optional<uint32_t> opt_u32(const json &o, const std::string &where, const char *key, uint64_t max) const
 	{
@@ -369,6 +376,7 @@ uint64_t max_object_size() { return env_u64("GPUWATCH_MAX_OBJECT_SIZE", uint64_t
 
 std::string file_image_name(uint32_t id) { return "gpuwatch-file-" + std::to_string(id) + ".json"; }
 std::string dmabuf_image_name(uint32_t id) { return "gpuwatch-dmabuf-" + std::to_string(id) + ".json"; }
+std::string fence_image_name(uint32_t id) { return "gpuwatch-fence-" + std::to_string(id) + ".json"; }
 std::string object_image_name(uint64_t n) { return "gpuwatch-object-" + std::to_string(n) + ".bin"; }
 std::string object_checksum_name(uint64_t n) { return "gpuwatch-object-" + std::to_string(n) + ".crc32"; }
 std::string manifest_image_name(std::size_t i)
@@ -407,7 +415,40 @@ json to_json(const std::vector<VmaRec> &vmas)
 	return {{"schema", kVmasSchema}, {"vmas", a}};
 }
 
+json to_json(const FenceImage &f)
+{
+	json props = json::array();
+	for (const auto &[k, v] : f.properties)
+		props.push_back({k, v});
+	return {{"schema", kFenceSchema}, {"criu_id", f.criu_id}, {"kind", f.kind}, {"f_flags", f.f_flags},
+	        {"device", device_json(f.device)}, {"perf_flags", f.perf_flags}, {"properties", props},
+	        {"holders", holders_json(f.holders)}};
+}
+
 // --- parsing -----------------------------------------------------------------------------------
+FenceImage parse_fence_image(const std::string &text, const std::string &name)
+{
+	Reader r{name};
+	json j = r.parse(text, kFenceSchema);
+	FenceImage f;
+	f.criu_id = r.u32(j, "", "criu_id");
+	f.kind = r.str(j, "", "kind", 16);
+	if (f.kind != "sync_file" && f.kind != "i915_perf")
+		r.fail("kind", "is neither sync_file nor i915_perf");
+	f.f_flags = r.u32(j, "", "f_flags");
+	f.device = r.device(j, "");
+	f.perf_flags = r.u32(j, "", "perf_flags");
+	const json &ps = r.array(j, "", "properties");
+	if (ps.size() > 64)
+		r.fail("properties", "has more than 64 entries");
+	for (std::size_t i = 0; i < ps.size(); ++i)
+		f.properties.push_back(r.pair_u64(ps[i], Reader::at("", "properties", i)));
+	if (f.kind == "i915_perf" && f.properties.empty())
+		r.fail("properties", "is empty for a perf stream");
+	f.holders = r.holders(j);
+	return f;
+}
+
 FileImage parse_file_image(const std::string &text, const std::string &name)
 {
 	Reader r{name};

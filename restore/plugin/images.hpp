@@ -136,7 +136,21 @@ struct VmaRec {
 	std::optional<LateMap> late;
 };
 
+// An out-fence (sync_file) or an i915 perf stream fd. Neither has state that survives: a
+// sync_file comes back already signalled (the GPU work it waited for is lost), a perf stream is
+// opened again with the same properties.
+struct FenceImage {
+	uint32_t criu_id = 0;
+	std::string kind;            // "sync_file" or "i915_perf"
+	uint32_t f_flags = 0;
+	DeviceRec device;            // the DRM device to make it on
+	uint32_t perf_flags = 0;     // i915_perf: DRM_I915_PERF_OPEN flags
+	std::vector<std::pair<uint64_t, uint64_t>> properties; // i915_perf: (property, value)
+	std::vector<Holder> holders;
+};
+
 std::string file_image_name(uint32_t criu_id);
+std::string fence_image_name(uint32_t criu_id);
 std::string dmabuf_image_name(uint32_t criu_id);
 std::string object_image_name(uint64_t object);
 std::string object_checksum_name(uint64_t object);
@@ -147,6 +161,8 @@ std::string manifest_image_name(std::size_t index);  // 0: gpuwatch-manifest.jso
 nlohmann::json to_json(const FileImage &f);
 nlohmann::json to_json(const DmabufImage &d);
 nlohmann::json to_json(const std::vector<VmaRec> &vmas);
+nlohmann::json to_json(const FenceImage &f);
+FenceImage parse_fence_image(const std::string &text, const std::string &name);
 // `name` prefixes every error message.
 FileImage parse_file_image(const std::string &text, const std::string &name);
 DmabufImage parse_dmabuf_image(const std::string &text, const std::string &name);

@@ -17,6 +17,8 @@ extern "C" {
 
 #include "drm_ops.hpp"
 #include "dump.hpp"
+#include "fence_files.hpp"
+#include "late_maps.hpp"
 #include "log.hpp"
 #include "restore.hpp"
 
@@ -47,6 +49,13 @@ int gw_init(int stage)
 
 void gw_exit(int stage, int ret)
 {
+	// The tasks are still seized: put back the i915 mappings the action script replaced (after
+	// --leave-running, a failed dump or a pre-dump the tasks carry on with them).
+	if (stage == CR_PLUGIN_STAGE__DUMP || stage == CR_PLUGIN_STAGE__PRE_DUMP)
+		guarded("dump end (i915 mappings)", [&] {
+			gwcriu::revert_converted_maps();
+			return 0;
+		});
 	if (stage == CR_PLUGIN_STAGE__DUMP)
 		guarded("dump end", [&] {
 			gwcriu::finish_dump(ret);
@@ -70,7 +79,7 @@ int gpuwatch_dump_ext_file(int fd, int id)
 			return gwcriu::dump_drm_file(fd, static_cast<uint32_t>(id));
 		if (gwcriu::is_dmabuf(fd))
 			return gwcriu::dump_dmabuf(fd, static_cast<uint32_t>(id));
-		return -ENOTSUP;
+		return gwcriu::dump_fence_file(fd, static_cast<uint32_t>(id));
 	});
 }
 

@@ -86,6 +86,8 @@ Task scan_task(uint32_t pid)
 			} else if (f.link.rfind("/dmabuf:", 0) == 0 || f.link.rfind("anon_inode:dmabuf", 0) == 0) {
 				f.dmabuf = true;
 				t.fds.push_back(f);
+			} else if (f.link == "anon_inode:sync_file" || f.link == "anon_inode:[i915_perf]") {
+				t.other_fds.push_back(f);
 			}
 		}
 		closedir(d);

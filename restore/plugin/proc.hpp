@@ -26,6 +26,7 @@ struct Task {
 	uint32_t pid = 0;            // as CRIU sees it
 	uint32_t vpid = 0;           // in the task's own pid namespace (NSpid, last)
 	std::vector<TaskFd> fds;
+	std::vector<TaskFd> other_fds; // out-fences (anon_inode:sync_file) and i915 perf streams
 	std::vector<TaskVma> vmas;
 };
 

@@ -7,6 +7,7 @@
 #include "log.hpp"
 #include "restore.hpp"
 #include "restore_i915.hpp"
+#include "fence_files.hpp"
 
 namespace gwcriu {
 namespace {
@@ -159,7 +160,7 @@ int restore_ext_file(uint32_t id)
 		log_error("cannot restore %s %u: %s", im.files.count(id) ? "DRM file" : "dma-buf", id, e.what());
 		return -1;
 	}
-	return -ENOTSUP;
+	return restore_fence_file(id);
 }
 
 } // namespace gwcriu

@@ -124,6 +124,15 @@ void load(RestoreImages &im)
 		} else if (v.handle) {
 			throw ImageError(where + ": has a handle but no file");
 		}
+		if (v.late) {
+			bool held = false;
+			for (const Holder &h : im.files.at(*v.file).holders)
+				for (int fd : h.fds)
+					held |= h.vpid == v.vpid && fd == v.late->fd;
+			if (!held)
+				throw ImageError(where + ": its fd " + std::to_string(v.late->fd) + " is not one of file " +
+				                 std::to_string(*v.file) + "'s fds in task " + std::to_string(v.vpid));
+		}
 		if (v.object) {
 			note_size(im, v.object, v.object_size, where);
 			if (v.saved)

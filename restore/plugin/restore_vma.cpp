@@ -12,6 +12,7 @@
 #include "drm_devices.hpp"
 #include "control.hpp"
 #include "device.hpp"
+#include "late_maps.hpp"
 #include "log.hpp"
 #include "restore.hpp"
 
@@ -143,6 +144,8 @@ int resume_devices_late(int pid)
 	const RestoreImages &im = restore_images();
 	if (im.files.empty() && im.dmabufs.empty() && im.vmas.empty())
 		return -ENOTSUP;
+	if (map_back_late(pid) != 0)
+		return -1;
 	// pid is CRIU's view (host pid); images hold the dump's, equal unless pid namespaces differ.
 	bool drm = false;
 	for (const VmaRec &v : im.vmas)

@@ -189,3 +189,35 @@ TEST(I915Images, LateMappings)
 	EXPECT_NE(error([](json &m) { m["late"]["fd"] = -1; }).find("late.fd is not an unsigned"), std::string::npos);
 	EXPECT_NE(error([](json &m) { m["handle"] = nullptr; }).find("without a file, handle and buffer"), std::string::npos);
 }
+
+TEST(I915Images, FenceFiles)
+{
+	gwcriu::FenceImage f;
+	f.criu_id = 12;
+	f.kind = "i915_perf";
+	f.f_flags = 04000;
+	f.device = i915_file().device;
+	f.perf_flags = 1;
+	f.properties = {{2, 1}, {3, 1}};
+	f.holders.push_back({300, 300, {6}});
+	gwcriu::FenceImage back = gwcriu::parse_fence_image(gwcriu::to_json(f).dump(), "x");
+	EXPECT_EQ(back.kind, "i915_perf");
+	EXPECT_EQ(back.properties, f.properties);
+	EXPECT_EQ(back.holders[0].fds, std::vector<int>{6});
+
+	auto error = [&](const std::function<void(json &)> &damage) -> std::string {
+		json j = gwcriu::to_json(f);
+		damage(j);
+		try {
+			gwcriu::parse_fence_image(j.dump(), "gpuwatch-fence-12.json");
+		} catch (const ImageError &e) {
+			return e.what();
+		}
+		return "";
+	};
+	EXPECT_NE(error([](json &j) { j["kind"] = "eventfd"; }).find("kind is neither"), std::string::npos);
+	EXPECT_NE(error([](json &j) { j["properties"] = json::array(); }).find("properties is empty"), std::string::npos);
+	EXPECT_NE(error([](json &j) { j["properties"][0] = {1}; }).find("properties[0] is not a pair"), std::string::npos);
+	EXPECT_NE(error([](json &j) { j["device"]["path"] = "/dev/mem"; }).find("device.path"), std::string::npos);
+	EXPECT_EQ(error([](json &j) { j["kind"] = "sync_file"; }), "");
+}
