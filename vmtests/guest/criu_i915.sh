@@ -149,6 +149,18 @@ ci_dump_log_checks() {
 	}
 }
 
+# ci_failed_dump DIR: after a failed dump, add to REASON whether the workload was left intact
+# (alive, and a fresh self-check round passes)
+ci_failed_dump() {
+	local dir=$1 why=$REASON
+	if ci_verified "$dir" >/dev/null; then
+		REASON="$why (the workload survived it intact: its self-check passes)"
+	else
+		REASON="$why; and the failed dump harmed the workload: $REASON"
+	fi
+	return 1
+}
+
 # criu_i915 / criu_i915_leave_running
 sc_criu_i915() {
 	local cg dir=$WORK/wl img=$WORK/img leave=0 p rc
@@ -170,6 +182,7 @@ sc_criu_i915() {
 			criu_show "$WORK/dump.log"
 			criu_timings
 			fail "criu dump --leave-running failed (exit $CRIU_RC)$(criu_why "$WORK/dump.log")"
+			ci_failed_dump "$dir"
 			return 1
 		fi
 		criu_timings
@@ -177,7 +190,11 @@ sc_criu_i915() {
 			alive "$p" || { fail "the $(crwl_role "$dir" "$p") ($p) died during criu dump --leave-running"; return 1; }
 		done
 	else
-		crwl_dump "$dir" "$img" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
+		if ! crwl_dump "$dir" "$img" "${CRIU_GW_ARGS[@]}"; then
+			criu_timings
+			[ "$CRIU_RC" = 0 ] || ci_failed_dump "$dir"
+			return 1
+		fi
 		crwl_restore "$dir" "$img" "$WORK/restore.log" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
 		criu_timings
 		crwl_in_cgroup "$dir" "$cg" || return 1
