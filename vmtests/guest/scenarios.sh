@@ -28,11 +28,16 @@ SCENARIOS=(
 	"criu_degraded             sc_criu_cycle --no-daemon"
 	"criu_node_missing         sc_criu_node_missing"
 	"criu_corrupt              sc_criu_corrupt"
+	# i915 checkpoint/restore (guest/criu_i915.sh): gwi915, the kernel's state before and after
+	"criu_i915_selfcheck       sc_criu_i915_selfcheck"
+	"criu_i915                 sc_criu_i915"
+	"criu_i915_leave_running   sc_criu_i915 --leave-running"
 	"criu_minor_changed        sc_criu_minor_changed"
 )
 . "$VMTESTS/guest/criu.sh"
 . "$VMTESTS/guest/criu_dummydrm.sh"
 . "$VMTESTS/guest/i915.sh"
+. "$VMTESTS/guest/criu_i915.sh"
 
 # Scenarios that run once, under gpuwatch's own choice (auto); every other one runs under each
 # hook path of HOOK_PATHS as NAME@PATH (run-scenarios.sh).

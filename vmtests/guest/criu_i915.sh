@@ -1,0 +1,279 @@
+# shellcheck shell=bash
+# i915 checkpoint/restore scenarios (sourced by scenarios.sh, after criu.sh and i915.sh; bash,
+# root, in the VM). The workload wl_i915_criu (workloads/wl_i915_criu.c: two processes, each
+# with its own file of the gwi915 fixture's render node, libdrm_intel surfaces with GTT
+# mappings, a legacy GEM_MMAP mapping, GEM_CREATE_EXT buffers with placements and PAT mapped
+# WB/WC, userptr, tiling, caching, VMs shared by contexts with priority/engine maps, holes in
+# the handle, context and VM id tables) checks itself every ~100 ms and, after go.after, works.
+# Here the kernel's side is compared too: the fixture's debugfs state and /proc/PID/maps before
+# the dump and after the restore (check_i915_restore.py).
+#
+#   criu_i915               dump (the workload is killed), restore -d, compare, go.after
+#   criu_i915_leave_running dump --leave-running, compare on the original, go.after
+#   criu_i915_selfcheck     no CRIU: the workload alone passes, and each kind of damage a broken
+#                           restore could do (sabotage) makes the workload's check and/or the
+#                           state comparison fail: the two scenarios above can fail
+# Artefacts: wl/ (expect.*, verify.*, result.*, exit.*), state.{before,after}.txt,
+# maps.{before,after}.PID, compare.txt, dump.log, restore.log, criu.out, timings.txt.
+
+I915_CRIU_WL=wl_i915_criu
+
+# ci_need [plugin]: criu (and gpuwatch's CRIU options with `plugin`), gwi915, the workload
+ci_need() {
+	local rc
+	if [ "${1:-}" = plugin ]; then
+		criu_need plugin
+		rc=$?
+		[ $rc = 0 ] || return $rc
+	fi
+	[ -x "$WL_DIR/$I915_CRIU_WL" ] || {
+		REASON="$WL_DIR/$I915_CRIU_WL not built (libdrm_intel missing at build time?)"
+		return 2
+	}
+	i915_load
+}
+
+# ci_start CG DIR: the workload as a detached session leader in CG (as crwl_start); sets WL_PID
+ci_start() {
+	local cg=$1 dir=$2
+	mkdir -p "$dir"
+	(cd "$dir" && exec setsid "$VMTESTS/guest/incgroup" "$cg" "$WL_DIR/$I915_CRIU_WL" "$dir" \
+		</dev/null >"$dir/stdout" 2>"$dir/stderr" 3>&- 4>&- 5>&-) &
+	WL_PID=$!
+	disown "$WL_PID"
+	CLEANUP_PIDS+=("$WL_PID")
+}
+
+# ci_ready DIR: both processes built and checked their state (DIR/ready)
+ci_ready() {
+	crwl_wait "$1" ready || return 1
+	local p
+	for p in $(crwl_pids "$1"); do CLEANUP_PIDS+=("$p"); done
+}
+
+# ci_verified DIR: a fresh round of every process's self-check (verify.<pid> removed, then
+# rewritten) says PASS; a failure is sticky in the workload, so none since the start is missed
+ci_verified() {
+	local dir=$1 p v deadline=$((SECONDS + PHASE_TIMEOUT)) bad=''
+	for p in $(crwl_pids "$dir"); do rm -f "$dir/verify.$p"; done
+	for p in $(crwl_pids "$dir"); do
+		until [ -s "$dir/verify.$p" ]; do
+			alive "$p" || {
+				indent "$dir/stderr"
+				fail "workload $(crwl_role "$dir" "$p") $p is not running$(last_line "$dir/stderr")"
+				return 1
+			}
+			[ $SECONDS -lt $deadline ] || { fail "no verify.$p from the workload after ${PHASE_TIMEOUT}s"; return 1; }
+			sleep 0.05
+		done
+		v=$(head -n1 "$dir/verify.$p")
+		[ "${v%% *}" = PASS ] && continue
+		echo "    self-check of the $(crwl_role "$dir" "$p") ($p): $v"
+		indent "$dir/verify.$p.log" 25 | sed 's/^/  /'
+		bad+="${bad:+; }$(crwl_role "$dir" "$p"): $(echo "$v" | cut -d' ' -f3- | cut -c1-200)"
+	done
+	[ -z "$bad" ] || { fail "self-check failed: $bad"; return 1; }
+}
+
+# ci_snapshot DIR TAG: the fixture's state and every process's maps, as WORK/state.TAG.txt and
+# WORK/maps.TAG.PID
+ci_snapshot() {
+	local p
+	cat "$I915_STATE" >"$WORK/state.$2.txt" || { fail "cannot read $I915_STATE"; return 1; }
+	for p in $(crwl_pids "$1"); do
+		cp "/proc/$p/maps" "$WORK/maps.$2.$p" || { fail "cannot read /proc/$p/maps"; return 1; }
+	done
+}
+
+# ci_compare DIR TAG_BEFORE TAG_AFTER [OUT]: check_i915_restore.py on the two snapshots; its
+# status is returned (0 same, 1 differences, 2 unreadable), its report is in OUT
+ci_compare() {
+	local dir=$1 out=${4:-$WORK/compare.txt} p args=()
+	for p in $(crwl_pids "$dir"); do args+=(--maps "$p" "$WORK/maps.$2.$p" "$WORK/maps.$3.$p"); done
+	# shellcheck disable=SC2046
+	"$PYTHON" "$VMTESTS/check_i915_restore.py" "$WORK/state.$2.txt" "$WORK/state.$3.txt" \
+		--pids $(crwl_pids "$dir") "${args[@]}" --allow-added-offsets >"$out" 2>&1
+}
+
+# ci_same DIR: the state and maps after equal those before (normalised), or fail
+ci_same() {
+	ci_compare "$1" before after
+	local rc=$?
+	grep '^note:' "$WORK/compare.txt" | sed 's/^/    /'
+	[ $rc = 0 ] && return 0
+	indent "$WORK/compare.txt" 30
+	fail "the kernel's i915 state differs from before the dump: $(grep -m1 '^  - ' "$WORK/compare.txt" | sed 's/^  - //' | cut -c1-240)"
+}
+
+# ci_finish DIR: go.after; both processes work, write result.<pid> PASS and exit; the parent's
+# exit.<pid> says "0 child 0"
+ci_finish() {
+	local dir=$1 parent p deadline=$((SECONDS + PHASE_TIMEOUT)) ex
+	parent=$(cat "$dir/pid.parent")
+	go "$dir" after
+	for p in $(crwl_pids "$dir"); do
+		while alive "$p"; do
+			[ $SECONDS -lt $deadline ] || { fail "workload $(crwl_role "$dir" "$p") $p still running ${PHASE_TIMEOUT}s after go.after"; return 1; }
+			sleep 0.05
+		done
+	done
+	crwl_results "$dir" result || return 1
+	ex=$(cat "$dir/exit.$parent" 2>/dev/null)
+	[ "$ex" = "0 child 0" ] ||
+		{ indent "$dir/stderr"; fail "workload exit status: '${ex:-no exit.$parent}' (want '0 child 0')$(last_line "$dir/stderr")"; return 1; }
+}
+
+# ci_count_i915_maps TAG: how many i915 mappings (GEM and legacy) the snapshot's maps hold
+ci_count_i915_maps() {
+	cat "$WORK"/maps."$1".* 2>/dev/null | grep -cE ' (anon_inode:i915\.gem|/i915 \(deleted\))$'
+}
+
+# ci_dump_log_checks: the plugin said it handled every i915 mapping, and brought none back
+# degraded. Wording from restore/plugin (dump_session.cpp, restore_vma.cpp, dump_probe.cpp):
+#   "gpuwatch: dump: N seized tasks, N DRM/dma-buf fds, N DRM mappings"
+#   "gpuwatch: mapping 0x...: ... comes back ..." / "contents not saved" / "does not fit"
+ci_dump_log_checks() {
+	local want got line degraded
+	want=$(ci_count_i915_maps before)
+	line=$(grep -m1 -oE 'gpuwatch: dump: [0-9]+ seized tasks, [0-9]+ DRM/dma-buf fds, [0-9]+ DRM mappings' "$WORK/dump.log")
+	[ -n "$line" ] || { fail "dump.log has no 'gpuwatch: dump: ... N DRM mappings' line: the plugin did not look at the tasks (or its wording changed: see ci_dump_log_checks)"; return 1; }
+	got=$(echo "$line" | sed -E 's/.* ([0-9]+) DRM mappings/\1/')
+	echo "    plugin: ${line#gpuwatch: } (the tasks have $want i915 mappings)"
+	[ "$got" = "$want" ] || { fail "the plugin counted $got DRM mappings at dump, the tasks had $want i915 mappings (anon_inode:i915.gem + legacy GEM_MMAP)"; return 1; }
+	degraded=$(cat "$WORK/dump.log" "$WORK/restore.log" 2>/dev/null |
+		grep -E 'gpuwatch: mapping 0x[0-9a-f]+.*(comes back|contents not saved|does not fit)')
+	[ -z "$degraded" ] || {
+		echo "$degraded" | head -n 10 | sed 's/^([0-9. ]*) /    /'
+		fail "the plugin brought $(echo "$degraded" | wc -l) i915 mapping(s) back degraded: $(echo "$degraded" | head -n1 | sed 's/^.*gpuwatch: //' | cut -c1-200)"
+		return 1
+	}
+}
+
+# ci_failed_dump DIR: after a failed dump, add to REASON whether the workload was left intact
+# (alive, and a fresh self-check round passes)
+ci_failed_dump() {
+	local dir=$1 why=$REASON
+	if ci_verified "$dir" >/dev/null; then
+		REASON="$why (the workload survived it intact: its self-check passes)"
+	else
+		REASON="$why; and the failed dump harmed the workload: $REASON"
+	fi
+	return 1
+}
+
+# criu_i915 / criu_i915_leave_running
+sc_criu_i915() {
+	local cg dir=$WORK/wl img=$WORK/img leave=0 p rc
+	[ "${1:-}" = --leave-running ] && leave=1
+	ci_need plugin
+	rc=$?
+	[ $rc = 0 ] || return $rc
+	cg_make cg "gwt-$NAME" || return 1
+	gw_start "$cg" || return 1
+	ci_start "$cg" "$dir" || return 1
+	ci_ready "$dir" || return 1
+	ci_verified "$dir" || return 1
+	ci_snapshot "$dir" before || return 1
+	if [ $leave = 1 ]; then
+		mkdir -p "$img"
+		criu_run "dump --leave-running" "$WORK/dump.log" dump -t "$(cat "$dir/pid.parent")" -D "$img" \
+			--shell-job --leave-running "${CRIU_GW_ARGS[@]}"
+		if [ "$CRIU_RC" != 0 ]; then
+			criu_show "$WORK/dump.log"
+			criu_timings
+			fail "criu dump --leave-running failed (exit $CRIU_RC)$(criu_why "$WORK/dump.log")"
+			ci_failed_dump "$dir"
+			return 1
+		fi
+		criu_timings
+		for p in $(crwl_pids "$dir"); do
+			alive "$p" || { fail "the $(crwl_role "$dir" "$p") ($p) died during criu dump --leave-running"; return 1; }
+		done
+	else
+		if ! crwl_dump "$dir" "$img" "${CRIU_GW_ARGS[@]}"; then
+			criu_timings
+			[ "$CRIU_RC" = 0 ] || ci_failed_dump "$dir"
+			return 1
+		fi
+		crwl_restore "$dir" "$img" "$WORK/restore.log" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
+		criu_timings
+		crwl_in_cgroup "$dir" "$cg" || return 1
+	fi
+	ci_snapshot "$dir" after || return 1
+	local why=''
+	ci_same "$dir" || why=$REASON
+	[ -n "$why" ] || ci_dump_log_checks || why=$REASON
+	ci_verified "$dir" || why=${why:+$why; and }$REASON
+	[ -z "$why" ] || { REASON=$why; return 1; }
+	ci_finish "$dir" || return 1
+	criu_keep_images "$img"
+	gw_stop
+}
+
+# One line per case: KIND, the workload check that must report it (verify: the ~100 ms loop;
+# result: the go.after work) with a phrase of its reason, and whether the kernel-side
+# comparison (check_i915_restore.py) must see it too (1) or cannot (0: not kernel state).
+CI_SABOTAGE=(
+	"byte      verify contents.differ              0"
+	"usermem   verify userptr.memory               0"
+	"anoncopy  verify maps.says                    1"
+	"othertype verify not.this.handle's.mapping    1"
+	"handle    verify the.handle.is.gone           1"
+	"filler    verify handle.2.exists              1"
+	"tiling    verify tiling                       1"
+	"caching   verify caching                      1"
+	"userptr   verify not.a.userptr                1"
+	"priority  verify priority                     1"
+	"context   verify GETPARAM.PRIORITY            1"
+	"ctxfiller verify context.4.exists             1"
+	"vmfiller  result VM.id.2.was.destroyed        1"
+)
+
+# criu_i915_selfcheck: no CRIU. The workload alone: ready, its check passes, the kernel state
+# is unchanged a while later (the normalisation hides nothing that changes by itself), go.after
+# passes. Then each sabotage case on a fresh workload must be caught as listed in CI_SABOTAGE.
+# The snapshots of the clean run are what vmtests/selftest/i915_restore/ was recorded from.
+sc_criu_i915_selfcheck() {
+	local cg dir rc entry kind where phrase kernel got parent cmp failed='' n=0
+	ci_need
+	rc=$?
+	[ $rc = 0 ] || return $rc
+	cg_make cg "gwt-$NAME" || return 1
+	dir=$WORK/wl
+	ci_start "$cg" "$dir" || return 1
+	ci_ready "$dir" || return 1
+	ci_verified "$dir" || return 1
+	ci_snapshot "$dir" before || return 1
+	sleep 1
+	ci_verified "$dir" || return 1
+	ci_snapshot "$dir" after || return 1
+	ci_same "$dir" || { REASON="the workload alone: $REASON"; return 1; }
+	ci_finish "$dir" || { REASON="the workload alone: $REASON"; return 1; }
+	echo "    the workload alone: ready, self-check PASS, kernel state unchanged, go.after PASS, exit 0"
+	for entry in "${CI_SABOTAGE[@]}"; do
+		read -r kind where phrase kernel <<<"$entry"
+		n=$((n + 1))
+		dir=$WORK/sab-$kind
+		ci_start "$cg" "$dir" || return 1
+		ci_ready "$dir" || return 1
+		ci_verified "$dir" || { failed+="${failed:+; }$kind: clean run: $REASON"; crwl_kill "$dir"; continue; }
+		ci_snapshot "$dir" "sab-$kind-before" || return 1
+		parent=$(cat "$dir/pid.parent")
+		echo "$kind" >"$dir/sabotage"
+		sleep 1
+		ci_snapshot "$dir" "sab-$kind-after" || return 1
+		ci_compare "$dir" "sab-$kind-before" "sab-$kind-after" "$WORK/compare-$kind.txt"
+		cmp=$?
+		go "$dir" after
+		for _ in $(seq 200); do alive "$parent" || break; sleep 0.05; done
+		crwl_kill "$dir"
+		got=$(head -n1 "$dir/$where.$parent" 2>/dev/null)
+		printf '    sabotage %-9s %s: %s | kernel state: %s\n' "$kind" "$where" "$(echo "${got:-nothing}" | cut -c1-110)" \
+			"$([ $cmp = 1 ] && grep -m1 '^  - ' "$WORK/compare-$kind.txt" | sed 's/^  - //' | cut -c1-90 || echo "same (rc $cmp)")"
+		# shellcheck disable=SC2053 # the phrase is a pattern: '.' in the table matches any character
+		[[ "$got" == FAIL*${phrase//./?}* ]] || failed+="${failed:+; }$kind: $where.$parent does not report '${phrase//./ }'"
+		[ "$cmp" = "$kernel" ] || failed+="${failed:+; }$kind: check_i915_restore.py exit $cmp, want $kernel"
+	done
+	[ -z "$failed" ] || { fail "sabotage not caught: $failed"; return 1; }
+	echo "    $n sabotage cases, each caught as expected"
+}
