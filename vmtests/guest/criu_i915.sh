@@ -128,18 +128,32 @@ ci_count_i915_maps() {
 	cat "$WORK"/maps."$1".* 2>/dev/null | grep -cE ' (anon_inode:i915\.gem|/i915 \(deleted\))$'
 }
 
-# ci_dump_log_checks: the plugin said it handled every i915 mapping, and brought none back
-# degraded. Wording from restore/plugin (dump_session.cpp, restore_vma.cpp, dump_probe.cpp):
-#   "gpuwatch: dump: N seized tasks, N DRM/dma-buf fds, N DRM mappings"
+# ci_dump_log_checks LEAVE: the plugin said it handled every i915 mapping (the action script
+# replaced each by a placeholder, none by a copy: every mapping of this workload has a handle),
+# put them all back (in the dumped tasks with LEAVE=1, in the restored ones otherwise), and
+# brought none back degraded. Wording from restore/plugin (late_maps.cpp, dump_session.cpp,
+# restore_vma.cpp, dump_probe.cpp):
+#   "gpuwatch: dump: N i915 mappings were replaced by placeholders and N by copies ..."
+#   "gpuwatch: pid P: N i915 mappings put back in the dumped task"     (dump end)
+#   "gpuwatch: pid P: N i915 mappings back at their addresses"         (RESUME_DEVICES_LATE)
 #   "gpuwatch: mapping 0x...: ... comes back ..." / "contents not saved" / "does not fit"
 ci_dump_log_checks() {
-	local want got line degraded
+	local leave=$1 want line held copies back log pat degraded
 	want=$(ci_count_i915_maps before)
-	line=$(grep -m1 -oE 'gpuwatch: dump: [0-9]+ seized tasks, [0-9]+ DRM/dma-buf fds, [0-9]+ DRM mappings' "$WORK/dump.log")
-	[ -n "$line" ] || { fail "dump.log has no 'gpuwatch: dump: ... N DRM mappings' line: the plugin did not look at the tasks (or its wording changed: see ci_dump_log_checks)"; return 1; }
-	got=$(echo "$line" | sed -E 's/.* ([0-9]+) DRM mappings/\1/')
-	echo "    plugin: ${line#gpuwatch: } (the tasks have $want i915 mappings)"
-	[ "$got" = "$want" ] || { fail "the plugin counted $got DRM mappings at dump, the tasks had $want i915 mappings (anon_inode:i915.gem + legacy GEM_MMAP)"; return 1; }
+	line=$(grep -m1 -oE 'gpuwatch: dump: [0-9]+ i915 mappings were replaced by placeholders and [0-9]+ by copies' "$WORK/dump.log")
+	[ -n "$line" ] || { fail "dump.log has no 'gpuwatch: dump: N i915 mappings were replaced by placeholders' line: the plugin saw no converted mapping (or its wording changed: see ci_dump_log_checks)"; return 1; }
+	held=$(echo "$line" | sed -E 's/.*dump: ([0-9]+) i915.*/\1/')
+	copies=$(echo "$line" | sed -E 's/.* and ([0-9]+) by copies/\1/')
+	echo "    plugin: ${line#gpuwatch: } (the tasks had $want i915 mappings)"
+	[ "$held" = "$want" ] && [ "$copies" = 0 ] ||
+		{ fail "the plugin took $held placeholder(s) and $copies copy(ies) at dump; the tasks had $want i915 mappings, all with a handle"; return 1; }
+	if [ "$leave" = 1 ]; then
+		log=$WORK/dump.log pat='i915 mappings put back in the dumped task'
+	else
+		log=$WORK/restore.log pat='i915 mappings back at their addresses'
+	fi
+	back=$(grep -oE "gpuwatch: pid [0-9]+: [0-9]+ $pat" "$log" | awk '{ n += $4 } END { print n + 0 }')
+	[ "${back:-0}" = "$want" ] || { fail "the plugin reports ${back:-0} i915 mapping(s) '$pat' in $(basename "$log"), expected $want"; return 1; }
 	degraded=$(cat "$WORK/dump.log" "$WORK/restore.log" 2>/dev/null |
 		grep -E 'gpuwatch: mapping 0x[0-9a-f]+.*(comes back|contents not saved|does not fit)')
 	[ -z "$degraded" ] || {
@@ -202,7 +216,7 @@ sc_criu_i915() {
 	ci_snapshot "$dir" after || return 1
 	local why=''
 	ci_same "$dir" || why=$REASON
-	[ -n "$why" ] || ci_dump_log_checks || why=$REASON
+	[ -n "$why" ] || ci_dump_log_checks "$leave" || why=$REASON
 	ci_verified "$dir" || why=${why:+$why; and }$REASON
 	[ -z "$why" ] || { REASON=$why; return 1; }
 	ci_finish "$dir" || return 1
