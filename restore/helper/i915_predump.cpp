@@ -175,6 +175,10 @@ std::vector<pid_t> check_tree(const std::set<uint32_t> &tree, uint32_t init_pid,
 				    " with process " + std::to_string(init_pid) + ": the tree must be in one cgroup v2 of its own");
 	if (!std::filesystem::exists(cg + "/cgroup.freeze"))
 		throw Error("the tree's cgroup " + cg + " cannot be frozen (the root cgroup, or no cgroup v2 freezer): run it in a cgroup v2 of its own");
+	for (pid_t p : {criu_pid, getpid()})
+		if (under(gw::cgroup_v2_dir_of_pid((uint32_t)p), cg))
+			throw Error("process " + std::to_string(p) + (p == criu_pid ? " (criu)" : " (this helper)") +
+				    " is inside the tree's cgroup " + cg + ": it would freeze itself");
 	for (uint32_t p : read_ids(cg + "/cgroup.procs"))
 		if (!tree.count(p))
 			throw Error("cgroup " + cg + " also holds process " + std::to_string(p) +
@@ -184,10 +188,6 @@ std::vector<pid_t> check_tree(const std::set<uint32_t> &tree, uint32_t init_pid,
 		if (ent.is_directory(ec))
 			throw Error("cgroup " + cg + " has child cgroups (" + ent.path().filename().string() +
 				    "): the tree must be in a leaf cgroup of its own");
-	for (pid_t p : {criu_pid, getpid()})
-		if (under(gw::cgroup_v2_dir_of_pid((uint32_t)p), cg))
-			throw Error("process " + std::to_string(p) + (p == criu_pid ? " (criu)" : " (this helper)") +
-				    " is inside the tree's cgroup " + cg + ": it would freeze itself");
 	Freezer fz {cg};
 	if (fz.requested() || fz.frozen())
 		throw Error("cgroup " + cg + " is already frozen: someone else froze it");

@@ -173,12 +173,18 @@ pid_t spawn_watcher(const WatchPlan &plan, const std::string &log_path, int *go_
 			(void)!::write(back[1], &g, sizeof g);
 			_exit(g > 0 ? 0 : 1);
 		}
-		/* the watcher: stdin /dev/null, stdout and stderr its log, fd 3 the go pipe */
-		int null = ::open("/dev/null", O_RDONLY);
-		dup2(null, 0);
-		dup2(logfd, 1);
-		dup2(logfd, 2);
-		dup2(go[0], 3);
+		/* the watcher: stdin /dev/null, stdout and stderr its log, fd 3 the go pipe. criu may
+		 * run the helper with 0-2 closed, so the pipe or the log may sit there: move them up
+		 * first */
+		int up_go = fcntl(go[0], F_DUPFD_CLOEXEC, 10), up_log = fcntl(logfd, F_DUPFD_CLOEXEC, 10);
+		int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+		int up_null = fcntl(null, F_DUPFD_CLOEXEC, 10);
+		if (up_go < 0 || up_log < 0 || up_null < 0)
+			_exit(1);
+		dup2(up_null, 0);
+		dup2(up_log, 1);
+		dup2(up_log, 2);
+		dup2(up_go, 3);
 		syscall(SYS_close_range, 4U, ~0U, 0U);
 		if (chdir("/") != 0) {
 		}
