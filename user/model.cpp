@@ -394,6 +394,19 @@ ApplyStatus ModelOps::on_mmap(const gw_ev_mmap &ev) {
 	mp.shared = ev.shared != 0;
 	mp.kfile = kfile;
 	mp.offset = ev.offset;
+	if (ev.hdr.hook == GW_HOOK_ITER) {
+		// A re-snapshot (at dump, at a sync) finds a mapping the records already built: keep
+		// what they know (the legacy GEM_MMAP ioctl named its buffer; the VMA names nothing).
+		auto old = p->mmaps.find(mp.start);
+		if (old != p->mmaps.end() && old->second.length == mp.length && old->second.offset == mp.offset &&
+		    old->second.kfile == kfile && old->second.shared == mp.shared && old->second.object) {
+			if (old->second.prot != mp.prot) {
+				old->second.prot = mp.prot;
+				changed = true;
+			}
+			return ApplyStatus::ok;
+		}
+	}
 	if (ev.via == GW_VIA_I915_SHMEM) {
 		mp.via = "i915.gem_mmap"; // its object is not known: the ioctl that made it was not seen
 	} else {

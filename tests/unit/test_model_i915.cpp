@@ -124,8 +124,18 @@ TEST(ModelI915, LegacyGemMmapMapsInsideTheIoctl) {
 	json mj = w.manifest()["processes"][0]["mmaps"];
 	EXPECT_EQ(mj, (json::array({{{"start", A}, {"length", 0x3000}, {"prot", "rw"}, {"shared", true}, {"file", 1},
 	                             {"offset", 0}, {"handle", 2}, {"object", mp.object.value()}, {"via", "i915.gem_mmap"}}})));
+	// a re-snapshot (a sync at dump) finds the same VMA, which names no buffer: the handle stays
+	auto snap = mmap_rec(100, 0, A, 0x3000, 0, PROT_READ, true, -1);
+	snap.via = GW_VIA_I915_SHMEM;
+	snap.flags = 0;
+	ASSERT_EQ(w.apply(snap), ApplyStatus::ok);
+	EXPECT_EQ(w.manifest()["processes"][0]["mmaps"][0]["handle"], 2);
+	EXPECT_EQ(w.manifest()["processes"][0]["mmaps"][0]["prot"], "r");
 	w.munmap(100, A, 0x3000);
 	EXPECT_TRUE(w.p(100).mmaps.empty());
+	// a snapshot of a legacy mapping no ioctl was seen for: its buffer is unknown
+	ASSERT_EQ(w.apply(snap), ApplyStatus::ok);
+	EXPECT_EQ(w.manifest()["processes"][0]["mmaps"][0]["handle"], nullptr);
 }
 
 TEST(ModelI915, UserptrAndTiling) {
