@@ -102,6 +102,16 @@ int restore_drm_file(const FileImage &f)
 	}
 	for (uint32_t x : fillers)
 		gem_close(fd.get(), x);
+	// The offsets the i915 mappings of this task will be mapped back at (RESUME_DEVICES_LATE,
+	// from CRIU's process): granted here, inside the task, so a gpuwatch daemon following it sees
+	// which handle each mapping is.
+	for (const VmaRec &v : restore_images().vmas)
+		if (v.late && v.late->kind == "gem" && v.file == f.criu_id && v.vpid == static_cast<uint32_t>(getpid())) {
+			uint64_t off = 0;
+			if (int e = i915::mmap_offset(fd.get(), *v.handle, *v.late->mmap_type, &off); e != 0)
+				throw Error("no mmap offset for handle " + std::to_string(*v.handle) + " (mapping " +
+				            std::to_string(v.start) + "): " + gw::errno_text(-e));
+		}
 
 	log_info("restored file %u on %s%s: %zu handles (shared with buffers restored before: %s), %zu fillers closed",
 	         f.criu_id, dev.path.c_str(), dev.substituted ? (" (saved as " + f.device.path + ")").c_str() : "",
