@@ -7,6 +7,7 @@
 #include "log.hpp"
 #include "restore.hpp"
 #include "restore_i915.hpp"
+#include "restore_xe.hpp"
 
 namespace gwcriu {
 namespace {
@@ -66,9 +67,11 @@ int restore_drm_file(const FileImage &f)
 	uint32_t next = 1;
 	I915Restore i915(fd.get(), f);
 	i915.contexts();
+	XeRestore xe(fd.get(), f);
+	xe.vms();
 	for (const HandleRec &h : f.handles) {
 		for (; next < h.handle; ++next) {
-			uint32_t got = f.i915 ? i915.filler(page) : create_buffer(fd.get(), card, generic_dumb_params(page), page, 0, false, nullptr);
+			uint32_t got = f.i915 ? i915.filler(page) : f.xe ? xe.filler(page) : create_buffer(fd.get(), card, generic_dumb_params(page), page, 0, false, nullptr);
 			expect_handle(got, next, "a filler");
 			fillers.push_back(got);
 		}
@@ -87,6 +90,10 @@ int restore_drm_file(const FileImage &f)
 			got = i915.create(h, &filled);
 			if (same != here.end())
 				copies.push_back(h.handle);
+		} else if (h.xe) {
+			got = xe.create(h, &filled);
+			if (same != here.end())
+				copies.push_back(h.handle);
 		} else {
 			got = create_buffer(fd.get(), card, params_of(h), h.size, h.object, h.saved, &filled);
 			if (same != here.end())
@@ -101,6 +108,7 @@ int restore_drm_file(const FileImage &f)
 	}
 	for (uint32_t x : fillers)
 		gem_close(fd.get(), x);
+	xe.finish(); // bindings name the restored handles; queues and filler VMs last
 
 	log_info("restored file %u on %s%s: %zu handles (shared with buffers restored before: %s), %zu fillers closed",
 	         f.criu_id, dev.path.c_str(), dev.substituted ? (" (saved as " + f.device.path + ")").c_str() : "",
@@ -114,6 +122,8 @@ int restore_drm_file(const FileImage &f)
 	for (const std::string &d : f.degraded)
 		log_warn("file %u (degraded at dump): %s", f.criu_id, d.c_str());
 	for (const std::string &n : i915.notes())
+		log_warn("file %u: %s", f.criu_id, n.c_str());
+	for (const std::string &n : xe.notes())
 		log_warn("file %u: %s", f.criu_id, n.c_str());
 	return hand_over(fd);
 }
