@@ -5,7 +5,8 @@
  * usage: wl_xe_criu DIR NODE          (NODE: the fixture's render or card node)
  *
  * Builds, on one file of NODE:
- *   VMs 1..5 (flags 0, SCRATCH, LR_MODE, 0, SCRATCH), then destroys 2 and 4: live 1, 3, 5;
+ *   VMs 1..6 (flags 0, SCRATCH, LR_MODE, 0, SCRATCH, 0), then destroys 2 and 4: live 1, 3, 5
+ *   (and 6 until its queue exists);
  *   buffers: 1 = 64 KiB system WB, 2 = 16 KiB system+VRAM WC scanout, 3 = 8 KiB private to
  *   VM 5, 4 closed again (a hole), 5 = 32 KiB VRAM WC needs-visible-VRAM; each holds its own
  *   byte pattern; 1 and 3 stay mapped through the DRM fd (3 cannot be PRIME-exported);
@@ -13,15 +14,16 @@
  *   buffer 2 at 0x200000 (PAT 1), a userptr of 3 pages at 0x300000, a NULL binding at
  *   0x400000; VM 3: buffer 5 at 0x2000000 (PAT 3, DUMPABLE); VM 5: buffer 3 at 0x1000000;
  *   exec queues 1..5 (render on VM 1 priority 0, copy on VM 1, a parallel video queue of
- *   width 2 on VM 3 timeslice 2000, a bind queue, compute on VM 5 priority 2 timeslice 500),
- *   then destroys 2 and 4: live 1, 3, 5.
+ *   width 2 on VM 3 timeslice 2000, a bind queue, compute on VM 5 priority 2 timeslice 500,
+ *   render on VM 6), then destroys queues 2 and 4 and VM 6 (queue 6 keeps it): live queues
+ *   1, 3, 5, 6.
  * Writes expect.<pid>.txt (what it checks), pid, then ready, and verifies itself in a loop
  * (every 50 ms) until DIR/go.after exists: the fd is still an xe file of NODE's device; handles
  * 1, 2, 3, 5 exist (GEM_MMAP_OFFSET) and 4, 6 not; 1, 2, 5 have their sizes (PRIME export) and 3
  * refuses export (still VM-private); every buffer and the userptr pages hold their pattern
  * (mapped ones through their old mapping, whose writes a fresh mapping must see); VMs 1, 3, 5
- * exist and 2, 4, 6 not (VM_BIND UNMAP of an unused range: 0 / -EINVAL); queues 1, 3, 5 exist
- * and 2, 4, 6 not (GET_PROPERTY BAN). After go.after: new VMs get 2, 4, 6, new queues 2, 4, 6,
+ * exist and 2, 4, 6 not (VM_BIND UNMAP of an unused range: 0 / -EINVAL); queues 1, 3, 5, 6
+ * exist and 2, 4, 7 not (GET_PROPERTY BAN). After go.after: new VMs get 2, 4, 6, new queues 2, 4, 7,
  * new buffers 4, 6; buffer 3 still binds to VM 5 only. Writes result.<pid> ("PASS" or "FAIL
  * <reason>", one line) and exits 0 or 1. The bindings themselves are only visible to the
  * kernel: the scenario compares the fixture's debugfs state before and after.
@@ -114,8 +116,8 @@ static void *map_handle(uint32_t h, uint64_t size)
 static void build(void)
 {
 	uint32_t id = 0, vmflags[] = {0, GW_XE_VM_CREATE_FLAG_SCRATCH_PAGE, GW_XE_VM_CREATE_FLAG_LR_MODE, 0,
-	                              GW_XE_VM_CREATE_FLAG_SCRATCH_PAGE};
-	for (unsigned i = 0; i < 5; i++) {
+	                              GW_XE_VM_CREATE_FLAG_SCRATCH_PAGE, 0};
+	for (unsigned i = 0; i < 6; i++) {
 		int r = xe_vm_create(fd, vmflags[i], &id);
 		if (r || id != i + 1)
 			DIE("VM_CREATE %u: r=%d id %u", i + 1, r, id);
@@ -171,14 +173,15 @@ static void build(void)
 		uint16_t width;
 		const struct gw_xe_engine_class_instance *eci;
 		int64_t prio, ts;
-	} qs[] = {{1, 1, &rcs, 0, -1}, {1, 1, &bcs, -1, -1}, {3, 2, vcs, -1, 2000}, {0, 1, &bind, -1, -1}, {5, 1, &ccs, 2, 500}};
-	for (unsigned i = 0; i < 5; i++) {
+	} qs[] = {{1, 1, &rcs, 0, -1}, {1, 1, &bcs, -1, -1}, {3, 2, vcs, -1, 2000}, {0, 1, &bind, -1, -1}, {5, 1, &ccs, 2, 500},
+	          {6, 1, &rcs, -1, -1}};
+	for (unsigned i = 0; i < 6; i++) {
 		int r = xe_queue_create(fd, qs[i].vm, qs[i].width, 1, qs[i].eci, qs[i].prio, qs[i].ts, &id);
 		if (r || id != i + 1)
 			DIE("EXEC_QUEUE_CREATE %u: r=%d id %u", i + 1, r, id);
 	}
-	if (xe_queue_destroy(fd, 2) || xe_queue_destroy(fd, 4))
-		DIE("EXEC_QUEUE_DESTROY 2/4");
+	if (xe_queue_destroy(fd, 2) || xe_queue_destroy(fd, 4) || xe_vm_destroy(fd, 6))
+		DIE("EXEC_QUEUE_DESTROY 2/4 or VM_DESTROY 6");
 }
 
 static bool vm_exists(uint32_t id)
@@ -254,12 +257,12 @@ static void verify(void)
 	}
 	if (differs(user, 3 * 4096, 0x66) >= 0)
 		DIE("the userptr pages lost their pattern");
-	for (uint32_t id = 1; id <= 6; id++) {
+	for (uint32_t id = 1; id <= 7; id++) {
 		bool want = id == 1 || id == 3 || id == 5;
-		if (vm_exists(id) != want)
+		if (id <= 6 && vm_exists(id) != want)
 			DIE("VM %u %s", id, want ? "is missing" : "exists");
-		if (queue_exists(id) != want)
-			DIE("exec queue %u %s", id, want ? "is missing" : "exists");
+		if (queue_exists(id) != (want || id == 6))
+			DIE("exec queue %u %s", id, want || id == 6 ? "is missing" : "exists");
 	}
 }
 
@@ -272,8 +275,8 @@ static void after(void)
 		if (r || id != want)
 			DIE("after: new VM got id %u (r=%d), not the lowest free %u", id, r, want);
 		r = xe_queue_create(fd, 1, 1, 1, &rcs, -1, -1, &id);
-		if (r || id != want)
-			DIE("after: new exec queue got id %u (r=%d), not the lowest free %u", id, r, want);
+		if (r || id != (want == 6 ? 7 : want))
+			DIE("after: new exec queue got id %u (r=%d), not the lowest free %u", id, r, want == 6 ? 7 : want);
 	}
 	for (uint32_t want = 4; want <= 6; want += 2) {
 		int r = xe_gem_create(fd, 4096, 1, 0, 0, GW_XE_GEM_CPU_CACHING_WB, &h);
@@ -322,7 +325,7 @@ int main(int argc, char **argv)
 	char text[4096];
 	snprintf(text, sizeof(text),
 	         "fd %d on %s (rdev %#llx)\nhandles 1 2 3 5 (3 private to VM 5), none at 4 6\nVMs 1 3 5\n"
-	         "exec queues 1 3 5\nmapped: buffer 1 at %p, buffer 3 at %p; userptr pages at %p\n",
+	         "exec queues 1 3 5 6 (6 on the destroyed VM 6)\nmapped: buffer 1 at %p, buffer 3 at %p; userptr pages at %p\n",
 	         fd, argv[2], (unsigned long long)node_st.st_rdev, (void *)map1, (void *)map3, (void *)user);
 	char name[64];
 	snprintf(name, sizeof(name), "expect.%d.txt", getpid());
