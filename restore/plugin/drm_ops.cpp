@@ -1,4 +1,5 @@
 #include "drm_ops.hpp"
+#include "xe_ops.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -105,6 +106,10 @@ int map_offset(int fd, uint32_t handle, uint64_t *offset)
 	int r = xioctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &m);
 	if (r == 0)
 		*offset = m.offset;
+	// xe render nodes refuse dumb ioctls; xe's own GEM_MMAP_OFFSET gives the same (only) offset
+	// of the buffer, made at its creation: no side effect either.
+	if (r == -EACCES && xe::is_xe(fd))
+		return xe::mmap_offset(fd, handle, offset);
 	return r;
 }
 

@@ -24,7 +24,7 @@ int create_dumb(int fd, const DumbParams &p, uint32_t *handle, uint64_t *size);
 int gem_close(int fd, uint32_t handle);
 int gem_flink(int fd, uint32_t handle, uint32_t *name);
 int gem_open(int fd, uint32_t name, uint32_t *handle);
-int map_offset(int fd, uint32_t handle, uint64_t *offset);  // MODE_MAP_DUMB
+int map_offset(int fd, uint32_t handle, uint64_t *offset);  // MODE_MAP_DUMB (xe render nodes: GEM_MMAP_OFFSET)
 int prime_export(int fd, uint32_t handle, bool rdwr, UniqueFd *out);
 int prime_import(int fd, int dmabuf, uint32_t *handle);
 

@@ -10,6 +10,7 @@
 #include "drm_ops.hpp"
 #include "dump.hpp"
 #include "dump_i915.hpp"
+#include "dump_xe.hpp"
 #include "dump_probe.hpp"
 #include "late_maps.hpp"
 #include "log.hpp"
@@ -104,6 +105,8 @@ bool handles_from_manifest(DumpSession &s, std::size_t index, const json &mf, in
 		int e = i915 ? (i915_handle_exists(lfd, r.handle) ? 0 : -ENOENT) : map_offset(lfd, r.handle, &off);
 		if (i915)
 			r.i915 = i915_buffer_of(h, &img.degraded);
+		if (is_xe(img.device))
+			r.xe = xe_buffer_of(h, mf, &img.degraded);
 		if (e == -ENOENT) {
 			*why = "handle " + std::to_string(n) + " of the manifest does not exist in the file";
 			return false;
@@ -186,6 +189,8 @@ int dump_drm_file(int lfd, uint32_t id)
 		img.handles_known = true;
 		if (is_i915(img.device))
 			img.i915 = i915_state_of(*mf, &img.degraded);
+		if (is_xe(img.device))
+			img.xe = xe_state_of(*mf, &img.degraded);
 	} else {
 		if (!mf)
 			why = "no manifest lists it";

@@ -271,6 +271,120 @@ struct Reader {
 		}
 		return st;
 	}
+	std::optional<XeBuffer> xe_buffer(const json &o, const std::string &where) const
+	{
+		const json *p = maybe(o, where, "xe");
+		if (!p)
+			return std::nullopt;
+		std::string w = join(where, "xe");
+		XeBuffer b;
+		b.placement = u32(*p, w, "placement");
+		if (b.placement == 0)
+			fail(w + ".placement", "is 0: no memory region");
+		b.flags = u32(*p, w, "flags");
+		b.vm_id = u32(*p, w, "vm_id", max_handle());
+		b.cpu_caching = static_cast<uint16_t>(u32(*p, w, "cpu_caching", 2));
+		if (b.cpu_caching == 0)
+			fail(w + ".cpu_caching", "is 0 (neither WB 1 nor WC 2)");
+		return b;
+	}
+	XeBinding xe_binding(const json &o, const std::string &w) const
+	{
+		XeBinding b;
+		b.addr = u64(o, w, "addr");
+		b.range = u64(o, w, "range");
+		if (b.addr % page_size() || b.range == 0 || b.range % page_size() || b.addr + b.range < b.addr)
+			fail(w, "is not a page-aligned, non-empty range");
+		b.handle = opt_u32(o, w, "handle", max_handle());
+		if (b.handle && *b.handle == 0)
+			fail(w + ".handle", "is 0");
+		if (maybe(o, w, "userptr"))
+			b.userptr = u64(o, w, "userptr");
+		if (b.userptr && (*b.userptr == 0 || *b.userptr % page_size()))
+			fail(w + ".userptr", "is not a page-aligned address");
+		if (b.userptr && b.handle)
+			fail(w, "has both a handle and a userptr");
+		b.offset = u64(o, w, "offset");
+		if (b.offset % page_size())
+			fail(w + ".offset", "is not page-aligned");
+		b.pat_index = static_cast<uint16_t>(u32(o, w, "pat_index", UINT16_MAX));
+		b.flags = u32(o, w, "flags");
+		return b;
+	}
+	std::optional<XeFileState> xe_state(const json &o, const std::vector<HandleRec> &handles) const
+	{
+		const json *p = maybe(o, "", "xe");
+		if (!p)
+			return std::nullopt;
+		XeFileState st;
+		const json &vms = array(*p, "xe", "vms");
+		for (std::size_t i = 0; i < vms.size(); ++i) {
+			std::string w = at("xe", "vms", i);
+			XeVm vm;
+			vm.id = u32(vms[i], w, "id", max_handle());
+			if (vm.id == 0 || (!st.vms.empty() && vm.id <= st.vms.back().id))
+				fail(w + ".id", "is 0 or not ascending");
+			vm.flags = u32(vms[i], w, "flags");
+			const json &bs = array(vms[i], w, "bindings");
+			for (std::size_t k = 0; k < bs.size(); ++k) {
+				std::string bw = at(w, "bindings", k);
+				XeBinding b = xe_binding(bs[k], bw);
+				if (!vm.bindings.empty() && b.addr < vm.bindings.back().addr + vm.bindings.back().range)
+					fail(bw + ".addr", "overlaps the previous binding or is not ascending");
+				if (b.handle && !std::any_of(handles.begin(), handles.end(),
+				                             [&](const HandleRec &h) { return h.handle == *b.handle; }))
+					fail(bw + ".handle", "names handle " + std::to_string(*b.handle) + ", which is not in handles");
+				vm.bindings.push_back(b);
+			}
+			st.vms.push_back(std::move(vm));
+		}
+		auto live = [&](uint32_t id) {
+			return std::any_of(st.vms.begin(), st.vms.end(), [&](const XeVm &v) { return v.id == id; });
+		};
+		const json &qs = array(*p, "xe", "exec_queues");
+		for (std::size_t i = 0; i < qs.size(); ++i) {
+			std::string w = at("xe", "exec_queues", i);
+			XeQueue q;
+			q.id = u32(qs[i], w, "id", max_handle());
+			if (q.id == 0 || (!st.queues.empty() && q.id <= st.queues.back().id))
+				fail(w + ".id", "is 0 or not ascending");
+			q.vm = u32(qs[i], w, "vm", max_handle());
+			q.flags = u32(qs[i], w, "flags");
+			q.vm_destroyed = boolean(qs[i], w, "vm_destroyed");
+			q.width = static_cast<uint16_t>(u32(qs[i], w, "width", UINT16_MAX));
+			q.num_placements = static_cast<uint16_t>(u32(qs[i], w, "num_placements", UINT16_MAX));
+			if (q.width == 0 || q.num_placements == 0 || uint32_t{q.width} * q.num_placements > 64)
+				fail(w + ".width", "and num_placements give no engine or more than 64");
+			const json &in = array(qs[i], w, "instances");
+			if (in.size() != uint32_t{q.width} * q.num_placements)
+				fail(w + ".instances", "does not hold width * num_placements engines");
+			for (std::size_t k = 0; k < in.size(); ++k) {
+				const json &e = in[k];
+				if (!e.is_array() || e.size() != 3 || !e[0].is_number_unsigned() || !e[1].is_number_unsigned() ||
+				    !e[2].is_number_unsigned() || e[0].get<uint64_t>() > UINT16_MAX ||
+				    e[1].get<uint64_t>() > UINT16_MAX || e[2].get<uint64_t>() > UINT16_MAX)
+					fail(at(w, "instances", k), "is not [class, instance, gt] of 16-bit numbers");
+				q.instances.push_back({e[0].get<uint16_t>(), e[1].get<uint16_t>(), e[2].get<uint16_t>()});
+			}
+			bool bind_queue = q.instances[0].engine_class == 5; // VM_BIND: no VM taken
+			if (!bind_queue && !q.vm_destroyed && !live(q.vm))
+				fail(w + ".vm", "names VM " + std::to_string(q.vm) + ", which is not in xe.vms");
+			if (q.vm_destroyed && (q.vm == 0 || live(q.vm)))
+				fail(w + ".vm_destroyed", "is set for a VM id that is live or 0");
+			const json &ps = array(qs[i], w, "properties");
+			if (ps.size() > 16)
+				fail(w + ".properties", "has more than 16 extensions");
+			for (std::size_t k = 0; k < ps.size(); ++k) {
+				const json &e = ps[k];
+				if (!e.is_array() || e.size() != 2 || !e[0].is_number_unsigned() || !e[1].is_number_unsigned() ||
+				    e[0].get<uint64_t>() > UINT32_MAX)
+					fail(at(w, "properties", k), "is not a pair [property, value]");
+				q.properties.push_back({e[0].get<uint32_t>(), e[1].get<uint64_t>()});
+			}
+			st.queues.push_back(std::move(q));
+		}
+		return st;
+	}
 	std::optional<LateMap> late_map(const json &o, const std::string &where) const
 	{
 		const json *p = maybe(o, where, "late");
@@ -362,6 +476,39 @@ json i915_state_json(const std::optional<I915FileState> &st)
 	return {{"vms", st->vms}, {"contexts", ctxs}};
 }
 
+json xe_buffer_json(const std::optional<XeBuffer> &b)
+{
+	if (!b)
+		return nullptr;
+	return {{"placement", b->placement}, {"flags", b->flags}, {"vm_id", b->vm_id}, {"cpu_caching", b->cpu_caching}};
+}
+
+json xe_state_json(const std::optional<XeFileState> &st)
+{
+	if (!st)
+		return nullptr;
+	json vms = json::array(), qs = json::array();
+	for (const XeVm &v : st->vms) {
+		json bs = json::array();
+		for (const XeBinding &b : v.bindings)
+			bs.push_back({{"addr", b.addr}, {"range", b.range}, {"handle", opt(b.handle)},
+			              {"userptr", b.userptr ? json(*b.userptr) : json(nullptr)}, {"offset", b.offset},
+			              {"pat_index", b.pat_index}, {"flags", b.flags}});
+		vms.push_back({{"id", v.id}, {"flags", v.flags}, {"bindings", bs}});
+	}
+	for (const XeQueue &q : st->queues) {
+		json in = json::array(), ps = json::array();
+		for (const xe::Engine &e : q.instances)
+			in.push_back({e.engine_class, e.instance, e.gt});
+		for (const auto &[k, v] : q.properties)
+			ps.push_back({k, v});
+		qs.push_back({{"id", q.id}, {"vm", q.vm}, {"vm_destroyed", q.vm_destroyed}, {"flags", q.flags},
+		              {"width", q.width}, {"num_placements", q.num_placements}, {"instances", in},
+		              {"properties", ps}});
+	}
+	return {{"vms", vms}, {"exec_queues", qs}};
+}
+
 json late_json(const std::optional<LateMap> &l)
 {
 	if (!l)
@@ -390,11 +537,12 @@ json to_json(const FileImage &f)
 	json hs = json::array();
 	for (const HandleRec &h : f.handles)
 		hs.push_back({{"handle", h.handle}, {"size", h.size}, {"origin", h.origin}, {"object", h.object},
-		              {"saved", h.saved}, {"params", h.params}, {"i915", i915_buffer_json(h.i915)}});
+		              {"saved", h.saved}, {"params", h.params}, {"i915", i915_buffer_json(h.i915)},
+		              {"xe", xe_buffer_json(h.xe)}});
 	return {{"schema", kFileSchema}, {"criu_id", f.criu_id}, {"device", device_json(f.device)},
 	        {"f_flags", f.f_flags}, {"flags", gw::flags_string(f.f_flags)}, {"source", f.source},
 	        {"handles_known", f.handles_known}, {"handles", hs}, {"holders", holders_json(f.holders)},
-	        {"degraded", f.degraded}, {"i915", i915_state_json(f.i915)}};
+	        {"degraded", f.degraded}, {"i915", i915_state_json(f.i915)}, {"xe", xe_state_json(f.xe)}};
 }
 
 json to_json(const DmabufImage &d)
@@ -480,11 +628,19 @@ FileImage parse_file_image(const std::string &text, const std::string &name)
 		if (!h.params.is_object())
 			r.fail(w + ".params", "is not an object");
 		h.i915 = r.i915_buffer(hs[i], w);
+		h.xe = r.xe_buffer(hs[i], w);
 		f.handles.push_back(std::move(h));
 	}
 	f.holders = r.holders(j);
 	f.degraded = r.lines(j, "degraded");
 	f.i915 = r.i915_state(j);
+	f.xe = r.xe_state(j, f.handles);
+	if (f.xe)
+		for (std::size_t i = 0; i < f.handles.size(); ++i)
+			if (f.handles[i].xe && f.handles[i].xe->vm_id &&
+			    std::none_of(f.xe->vms.begin(), f.xe->vms.end(),
+			                 [&](const XeVm &v) { return v.id == f.handles[i].xe->vm_id; }))
+				r.fail(Reader::at("", "handles", i) + ".xe.vm_id", "names a VM that is not in xe.vms");
 	return f;
 }
 

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "i915_ops.hpp"
+#include "xe_ops.hpp"
 #include "util.hpp"
 
 namespace gwcriu {
@@ -80,6 +81,44 @@ struct I915FileState {
 	std::vector<I915Context> contexts;    // ascending ids
 };
 
+// How an xe buffer was made (handles of xe files made by GEM_CREATE).
+struct XeBuffer {
+	uint32_t placement = 0;      // bitmask of memory region instances
+	uint32_t flags = 0;          // GEM_CREATE flags
+	uint32_t vm_id = 0;          // VM-private buffer: its VM (0: none)
+	uint16_t cpu_caching = 0;    // WB 1, WC 2
+};
+
+// One VM_BIND mapping of an xe VM, replayed with MAP (a buffer or a NULL binding) or MAP_USERPTR.
+struct XeBinding {
+	uint64_t addr = 0, range = 0;
+	std::optional<uint32_t> handle;  // the file's handle of the bound buffer
+	std::optional<uint64_t> userptr; // MAP_USERPTR: the task's address (memory restored by CRIU)
+	uint64_t offset = 0;             // into the buffer (MAP)
+	uint16_t pat_index = 0;
+	uint32_t flags = 0;              // VM_BIND flags (NULL: a sparse binding, no handle)
+};
+
+struct XeVm {
+	uint32_t id = 0, flags = 0;
+	std::vector<XeBinding> bindings; // ascending addresses, not overlapping
+};
+
+// An xe exec queue: recreated with the same id on its VM (vm_destroyed: on a VM whose id was
+// destroyed since; the queue keeps that VM).
+struct XeQueue {
+	uint32_t id = 0, vm = 0, flags = 0;
+	bool vm_destroyed = false;
+	uint16_t width = 0, num_placements = 0;
+	std::vector<xe::Engine> instances; // width * num_placements
+	xe::Properties properties;         // SET_PROPERTY extensions, in the order they were given
+};
+
+struct XeFileState {
+	std::vector<XeVm> vms;        // ascending ids
+	std::vector<XeQueue> queues;  // ascending ids
+};
+
 struct HandleRec {
 	uint32_t handle = 0;
 	uint64_t size = 0;
@@ -88,6 +127,7 @@ struct HandleRec {
 	bool saved = false;          // gpuwatch-object-<object>.bin was written by this dump
 	nlohmann::json params = nlohmann::json::object(); // dumb: width, height, bpp, flags, pitch
 	std::optional<I915Buffer> i915;
+	std::optional<XeBuffer> xe;
 };
 
 struct FileImage {
@@ -98,6 +138,7 @@ struct FileImage {
 	bool handles_known = false;  // false: the handle table may lack entries
 	std::vector<HandleRec> handles;  // ascending handle numbers
 	std::optional<I915FileState> i915; // contexts and VMs of an i915 file (from the manifest)
+	std::optional<XeFileState> xe;     // VMs with bindings and exec queues of an xe file
 	std::vector<Holder> holders;
 	std::vector<std::string> degraded; // what will not come back exactly, one line each
 };

@@ -8,6 +8,7 @@
 #include "restore.hpp"
 #include "restore_i915.hpp"
 #include "fence_files.hpp"
+#include "restore_xe.hpp"
 
 namespace gwcriu {
 namespace {
@@ -67,9 +68,11 @@ int restore_drm_file(const FileImage &f)
 	uint32_t next = 1;
 	I915Restore i915(fd.get(), f);
 	i915.contexts();
+	XeRestore xe(fd.get(), f);
+	xe.vms();
 	for (const HandleRec &h : f.handles) {
 		for (; next < h.handle; ++next) {
-			uint32_t got = f.i915 ? i915.filler(page) : create_buffer(fd.get(), card, generic_dumb_params(page), page, 0, false, nullptr);
+			uint32_t got = f.i915 ? i915.filler(page) : f.xe ? xe.filler(page) : create_buffer(fd.get(), card, generic_dumb_params(page), page, 0, false, nullptr);
 			expect_handle(got, next, "a filler");
 			fillers.push_back(got);
 		}
@@ -86,6 +89,10 @@ int restore_drm_file(const FileImage &f)
 			shared.push_back(h.handle);
 		} else if (h.i915 && !h.i915->kind.empty()) {
 			got = i915.create(h, &filled);
+			if (same != here.end())
+				copies.push_back(h.handle);
+		} else if (h.xe) {
+			got = xe.create(h, &filled);
 			if (same != here.end())
 				copies.push_back(h.handle);
 		} else {
@@ -112,6 +119,7 @@ int restore_drm_file(const FileImage &f)
 				throw Error("no mmap offset for handle " + std::to_string(*v.handle) + " (mapping " +
 				            std::to_string(v.start) + "): " + gw::errno_text(-e));
 		}
+	xe.finish(); // bindings name the restored handles; queues and filler VMs last
 
 	log_info("restored file %u on %s%s: %zu handles (shared with buffers restored before: %s), %zu fillers closed",
 	         f.criu_id, dev.path.c_str(), dev.substituted ? (" (saved as " + f.device.path + ")").c_str() : "",
@@ -125,6 +133,8 @@ int restore_drm_file(const FileImage &f)
 	for (const std::string &d : f.degraded)
 		log_warn("file %u (degraded at dump): %s", f.criu_id, d.c_str());
 	for (const std::string &n : i915.notes())
+		log_warn("file %u: %s", f.criu_id, n.c_str());
+	for (const std::string &n : xe.notes())
 		log_warn("file %u: %s", f.criu_id, n.c_str());
 	return hand_over(fd);
 }

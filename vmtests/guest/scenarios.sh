@@ -33,11 +33,14 @@ SCENARIOS=(
 	"criu_i915                 sc_criu_i915"
 	"criu_i915_leave_running   sc_criu_i915 --leave-running"
 	"criu_minor_changed        sc_criu_minor_changed"
+	# xe (guest/criu_xe.sh): the gwxe fixture; VMs, bindings, exec queues through CRIU
+	"criu_xe                   sc_criu_xe"
 )
 . "$VMTESTS/guest/criu.sh"
 . "$VMTESTS/guest/criu_dummydrm.sh"
 . "$VMTESTS/guest/i915.sh"
 . "$VMTESTS/guest/criu_i915.sh"
+. "$VMTESTS/guest/criu_xe.sh"
 
 # Scenarios that run once, under gpuwatch's own choice (auto); every other one runs under each
 # hook path of HOOK_PATHS as NAME@PATH (run-scenarios.sh).
