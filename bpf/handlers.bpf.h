@@ -18,6 +18,10 @@
 
 #define GW_DRM_NR_PRIME_HANDLE_TO_FD 0x2d
 #define GW_DRM_NR_PRIME_FD_TO_HANDLE 0x2e
+/* SYNCOBJ_HANDLE_TO_FD with DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE: a sync_file fd
+ * (struct drm_syncobj_handle: handle, flags, fd at byte 8) */
+#define GW_DRM_NR_SYNCOBJ_HANDLE_TO_FD 0xc1
+#define GW_DRM_SYNCOBJ_EXPORT_SYNC_FILE 1
 #define GW_DRM_PRIME_FD_OFFSET 8 /* struct drm_prime_handle { u32 handle; u32 flags; s32 fd; } */
 #define GW_FIONCLEX 0x5450
 #define GW_FIOCLEX 0x5451
@@ -273,8 +277,11 @@ static __always_inline void gw_ioctl_exit(long ret, u8 hook)
 		new_fd = ret;
 	else if (e->drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_EXECBUFFER2)
 		new_fd = gw_u32_at(e->out, 60); /* upper half of rsvd2 */
+	else if (GW_IOC_NR(cmd) == GW_DRM_NR_SYNCOBJ_HANDLE_TO_FD &&
+		 (gw_u32_at(e->in, 4) & GW_DRM_SYNCOBJ_EXPORT_SYNC_FILE))
+		new_fd = gw_u32_at(e->out, 8);
 	bpf_ringbuf_submit(e, 0);
-	if (new_fd >= 0) /* the perf stream or out-fence fd the ioctl installed */
+	if (new_fd >= 0) /* the perf stream, out-fence or sync_file fd the ioctl installed */
 		gw_emit_fd(new_fd, GW_FD_OPEN, hook);
 }
 

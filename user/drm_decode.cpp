@@ -88,6 +88,14 @@ Op dec_syncobj_destroy(const IoctlRecord &r) {
 	return SyncobjDestroy{load<drm_syncobj_destroy>(ev.in).handle};
 }
 
+// Only the sync_file export makes a new fd that matters; a syncobj fd export changes nothing here.
+Op dec_syncobj_handle_to_fd(const IoctlRecord &r) {
+	auto in = load<drm_syncobj_handle>(r.ev.in);
+	if (!(in.flags & DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE))
+		return Ignored{};
+	return SyncobjExportSyncFile{in.handle, load<drm_syncobj_handle>(r.ev.out).fd};
+}
+
 Op dec_set_client_cap(const IoctlRecord &r) {
 	const gw_ev_ioctl &ev = r.ev;
 	auto in = load<drm_set_client_cap>(ev.in);
@@ -107,11 +115,15 @@ constexpr IoctlDesc kCore[] = {
 	GW_CORE(MODE_DESTROY_DUMB, drm_mode_destroy_dumb, dec_destroy_dumb),
 	GW_CORE(SYNCOBJ_CREATE, drm_syncobj_create, dec_syncobj_create),
 	GW_CORE(SYNCOBJ_DESTROY, drm_syncobj_destroy, dec_syncobj_destroy),
+	GW_CORE(SYNCOBJ_HANDLE_TO_FD, drm_syncobj_handle, dec_syncobj_handle_to_fd),
 };
 #undef GW_CORE
 
 static_assert(_IOC_NR(DRM_IOCTL_MODE_CREATE_DUMB) == 0xb2 && _IOC_NR(DRM_IOCTL_GEM_CLOSE) == 0x09);
 static_assert(_IOC_NR(DRM_IOCTL_SYNCOBJ_DESTROY) == 0xc0 && _IOC_NR(DRM_IOCTL_PRIME_FD_TO_HANDLE) == 0x2e);
+static_assert(_IOC_NR(DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD) == 0xc1 && DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE == 1 &&
+              offsetof(drm_syncobj_handle, flags) == 4 && offsetof(drm_syncobj_handle, fd) == 8,
+              "bpf/handlers.bpf.h reads these");
 
 // The entry for `cmd`: same number, and the same full command where the entry names one
 // (several structs share a number); an entry without a command matches any.

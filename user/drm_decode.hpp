@@ -54,6 +54,7 @@ struct PrimeImport {    // PRIME_FD_TO_HANDLE: dmabuf is the imported dma-buf's 
 	uint64_t dmabuf = 0;
 };
 struct SyncobjCreate { uint32_t flags = 0, handle = 0; };
+struct SyncobjExportSyncFile { uint32_t handle = 0; int32_t fd = -1; }; // SYNCOBJ_HANDLE_TO_FD(EXPORT_SYNC_FILE)
 struct SyncobjDestroy { uint32_t handle = 0; };
 struct SetClientCap { uint64_t capability = 0, value = 0; };
 
@@ -153,7 +154,7 @@ struct Malformed {
 };
 
 using Op = std::variant<Ignored, Malformed, CreateDumb, MapDumb, DestroyDumb, GemClose, GemFlink,
-                        GemOpen, PrimeExport, PrimeImport, SyncobjCreate, SyncobjDestroy,
+                        GemOpen, PrimeExport, PrimeImport, SyncobjCreate, SyncobjDestroy, SyncobjExportSyncFile,
                         SetClientCap, I915GemCreate, I915MmapOffset, I915MmapLegacy, I915Userptr,
                         I915SetTiling, I915SetCaching, I915ContextCreate, I915ContextDestroy,
                         I915ContextSetParam, I915ContextVmId, I915VmCreate, I915VmDestroy, I915PerfOpen, I915ExecFence,

@@ -113,6 +113,9 @@ void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o) {
 			changed = true;
 		},
 		[&](const SyncobjDestroy &x) { changed = f.syncobjs.erase(x.handle) > 0 || changed; },
+		[&](const SyncobjExportSyncFile &x) {
+			m.pending_origin_[{p.pid, x.fd}] = {{"file", f.id}, {"ioctl", "SYNCOBJ_HANDLE_TO_FD"}, {"syncobj", x.handle}};
+		},
 		[&](const SetClientCap &x) {
 			f.caps[x.capability] = static_cast<uint32_t>(x.value);
 			changed = true;

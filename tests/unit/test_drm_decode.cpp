@@ -76,6 +76,14 @@ TEST(DrmDecode, FlinkOpenSyncobjCap) {
 	EXPECT_EQ(s.flags, uint32_t{DRM_SYNCOBJ_CREATE_SIGNALED});
 	drm_syncobj_destroy d{6, 0};
 	EXPECT_EQ(std::get<SyncobjDestroy>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_SYNCOBJ_DESTROY, d, d))).handle, 6u);
+	// a syncobj exported as a sync_file makes a new fd; exported as a syncobj fd, nothing here
+	drm_syncobj_handle hi{6, DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE, -1, 0}, ho = hi;
+	ho.fd = 9;
+	auto x = std::get<SyncobjExportSyncFile>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, hi, ho)));
+	EXPECT_EQ(x.handle, 6u);
+	EXPECT_EQ(x.fd, 9);
+	hi.flags = ho.flags = 0;
+	EXPECT_TRUE(std::holds_alternative<Ignored>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, hi, ho))));
 	drm_set_client_cap c{DRM_CLIENT_CAP_UNIVERSAL_PLANES, 1};
 	auto cap = std::get<SetClientCap>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_SET_CLIENT_CAP, c, c)));
 	EXPECT_EQ(cap.capability, uint64_t{DRM_CLIENT_CAP_UNIVERSAL_PLANES});
@@ -113,7 +121,7 @@ TEST(DrmDecode, NamesAndTables) {
 	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_PRIME_FD_TO_HANDLE), "PRIME_FD_TO_HANDLE");
 	EXPECT_EQ(ioctl_name("i915", DRM_IOCTL_I915_GEM_CREATE), "GEM_CREATE");
 	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_I915_GEM_CREATE), "0x5b");
-	EXPECT_EQ(core_ioctls().size(), 11u);
+	EXPECT_EQ(core_ioctls().size(), 12u);
 	for (const auto &d : core_ioctls())
 		EXPECT_FALSE(is_driver_nr(d.nr)) << d.name;
 	for (const char *drv : {"i915", "xe"})

@@ -239,6 +239,18 @@ TEST(ModelI915, ExecbufferOutFenceThenTheSyncFileFd) {
 	EXPECT_TRUE(w.m.others().empty());
 }
 
+TEST(ModelI915, SyncobjExportedAsASyncFile) {
+	World w = i915_world();
+	drm_syncobj_create sc{0, DRM_SYNCOBJ_CREATE_SIGNALED}, so{4, DRM_SYNCOBJ_CREATE_SIGNALED};
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kI915, DRM_IOCTL_SYNCOBJ_CREATE, sc, so)), ApplyStatus::ok);
+	drm_syncobj_handle hi{4, DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE, -1, 0}, ho = hi;
+	ho.fd = 16;
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kI915, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, hi, ho)), ApplyStatus::ok);
+	ASSERT_EQ(w.other_fd(100, 16, kSync, GW_FILE_SYNC), ApplyStatus::ok);
+	EXPECT_EQ(w.manifest()["processes"][0]["fds"][1]["sync_file"],
+	          (json{{"origin", {{"file", 1}, {"ioctl", "SYNCOBJ_HANDLE_TO_FD"}, {"syncobj", 4}}}}));
+}
+
 TEST(ModelI915, PlainExecbuffer2IsIgnored) {
 	World w = i915_world();
 	I915 c{w};
