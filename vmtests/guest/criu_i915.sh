@@ -291,3 +291,76 @@ sc_criu_i915_selfcheck() {
 	[ -z "$failed" ] || { fail "sabotage not caught: $failed"; return 1; }
 	echo "    $n sabotage cases, each caught as expected"
 }
+
+# criu_i915_va: wl_i915_va (the tracing scenarios' workload) dumped in its phase 2, where it
+# holds what wl_i915_criu does not: an i915 perf stream fd and an out-fence (sync_file) fd, a
+# mapping whose handle was closed (its buffer lives only through it: copied to anonymous
+# memory), a GTT mapping with a hole punched in it (the part starting inside its buffer is
+# copied too), a context whose VM id was destroyed, and a decoder child with its own file.
+# Checked: the dump and restore succeed; the kernel's i915 state of both processes is the same
+# after (check_i915_restore.py, without --maps: the copied mappings are anonymous memory now);
+# the still-attached daemon's manifest equals the kernel's state after the restore
+# (check_i915.py, as in i915_va); the plugin restored the perf stream and the fence; and the
+# workload then releases everything (closing the restored fds, unmapping, destroying) and
+# exits with an empty stderr (it dies with a message on any failed call).
+sc_criu_i915_va() {
+	local cg dir=$WORK/wl img=$WORK/img pids p rc deadline
+	criu_need plugin
+	rc=$?
+	[ $rc = 0 ] || return $rc
+	i915_load
+	rc=$?
+	[ $rc = 0 ] || return $rc
+	cg_make cg "gwt-$NAME" || return 1
+	gw_start "$cg" || return 1
+	mkdir -p "$dir"
+	(cd "$dir" && exec setsid "$VMTESTS/guest/incgroup" "$cg" "$WL_DIR/wl_i915_va" "$dir" \
+		</dev/null >"$dir/stdout" 2>"$dir/stderr" 3>&- 4>&- 5>&-) &
+	WL_PID=$!
+	disown "$WL_PID"
+	CLEANUP_PIDS+=("$WL_PID")
+	wait_ready "$dir" 1 "$WL_PID" || return 1
+	go "$dir" 1
+	wait_ready "$dir" 2 "$WL_PID" || return 1
+	pids="$WL_PID $(cat "/proc/$WL_PID/task/$WL_PID/children" 2>/dev/null)"
+	for p in $pids; do CLEANUP_PIDS+=("$p"); done
+	# shellcheck disable=SC2086
+	check_i915_phase "$dir" 2 $pids || return 1
+	cat "$I915_STATE" >"$WORK/state.before.txt"
+	mkdir -p "$img"
+	criu_run "dump" "$WORK/dump.log" dump -t "$WL_PID" -D "$img" --shell-job "${CRIU_GW_ARGS[@]}"
+	[ "$CRIU_RC" = 0 ] || { criu_show "$WORK/dump.log"; criu_timings; fail "criu dump failed (exit $CRIU_RC)$(criu_why "$WORK/dump.log")"; return 1; }
+	deadline=$((SECONDS + 20))
+	for p in $pids; do
+		while [ -e "/proc/$p" ]; do
+			[ $SECONDS -lt $deadline ] || { fail "process $p still exists after criu dump"; return 1; }
+			sleep 0.05
+		done
+	done
+	criu_run "restore" "$WORK/restore.log" restore -D "$img" --shell-job -d "${CRIU_GW_ARGS[@]}"
+	criu_timings
+	[ "$CRIU_RC" = 0 ] || { criu_show "$WORK/restore.log"; fail "criu restore failed (exit $CRIU_RC)$(criu_why "$WORK/restore.log")"; return 1; }
+	for p in $pids; do
+		alive "$p" || { criu_show "$WORK/restore.log"; fail "restored process $p is not running"; return 1; }
+	done
+	cat "$I915_STATE" >"$WORK/state.after.txt"
+	# shellcheck disable=SC2086
+	"$PYTHON" "$VMTESTS/check_i915_restore.py" "$WORK/state.before.txt" "$WORK/state.after.txt" --pids $pids \
+		--allow-added-offsets >"$WORK/compare.txt" 2>&1 ||
+		{ indent "$WORK/compare.txt" 30; fail "the kernel's i915 state differs from before the dump: $(grep -m1 '^  - ' "$WORK/compare.txt" | sed 's/^  - //' | cut -c1-240)"; return 1; }
+	# shellcheck disable=SC2086
+	check_i915_phase "$dir" restored $pids || return 1
+	for what in "restored sync_file" "restored i915_perf"; do
+		grep -q "gpuwatch: $what [0-9]* on /dev/dri/" "$WORK/restore.log" ||
+			{ fail "restore.log does not say '$what' (the plugin's line for it)"; return 1; }
+	done
+	go "$dir" 2
+	deadline=$((SECONDS + PHASE_TIMEOUT))
+	while alive "$WL_PID"; do
+		[ $SECONDS -lt $deadline ] || { fail "the restored workload still runs ${PHASE_TIMEOUT}s after its last phase"; return 1; }
+		sleep 0.05
+	done
+	[ ! -s "$dir/stderr" ] || { indent "$dir/stderr"; fail "the restored workload failed$(last_line "$dir/stderr")"; return 1; }
+	criu_keep_images "$img"
+	gw_stop
+}
