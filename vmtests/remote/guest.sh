@@ -231,7 +231,7 @@ run_case() { # NAME: runs case_NAME, PASS or FAIL with its last output line
 	echo "$name $((SECONDS - t0)) s" >>"$out/timings.txt"
 	[ -n "${W:-}" ] && cp -r "$W"/*.maps.* "$W"/*.hash "$W"/predump.err "$W"/wl.out "$IMG"/*.json "$IMG"/*.log "$out/$name/" 2>/dev/null
 	# leftovers of a failed case must not disturb the next one
-	[ -n "${STANDIN:-}" ] && kill -9 "$STANDIN" 2>/dev/null
+	[ -n "${STANDIN:-}" ] && { kill -9 "$STANDIN"; wait "$STANDIN"; } 2>/dev/null
 	[ -n "${CG:-}" ] && [ -e "$CG/cgroup.freeze" ] && echo 0 >"$CG/cgroup.freeze"
 	[ -n "${PID:-}" ] && kill -9 "$PID" ${CHILD:-} 2>/dev/null
 	[ -n "${GW:-}" ] && kill -INT "$GW" 2>/dev/null
