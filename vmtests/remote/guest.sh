@@ -11,6 +11,8 @@
 #                  past the mappings and fails on the DRM fd; the watcher reverts
 #   criu_plugin    a real `criu dump --leave-running $(gpuwatch criu-args)`: the dump succeeds;
 #                  the watcher reverts after criu (the plugin does not revert yet)
+#   criu_sigkill   a real criu dump SIGKILLed as soon as the pre-dump has written its record:
+#                  the watcher thaws and reverts; the workload carries on
 #   root_cgroup    the tree in the root cgroup: one error line, nothing changed
 #   criu_cgroup    "criu" inside the tree's cgroup: one error line, nothing changed
 #   no_i915        a tree without i915 mappings: exit 0, nothing frozen, no record
@@ -54,7 +56,7 @@ modprobe drm_shmem_helper 2>/dev/null
 ko=$build/vmtests/gwi915.ko
 if [ ! -e "$ko" ] || ! insmod "$ko" 2>"$out/insmod.txt"; then
 	why="gwi915.ko not loaded: $(cat "$build/vmtests/gwi915.skip" "$out/insmod.txt" 2>/dev/null | head -n1)"
-	for c in convert criu_killed copy criu_noplugin criu_plugin root_cgroup criu_cgroup no_i915 legacy entry_stop; do skip $c "$why"; done
+	for c in convert criu_killed copy criu_noplugin criu_plugin criu_sigkill root_cgroup criu_cgroup no_i915 legacy entry_stop; do skip $c "$why"; done
 	echo "$passed passed, $failed failed, $skipped skipped"
 	exit 0
 fi
@@ -218,7 +220,7 @@ EOF
 }
 
 run_case() { # NAME: runs case_NAME, PASS or FAIL with its last output line
-	local name=$1 log
+	local name=$1 log t0=$SECONDS
 	mkdir -p "$out/$name"
 	log=$out/$name/case.log
 	if "case_$name" >"$log" 2>&1; then
@@ -226,9 +228,10 @@ run_case() { # NAME: runs case_NAME, PASS or FAIL with its last output line
 	else
 		fail "$name" "$(tail -n 1 "$log")"
 	fi
+	echo "$name $((SECONDS - t0)) s" >>"$out/timings.txt"
 	[ -n "${W:-}" ] && cp -r "$W"/*.maps.* "$W"/*.hash "$W"/predump.err "$W"/wl.out "$IMG"/*.json "$IMG"/*.log "$out/$name/" 2>/dev/null
 	# leftovers of a failed case must not disturb the next one
-	[ -n "${STANDIN:-}" ] && kill -9 "$STANDIN" 2>/dev/null
+	[ -n "${STANDIN:-}" ] && { kill -9 "$STANDIN"; wait "$STANDIN"; } 2>/dev/null
 	[ -n "${CG:-}" ] && [ -e "$CG/cgroup.freeze" ] && echo 0 >"$CG/cgroup.freeze"
 	[ -n "${PID:-}" ] && kill -9 "$PID" ${CHILD:-} 2>/dev/null
 	[ -n "${GW:-}" ] && kill -INT "$GW" 2>/dev/null
@@ -329,6 +332,21 @@ case_criu_plugin() {
 	finish criu_plugin
 }
 
+case_criu_sigkill() {
+	start criu_sigkill || return 1
+	snapshot before
+	(cd "$IMG" && exec criu dump -t "$PID" -D "$IMG" --shell-job --leave-running -v4 -o dump.log --action-script "$helper") &
+	local criu=$!
+	wait_file "$IMG/gpuwatch-i915-maps.json" 60 || { echo "no record: $(tail -n 3 "$IMG/dump.log")"; return 1; }
+	kill -9 "$criu"
+	wait "$criu" 2>/dev/null
+	cp "$IMG/dump.log" "$out/criu_sigkill/" 2>/dev/null
+	wait_grep 'done' "$IMG/gpuwatch-watcher.log" 30 || { echo "the watcher did not finish"; return 1; }
+	cat "$IMG/gpuwatch-watcher.log"
+	check_back criu_sigkill || return 1
+	finish criu_sigkill
+}
+
 # expect_refusal NAME: pre-dump failed with one line, nothing changed
 expect_refusal() {
 	[ "$PD_RC" != 0 ] && [ "$PD_RC" != timeout ] || { echo "pre-dump exited $PD_RC"; return 1; }
@@ -425,7 +443,7 @@ while True: os.getppid()' &
 }
 
 start_s=$SECONDS
-for c in ${CASES:-convert criu_killed copy criu_noplugin criu_plugin root_cgroup criu_cgroup no_i915 legacy entry_stop}; do
+for c in ${CASES:-convert criu_killed copy criu_noplugin criu_plugin criu_sigkill root_cgroup criu_cgroup no_i915 legacy entry_stop}; do
 	run_case "$c"
 done
 echo "guest time: $((SECONDS - start_s)) s"

@@ -5,7 +5,7 @@
 # wl_i915_va. Prints PASS/FAIL/SKIP per case and ends with "N passed, N failed, N skipped".
 #
 # usage: vmtests/remote/run.sh BUILD_DIR [OUT_DIR]      (as root)
-#   env CASES="convert criu_killed copy criu_noplugin criu_plugin root_cgroup criu_cgroup no_i915 legacy entry_stop"
+#   env CASES="convert criu_killed copy criu_noplugin criu_plugin criu_sigkill root_cgroup criu_cgroup no_i915 legacy entry_stop"
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?usage: $0 BUILD_DIR [OUT_DIR]}" && pwd)
@@ -30,7 +30,7 @@ start=$SECONDS
 timeout -k 10 "${VM_TIMEOUT:-900}" vng --run "$kernel" --disable-kvm --force-9p --memory 1G --cpus 2 \
 	--rwdir "$out" -- "$cmd" </dev/null >"$out/console.log" 2>&1
 cat "$out/guest.log" 2>/dev/null
-echo "remote-vm: boot + cases took $((SECONDS - start)) s (artefacts in $out)"
+echo "remote-vm: boot + cases took $((SECONDS - start)) s (per case: $(tr '\n' ',' <"$out/timings.txt" 2>/dev/null | sed 's/,$//'); artefacts in $out)"
 grep -q '^[0-9]* passed, [0-9]* failed' "$out/guest.log" 2>/dev/null ||
 	{ echo "FAIL remote-vm: the VM reported no result (see $out/console.log)"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 grep -q '^ALL PASS' "$out/guest.log"
