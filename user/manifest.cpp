@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "model.hpp"
+#include "sysutil.hpp"
 
 namespace gw {
 namespace {
@@ -17,16 +18,6 @@ namespace {
 using json = nlohmann::json;
 constexpr const char *kSchema = "gpuwatch.manifest/v1";
 
-std::string prot_string(uint32_t prot) {
-	std::string s;
-	if (prot & PROT_READ)
-		s += 'r';
-	if (prot & PROT_WRITE)
-		s += 'w';
-	if (prot & PROT_EXEC)
-		s += 'x';
-	return s;
-}
 
 json opt(std::optional<uint64_t> v) { return v ? json(*v) : json(nullptr); }
 

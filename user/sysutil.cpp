@@ -9,6 +9,7 @@
 #include <fstream>
 #include <linux/magic.h>
 #include <sstream>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -214,6 +215,37 @@ std::string drm_node_path(uint32_t major, uint32_t minor)
 	if (minor >= 128 && minor < 192)
 		return "/dev/dri/renderD" + std::to_string(minor);
 	return "/dev/dri/" + std::to_string(major) + ":" + std::to_string(minor);
+}
+
+std::string status_field(const std::string &status_text, const char *key) {
+	std::istringstream in(status_text);
+	std::string k = std::string(key) + ":";
+	for (std::string line; std::getline(in, line);) {
+		if (line.rfind(k, 0) != 0)
+			continue;
+		auto first = line.find_first_not_of(" \t", k.size());
+		return first == std::string::npos ? std::string() : line.substr(first);
+	}
+	return {};
+}
+
+uint32_t inner_pid(const std::string &status_text, uint32_t pid) {
+	std::istringstream ns(status_field(status_text, "NSpid"));
+	uint32_t v = 0, last = pid;
+	while (ns >> v)
+		last = v;
+	return last;
+}
+
+std::string prot_string(uint32_t prot) {
+	std::string s;
+	if (prot & PROT_READ)
+		s += 'r';
+	if (prot & PROT_WRITE)
+		s += 'w';
+	if (prot & PROT_EXEC)
+		s += 'x';
+	return s;
 }
 
 } // namespace gw

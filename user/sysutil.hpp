@@ -56,6 +56,12 @@ void write_file_atomic(const std::string &path, const std::string &content, unsi
 void check_writable_dir_for(const std::string &path);
 
 std::string proc_comm(uint32_t pid);        // "" if the process is gone
+// The value of "Key:" in the text of a /proc/PID/status file, "" if absent.
+std::string status_field(const std::string &status_text, const char *key);
+// The pid in the task's own (innermost) pid namespace: the last NSpid entry; `pid` if none.
+uint32_t inner_pid(const std::string &status_text, uint32_t pid);
+// PROT_* bits as "rwx" letters ("" for PROT_NONE).
+std::string prot_string(uint32_t prot);
 // "/dev/dri/<name>" from /sys/dev/char/M:m; falls back to the DRM minor naming rule.
 std::string drm_node_path(uint32_t major, uint32_t minor);
 

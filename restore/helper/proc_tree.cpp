@@ -61,25 +61,10 @@ std::vector<uint32_t> threads_of(uint32_t pid)
 
 std::string status_field(uint32_t id, const char *key)
 {
-	std::ifstream in("/proc/" + std::to_string(id) + "/status");
-	std::string k = std::string(key) + ":";
-	for (std::string line; std::getline(in, line);) {
-		if (line.rfind(k, 0) != 0)
-			continue;
-		auto first = line.find_first_not_of(" \t", k.size());
-		return first == std::string::npos ? std::string() : line.substr(first);
-	}
-	return {};
+	return gw::status_field(slurp("/proc/" + std::to_string(id) + "/status"), key);
 }
 
-uint32_t inner_pid(uint32_t id)
-{
-	std::istringstream ns(status_field(id, "NSpid"));
-	uint32_t v = 0, last = id;
-	while (ns >> v)
-		last = v;
-	return last;
-}
+uint32_t inner_pid(uint32_t id) { return gw::inner_pid(slurp("/proc/" + std::to_string(id) + "/status"), id); }
 
 uint64_t start_time(uint32_t pid)
 {

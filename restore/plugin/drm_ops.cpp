@@ -17,14 +17,6 @@
 namespace gwcriu {
 namespace {
 
-int xioctl(int fd, unsigned long req, void *arg)
-{
-	int r;
-	do
-		r = ioctl(fd, req, arg);
-	while (r < 0 && (errno == EINTR || errno == EAGAIN));
-	return r < 0 ? -errno : 0;
-}
 
 constexpr std::size_t kBounce = 1 << 20;
 
@@ -36,6 +28,15 @@ void dmabuf_sync(int dmabuf, uint64_t flags)
 }
 
 } // namespace
+
+int xioctl(int fd, unsigned long req, void *arg)
+{
+	int r;
+	do
+		r = ioctl(fd, req, arg);
+	while (r < 0 && (errno == EINTR || errno == EAGAIN));
+	return r < 0 ? -errno : 0;
+}
 
 std::string drm_driver_name(int fd)
 {

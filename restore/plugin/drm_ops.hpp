@@ -12,6 +12,8 @@ namespace gwcriu {
 
 constexpr unsigned kDrmMajor = 226;
 
+// ioctl(2) retried on EINTR/EAGAIN (as libdrm's drmIoctl): 0 or -errno.
+int xioctl(int fd, unsigned long req, void *arg);
 std::string drm_driver_name(int fd);                 // DRM_IOCTL_VERSION; "" on failure
 
 struct DumbParams {

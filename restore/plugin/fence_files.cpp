@@ -1,4 +1,5 @@
 #include "fence_files.hpp"
+#include "drm_ops.hpp"
 
 #include <cerrno>
 #include <drm.h>
@@ -20,14 +21,6 @@ namespace {
 
 using json = nlohmann::json;
 
-int xioctl(int fd, unsigned long req, void *arg)
-{
-	int r;
-	do
-		r = ioctl(fd, req, arg);
-	while (r < 0 && (errno == EINTR || errno == EAGAIN));
-	return r < 0 ? -errno : 0;
-}
 
 // "sync_file", "i915_perf" or "" from the fd's link (anon_inode:sync_file, anon_inode:[i915_perf]).
 std::string kind_of(int fd)

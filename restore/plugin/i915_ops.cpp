@@ -1,4 +1,5 @@
 #include "i915_ops.hpp"
+#include "drm_ops.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -10,14 +11,6 @@
 namespace gwcriu::i915 {
 namespace {
 
-int xioctl(int fd, unsigned long req, void *arg)
-{
-	int r;
-	do
-		r = ioctl(fd, req, arg);
-	while (r < 0 && (errno == EINTR || errno == EAGAIN));
-	return r < 0 ? -errno : 0;
-}
 
 uint64_t ptr(const void *p) { return reinterpret_cast<uintptr_t>(p); }
 

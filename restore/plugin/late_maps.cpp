@@ -44,15 +44,6 @@ bool traced_by_me(uint32_t pid)
 	return at != std::string::npos && std::stoul(st->substr(at + 10)) == static_cast<unsigned long>(getpid());
 }
 
-int pidfd_getfd_of(int pid, int fd)
-{
-	int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-	if (pidfd < 0)
-		return -1;
-	int got = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, fd, 0));
-	close(pidfd);
-	return got;
-}
 
 int prot_bits(const std::string &p)
 {

@@ -16,28 +16,6 @@
 namespace gwcriu {
 namespace {
 
-// The value of "Key:" in /proc/PID/status, "" if absent.
-std::string status_field(const std::string &status, const char *key)
-{
-	std::istringstream in(status);
-	std::string k = std::string(key) + ":";
-	for (std::string line; std::getline(in, line);) {
-		if (line.rfind(k, 0) != 0)
-			continue;
-		auto first = line.find_first_not_of(" \t", k.size());
-		return first == std::string::npos ? std::string() : line.substr(first);
-	}
-	return {};
-}
-
-uint32_t inner_pid(const std::string &status, uint32_t pid)
-{
-	std::istringstream ns(status_field(status, "NSpid"));
-	uint32_t v = 0, last = pid;
-	while (ns >> v)
-		last = v;
-	return last;
-}
 
 } // namespace
 
@@ -54,7 +32,7 @@ std::vector<uint32_t> seized_tasks()
 		if (!pid || *end)
 			continue;
 		auto st = read_text(std::string("/proc/") + e->d_name + "/status", 1 << 16);
-		if (st && status_field(*st, "TracerPid") == me)
+		if (st && gw::status_field(*st, "TracerPid") == me)
 			out.push_back(static_cast<uint32_t>(pid));
 	}
 	closedir(d);
@@ -67,7 +45,7 @@ Task scan_task(uint32_t pid)
 	t.pid = pid;
 	std::string base = "/proc/" + std::to_string(pid);
 	auto status = read_text(base + "/status", 1 << 16);
-	t.vpid = status ? inner_pid(*status, pid) : pid;
+	t.vpid = status ? gw::inner_pid(*status, pid) : pid;
 
 	if (DIR *d = opendir((base + "/fd").c_str())) {
 		while (struct dirent *e = readdir(d)) {

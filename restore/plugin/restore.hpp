@@ -46,6 +46,10 @@ UniqueFd find_object(uint64_t n, std::optional<uint32_t> exclude, bool wait);
 // Error when the image is missing or truncated although the dump saved it.
 bool fill_object(uint64_t n, uint64_t skip, bool saved, BufferMap &dst);
 
+// Throws "<table> numbering diverged: got N where M was expected" unless got == want: ids
+// (handles, contexts, VMs, queues) come back by replaying creations in order on a fresh file.
+void expect_number(const std::string &table, uint32_t got, uint32_t want);
+
 // A new buffer of exactly `size` bytes in the DRM file fd, holding object n's saved contents
 // (n = 0: zero-filled). Made as a dumb buffer with `p` (else generic params giving that size);
 // where fd's node refuses dumb buffers (render nodes), made on `card_path` and imported by

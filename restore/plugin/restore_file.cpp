@@ -34,9 +34,7 @@ DumbParams params_of(const HandleRec &h)
 
 void expect_handle(uint32_t got, uint32_t want, const char *what)
 {
-	if (got != want)
-		throw Error("handle numbering diverged: " + std::string(what) + " got handle " + std::to_string(got) +
-		            " where " + std::to_string(want) + " was expected (was the file not fresh?)");
+	expect_number(std::string("handle (") + what + ")", got, want);
 }
 
 std::string list(const std::vector<uint32_t> &v)
@@ -166,6 +164,13 @@ int restore_dmabuf(const DmabufImage &d)
 }
 
 } // namespace
+
+void expect_number(const std::string &table, uint32_t got, uint32_t want)
+{
+	if (got != want)
+		throw Error(table + " numbering diverged: got " + std::to_string(got) + " where " + std::to_string(want) +
+		            " was expected (was the file not fresh?)");
+}
 
 int restore_ext_file(uint32_t id)
 {

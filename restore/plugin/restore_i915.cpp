@@ -22,9 +22,7 @@ std::string region_text(const i915::Region &r)
 
 void expect_id(uint32_t got, uint32_t want, const std::string &what)
 {
-	if (got != want)
-		throw Error("i915 " + what + " numbering diverged: got id " + num(got) + " where " + num(want) +
-		            " was expected (was the file not fresh?)");
+	expect_number("i915 " + what, got, want);
 }
 
 } // namespace

@@ -141,15 +141,6 @@ void load(RestoreImages &im)
 	}
 }
 
-int pidfd_getfd_of(int pid, int fd)
-{
-	int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-	if (pidfd < 0)
-		return -1;
-	int got = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, fd, 0));
-	close(pidfd);
-	return got;
-}
 
 // A dma-buf of object n through fd (of this task, or a copy from another task), if fd is
 // really what the image says: a DRM file holding `handle`, or a dma-buf of that size.

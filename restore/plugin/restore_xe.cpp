@@ -20,9 +20,7 @@ std::string hexnum(uint64_t v)
 
 void expect_id(uint32_t got, uint32_t want, const std::string &what)
 {
-	if (got != want)
-		throw Error("xe " + what + " numbering diverged: got id " + num(got) + " where " + num(want) +
-		            " was expected (was the file not fresh?)");
+	expect_number("xe " + what, got, want);
 }
 
 } // namespace

@@ -18,6 +18,16 @@ extern "C" int criu_get_image_dir(void) __attribute__((weak));
 
 namespace gwcriu {
 
+int pidfd_getfd_of(int pid, int fd)
+{
+	int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+	if (pidfd < 0)
+		return -1;
+	int got = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, fd, 0));
+	close(pidfd);
+	return got;
+}
+
 UniqueFd dup_high(int fd)
 {
 	int n = fcntl(fd, F_DUPFD_CLOEXEC, kHighFd);

@@ -21,6 +21,8 @@ UniqueFd dup_high(int fd);
 
 // kcmp(KCMP_FILE): true when fd1 of pid1 and fd2 of pid2 are the same open file.
 bool same_file(int pid1, int fd1, int pid2, int fd2);
+// A copy of fd `fd` of process pid in this process (pidfd_getfd); -1 with errno on failure.
+int pidfd_getfd_of(int pid, int fd);
 
 std::size_t page_size();
 std::string env_or(const char *name, const std::string &fallback);

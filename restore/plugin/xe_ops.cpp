@@ -10,14 +10,6 @@
 namespace gwcriu::xe {
 namespace {
 
-int xioctl(int fd, unsigned long req, void *arg)
-{
-	int r;
-	do
-		r = ioctl(fd, req, arg);
-	while (r < 0 && (errno == EINTR || errno == EAGAIN));
-	return r < 0 ? -errno : 0;
-}
 
 uint64_t ptr(const void *p) { return reinterpret_cast<uintptr_t>(p); }
 

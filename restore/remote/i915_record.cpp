@@ -12,13 +12,7 @@ using nlohmann::json;
 
 std::string prot_string(int prot)
 {
-	std::string s;
-	if (prot & PROT_READ)
-		s += 'r';
-	if (prot & PROT_WRITE)
-		s += 'w';
-	if (prot & PROT_EXEC)
-		s += 'x';
+	std::string s = gw::prot_string(static_cast<uint32_t>(prot));
 	return s.empty() ? "none" : s;
 }
 
