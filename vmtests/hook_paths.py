@@ -15,8 +15,10 @@ mappings sorted by address, their start replaced by their rank and their offset 
 offset the driver picks) dropped; handles' "mmap_offsets" replaced by their count, their
 "mmap_types" (keyed by fake offset) by the sorted types, a userptr's "user_ptr" (a heap
 address) dropped; in "incomplete_reasons", pids by their rank and hex numbers (addresses,
-offsets) by 0x?. Every other field (fds, cloexec, files, handles, sizes, origins, objects,
-driver state, completeness) must be equal.
+offsets) by 0x?; the manifest's own file and object ids (numbers it hands out as it meets
+files and buffers, documented as carrying no meaning) replaced by their rank, in every place
+that names one. Every other field (fds, cloexec, files, handles, sizes, origins, objects, which
+file and object each fd, handle and mapping names, driver state, completeness) must be equal.
 
 Exit status: 0 yes, 1 no (the reason on stdout), 2 unreadable input.
 """
@@ -83,8 +85,37 @@ def records(path, want):
     return 0
 
 
+def renumber(node, key, rank):
+    """Every integer under `key` in node (dicts and lists, recursively) replaced by rank[it]."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == key and isinstance(v, int) and not isinstance(v, bool):
+                node[k] = rank.get(v, f"unknown {key} {v}")
+            else:
+                renumber(v, key, rank)
+    elif isinstance(node, list):
+        for v in node:
+            renumber(v, key, rank)
+
+
 def normalise(m):
     m = copy.deepcopy(m)
+    # file and object ids: by rank (both paths see the same files and buffers, maybe numbered
+    # from another start when a record order differs)
+    file_rank = {f.get("id"): i + 1 for i, f in enumerate(sorted(m.get("files", []), key=lambda f: f.get("id", 0)))}
+    obj_ids = sorted({o.get("id") for o in m.get("objects", []) if isinstance(o.get("id"), int)} |
+                     {h.get("object") for f in m.get("files", []) for h in f.get("handles", [])
+                      if isinstance(h.get("object"), int)})
+    obj_rank = {o: i + 1 for i, o in enumerate(obj_ids)}
+    for f in m.get("files", []):
+        if isinstance(f.get("id"), int):
+            f["id"] = file_rank[f["id"]]
+    for o in m.get("objects", []):
+        if isinstance(o.get("id"), int):
+            o["id"] = obj_rank.get(o["id"], o["id"])
+    renumber(m.get("processes", []), "file", file_rank)
+    renumber(m.get("files", []), "object", obj_rank)
+    renumber(m.get("processes", []), "object", obj_rank)
     for k in ("cgroup", "hooks", "generation"):
         m.pop(k, None)
     procs = m.get("processes", [])

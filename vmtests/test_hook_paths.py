@@ -73,6 +73,28 @@ class SameTest(Case):
         self.assertEqual(rc, 0, out)
         self.assertIn("2 manifests identical", out)
 
+    def test_file_and_object_ids_are_compared_by_rank(self):
+        self.a.write("check.1.manifest.json", manifest(100, 0x7f0000000000, 1 << 32, "tracepoint"))
+        m = manifest(230, 0x7e1234500000, 5 << 32, "fexit")
+        # the same files and buffers, numbered from another start
+        m["files"][0]["id"] = 3
+        for h in m["files"][0]["handles"]:
+            h["object"] += 4
+        for p in m["processes"]:
+            for x in p["fds"] + p["mmaps"]:
+                x["file"] = 3
+            for x in p["mmaps"]:
+                x["object"] += 4
+        self.b.write("check.1.manifest.json", m)
+        rc, out = run("same", self.a.dir, self.b.dir)
+        self.assertEqual(rc, 0, out)
+        # but a mapping naming the other buffer is a difference
+        m["processes"][0]["mmaps"][1]["object"] = 6  # was 5, the other buffer
+        self.b.write("check.1.manifest.json", m)
+        rc, out = run("same", self.a.dir, self.b.dir)
+        self.assertEqual(rc, 1)
+        self.assertIn("object", out)
+
     def test_a_cloexec_bit_differs(self):
         self.a.write("check.1.manifest.json", manifest(100, 0x7f0000000000, 1 << 32, "tracepoint"))
         m = manifest(230, 0x7e1234500000, 5 << 32, "fexit")
