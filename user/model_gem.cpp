@@ -47,8 +47,11 @@ uint64_t ModelOps::new_object(uint64_t size) {
 }
 
 void ModelOps::drop_handle(DrmFile &f, uint32_t handle) {
-	if (!f.handles.erase(handle))
+	auto hit = f.handles.find(handle);
+	if (hit == f.handles.end())
 		return;
+	count_handle(hit->second.object, -1);
+	f.handles.erase(hit);
 	for (auto it = f.mmap_offsets.begin(); it != f.mmap_offsets.end();) {
 		if (it->second != handle) {
 			++it;
@@ -57,19 +60,25 @@ void ModelOps::drop_handle(DrmFile &f, uint32_t handle) {
 		f.mmap_types.erase(it->first); // the grant's type goes with it
 		it = f.mmap_offsets.erase(it);
 	}
-	std::erase_if(f.prime, [&](const auto &kv) { return kv.second == handle; });
-	changed = need_gc = true;
+	std::erase_if(f.prime, [&](const auto &kv) {
+		if (kv.second != handle)
+			return false;
+		lost_bufs.push_back(kv.first);
+		return true;
+	});
+	changed = true;
 }
 
-Handle &ModelOps::add_handle(DrmFile &f, uint32_t handle, uint64_t object, std::string origin,
+Handle &ModelOps::add_handle(DrmFile &f, uint32_t handle, uint64_t object, std::string_view origin,
                              nlohmann::json params) {
 	drop_handle(f, handle); // a stale entry: its close was missed
 	Handle h;
 	h.handle = handle;
 	h.object = object;
-	h.origin = std::move(origin);
+	h.origin = origin;
 	h.params = std::move(params);
 	changed = true;
+	count_handle(object, +1);
 	return f.handles[handle] = std::move(h);
 }
 
@@ -153,6 +162,8 @@ void ModelOps::op(Process &p, DrmFile &f, const drm::PrimeExport &x) {
 	DmaBuf &d = it->second;
 	auto exp = m.files_.find(d.exporter_kfile);
 	bool exporter_alive = !inserted && exp != m.files_.end() && exp->second.handles.count(d.exporter_handle);
+	if (!inserted && d.object != h.object)
+		lost_objs.push_back(d.object); // a stale entry: its object may be held by nothing else
 	if (inserted || d.object != h.object || !exporter_alive)
 		d = DmaBuf{x.dmabuf, h.object, f.kfile, x.handle};
 	f.prime[x.dmabuf] = x.handle;

@@ -140,7 +140,7 @@ bool ModelOps::apply_intel(Process &p, DrmFile &f, const drm::Op &o) {
 	bool mine = true;
 	std::visit(overloaded{
 		[&](const I915GemCreate &x) {
-			json params = json::object();
+			json params; // none for GEM_CREATE
 			if (x.ext) {
 				json pl = json::array();
 				for (const auto &r : x.placements)
