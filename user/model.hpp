@@ -35,18 +35,23 @@ struct GemObject {
 };
 
 struct Handle {
+	// grant: kNoGrant, the one fake offset (DrmFile::mmap_offsets) granted for this handle, or
+	// kManyGrants (several, or not known: dropping the handle scans the file's grants)
+	static constexpr uint64_t kNoGrant = 0, kManyGrants = ~0ull;
+
 	uint32_t handle = 0;
+	uint32_t imports = 0;       // PRIME_FD_TO_HANDLE calls that returned this existing handle
 	uint64_t object = 0;        // GemObject id
 	std::string_view origin;    // "dumb", "prime", "flink", "unknown", "i915.gem_create", ...: a literal
 	// creation parameters: dumb: width, height, bpp, flags, pitch; prime: source dma-buf;
 	// flink: name. Free-form, copied into the manifest; null when there are none (the manifest
 	// shows {}): an empty JSON object costs an allocation per handle.
 	nlohmann::json params;
-	uint32_t imports = 0;       // PRIME_FD_TO_HANDLE calls that returned this existing handle
-	std::optional<uint32_t> flink_name;
 	// set after creation (i915 SET_TILING, SET_CACHING): {"tiling": {...}, "caching": n};
 	// null until one is set
 	nlohmann::json attrs;
+	std::optional<uint32_t> flink_name;
+	uint64_t grant = kNoGrant;
 };
 
 // i915 contexts, i915/xe VMs and their bindings, xe exec queues: per DRM file, by id.

@@ -51,14 +51,21 @@ void ModelOps::drop_handle(DrmFile &f, uint32_t handle) {
 	if (hit == f.handles.end())
 		return;
 	count_handle(hit->second.object, -1);
+	uint64_t g = hit->second.grant;
 	f.handles.erase(hit);
-	for (auto it = f.mmap_offsets.begin(); it != f.mmap_offsets.end();) {
-		if (it->second != handle) {
-			++it;
-			continue;
+	if (g == Handle::kManyGrants) {
+		for (auto it = f.mmap_offsets.begin(); it != f.mmap_offsets.end();) {
+			if (it->second != handle) {
+				++it;
+				continue;
+			}
+			f.mmap_types.erase(it->first); // the grant's type goes with it
+			it = f.mmap_offsets.erase(it);
 		}
-		f.mmap_types.erase(it->first); // the grant's type goes with it
-		it = f.mmap_offsets.erase(it);
+	} else if (auto it = f.mmap_offsets.find(g); g != Handle::kNoGrant && it != f.mmap_offsets.end() &&
+	                                             it->second == handle) {
+		f.mmap_types.erase(g);
+		f.mmap_offsets.erase(it);
 	}
 	std::erase_if(f.prime, [&](const auto &kv) {
 		if (kv.second != handle)
@@ -66,6 +73,21 @@ void ModelOps::drop_handle(DrmFile &f, uint32_t handle) {
 		lost_bufs.push_back(kv.first);
 		return true;
 	});
+	changed = true;
+}
+
+// `offset` now maps `handle` of f (MAP_DUMB, MMAP_OFFSET). The handle (known_handle first)
+// remembers its grant, so that dropping it does not scan every grant of the file.
+void ModelOps::grant(DrmFile &f, uint64_t offset, uint32_t handle) {
+	auto [it, inserted] = f.mmap_offsets.try_emplace(offset, handle);
+	if (!inserted && it->second != handle) { // a stale grant: its handle's list is no longer known
+		if (auto old = f.handles.find(it->second); old != f.handles.end())
+			old->second.grant = Handle::kManyGrants;
+		it->second = handle;
+	}
+	if (auto h = f.handles.find(handle); h != f.handles.end() && h->second.grant != offset)
+		h->second.grant = h->second.grant == Handle::kNoGrant && offset != Handle::kNoGrant ? offset
+		                                                                                      : Handle::kManyGrants;
 	changed = true;
 }
 
@@ -103,8 +125,7 @@ void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o) {
 		},
 		[&](const MapDumb &x) {
 			known_handle(f, x.handle);
-			f.mmap_offsets[x.offset] = x.handle;
-			changed = true;
+			grant(f, x.offset, x.handle);
 		},
 		[&](const DestroyDumb &x) { drop_handle(f, x.handle); },
 		[&](const GemClose &x) { drop_handle(f, x.handle); }, // whatever its imports, as the kernel
