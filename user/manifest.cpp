@@ -74,20 +74,27 @@ nlohmann::json Model::manifest() const {
 		if (!f->handles_known)
 			reasons.push_back("file " + std::to_string(f->id) + " (" + (f->path.empty() ? "node unknown" : f->path) +
 			                  ") was in use before tracing saw it opened: its handle table is partial");
+		// each handle's fake offsets, ascending: one pass over the grants, not one per handle
+		std::map<uint32_t, std::vector<uint64_t>> grants;
+		const std::vector<uint64_t> no_grants;
+		for (const auto &[off, hn] : f->mmap_offsets)
+			grants[hn].push_back(off);
 		json handles = json::array();
 		for (const auto &[n, h] : f->handles) {
+			auto g = grants.find(n);
+			const std::vector<uint64_t> &mine = g != grants.end() ? g->second : no_grants;
 			json offsets = json::array();
-			for (const auto &[off, hn] : f->mmap_offsets)
-				if (hn == n)
-					offsets.push_back(off);
+			for (uint64_t off : mine)
+				offsets.push_back(off);
 			auto name = names.find(h.object);
-			json hj = {{"handle", n}, {"size", object_size(h.object)}, {"origin", h.origin},
-			           {"object", h.object}, {"params", h.params}, {"imports", h.imports},
+			json hj = {{"handle", n}, {"size", object_size(h.object)}, {"origin", std::string(h.origin)},
+			           {"object", h.object}, {"params", h.params.is_null() ? json::object() : h.params},
+			           {"imports", h.imports},
 			           {"flink_name", name != names.end() ? json(name->second) : json(nullptr)},
 			           {"mmap_offsets", offsets}};
 			json types = json::object();
-			for (const auto &[off, hn] : f->mmap_offsets)
-				if (auto t = f->mmap_types.find(off); hn == n && t != f->mmap_types.end())
+			for (uint64_t off : mine)
+				if (auto t = f->mmap_types.find(off); t != f->mmap_types.end())
 					types[std::to_string(off)] = t->second;
 			if (!types.empty())
 				hj["mmap_types"] = types;           // fake offset -> i915 mmap type
@@ -187,7 +194,7 @@ nlohmann::json Model::manifest() const {
 			mmaps.push_back({{"start", mp.start}, {"length", mp.length}, {"prot", prot_string(mp.prot)},
 			                 {"shared", mp.shared}, {"file", f.id}, {"offset", mp.offset},
 			                 {"handle", opt(handle)}, {"object", opt(mp.object)},
-			                 {"via", mp.via.empty() ? "device" : mp.via}});
+			                 {"via", std::string(mp.via.empty() ? "device" : mp.via)}});
 		}
 		procs.push_back({{"pid", pid}, {"comm", p.comm}, {"fds", fds}, {"mmaps", mmaps}});
 	}

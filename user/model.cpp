@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <linux/close_range.h>
@@ -89,19 +90,30 @@ DrmFile &ModelOps::file_seen(uint64_t kfile) {
 
 // The kernel object at `kfile` was freed and the pointer reused: forget every reference.
 void ModelOps::purge(uint64_t kfile) {
+	std::size_t gone = 0;
 	for (auto &[pid, p] : m.procs_) {
-		std::erase_if(p.fds, [&](const auto &kv) { return kv.second.kfile == kfile; });
-		std::erase_if(p.mmaps, [&](const auto &kv) { return kv.second.kfile == kfile; });
+		gone += std::erase_if(p.fds, [&](const auto &kv) { return kv.second.kfile == kfile; });
+		gone += std::erase_if(p.mmaps, [&](const auto &kv) {
+			if (kv.second.kfile != kfile)
+				return false;
+			count_mapping(kv.second, -1);
+			return true;
+		});
 	}
 	for (auto &[k, f] : m.files_)
-		f.prime.erase(kfile);
-	m.dmabufs_.erase(kfile);
-	if (auto it = m.files_.find(kfile); it != m.files_.end())
+		gone += f.prime.erase(kfile);
+	gone += m.dmabufs_.erase(kfile);
+	if (auto it = m.files_.find(kfile); it != m.files_.end()) {
 		drop_file(it);
-	changed = need_gc = true;
+		++gone;
+	}
+	if (gone) // nothing to forget (a fresh address) leaves nothing to collect
+		changed = need_gc = true;
 }
 
 void ModelOps::drop_file(std::map<uint64_t, DrmFile>::iterator it) {
+	for (const auto &[n, h] : it->second.handles)
+		count_handle(h.object, -1);
 	for (auto &[k, d] : m.dmabufs_)
 		if (d.exporter_kfile == it->first)
 			d.exporter_kfile = 0, d.exporter_handle = 0;
@@ -147,6 +159,122 @@ void ModelOps::gc() {
 	std::erase_if(m.objects_, [&](const auto &kv) { return !live_objs.count(kv.first); });
 }
 
+void ModelOps::count_mapping(const Mapping &mp, int delta) {
+	if (!mp.object)
+		return;
+	if (auto o = m.objects_.find(*mp.object); o != m.objects_.end())
+		o->second.mappings += delta;
+	if (delta < 0)
+		lost_objs.push_back(*mp.object);
+}
+
+void ModelOps::uncount_mappings(const Process &p) {
+	for (const auto &[start, mp] : p.mmaps)
+		count_mapping(mp, -1);
+}
+
+void ModelOps::count_handle(uint64_t object, int delta) {
+	if (auto o = m.objects_.find(object); o != m.objects_.end())
+		o->second.handles += delta;
+	if (delta < 0)
+		lost_objs.push_back(object);
+}
+
+// What gc() would do after a record that only closed fds, removed mappings or dropped
+// handles, looking only at what lost a reference: gc() walks the whole model, which made
+// every close and munmap cost O(handles + mappings). A DRM file that may have lost its last
+// fd is left to gc() (rare: the file is closed for good).
+void ModelOps::collect() {
+	auto fd_holds = [&](uint64_t kfile) {
+		for (const auto &[pid, p] : m.procs_)
+			for (const auto &[fd, e] : p.fds)
+				if (e.kfile == kfile)
+					return true;
+		return false;
+	};
+	for (uint64_t k : lost_files) {
+		if (m.files_.count(k)) {
+			if (!fd_holds(k))
+				return gc(); // maybe only mappings hold it, maybe nothing
+		} else if (m.dmabufs_.count(k)) {
+			lost_bufs.push_back(k);
+		} else if (m.others_.count(k) && !fd_holds(k)) {
+			m.others_.erase(k);
+		}
+	}
+	for (uint64_t b : lost_bufs) {
+		auto d = m.dmabufs_.find(b);
+		if (d == m.dmabufs_.end() || fd_holds(b))
+			continue;
+		bool primed = false;
+		for (const auto &[k, f] : m.files_)
+			if (f.prime.count(b)) {
+				primed = true;
+				break;
+			}
+		if (primed)
+			continue;
+		lost_objs.push_back(d->second.object);
+		m.dmabufs_.erase(d);
+	}
+	for (uint64_t id : lost_objs) {
+		auto o = m.objects_.find(id);
+		if (o == m.objects_.end())
+			continue;
+		if (o->second.handles == 0) // a flink name lives while its object has a handle
+			std::erase_if(m.flinks_, [&](const auto &kv) { return kv.second == id; });
+		if (o->second.handles || o->second.mappings)
+			continue;
+		bool held = false;
+		for (const auto &[k, d] : m.dmabufs_)
+			held = held || d.object == id;
+		for (const auto &[k, f] : m.files_)
+			for (const auto &[vid, vm] : f.vms)
+				for (const auto &[addr, b] : vm.bindings)
+					held = held || b.object == id; // a bound buffer outlives its handle
+		if (!held)
+			m.objects_.erase(o);
+	}
+}
+
+// GW_MODEL_CHECK_GC builds (tests only) check after every record that the reference counts
+// are exact and that collect() left nothing gc() would collect.
+void ModelOps::verify_collect() const {
+#ifdef GW_MODEL_CHECK_GC
+	std::map<uint64_t, std::pair<uint32_t, uint32_t>> counts;
+	for (const auto &[k, f] : m.files_)
+		for (const auto &[n, h] : f.handles)
+			counts[h.object].first++;
+	for (const auto &[pid, p] : m.procs_)
+		for (const auto &[start, mp] : p.mmaps)
+			if (mp.object)
+				counts[*mp.object].second++;
+	for (const auto &[id, o] : m.objects_) {
+		auto c = counts.count(id) ? counts.at(id) : std::pair<uint32_t, uint32_t>{};
+		if (c.first != o.handles || c.second != o.mappings) {
+			std::fprintf(stderr, "model: object %llu counts %u/%u, actual %u/%u\n", (unsigned long long)id,
+			             o.handles, o.mappings, c.first, c.second);
+			std::abort();
+		}
+	}
+	Model copy = m;
+	ModelOps{copy}.gc();
+	if (copy.files_.size() != m.files_.size() || copy.objects_.size() != m.objects_.size() ||
+	    copy.dmabufs_.size() != m.dmabufs_.size() || copy.flinks_.size() != m.flinks_.size() ||
+	    copy.others_.size() != m.others_.size()) {
+		std::fprintf(stderr, "model: collect() left garbage gc() finds\n");
+		std::abort();
+	}
+#endif
+}
+
+bool ModelOps::holds_fd(const Process &p, uint64_t kfile) {
+	for (const auto &[fd, e] : p.fds)
+		if (e.kfile == kfile)
+			return true;
+	return false;
+}
+
 void ModelOps::install_fd(Process &p, int fd, FdEntry e) {
 	auto [it, inserted] = p.fds.try_emplace(fd, e);
 	if (!inserted) {
@@ -185,7 +313,10 @@ void ModelOps::unmap_range(Process &p, uint64_t start, uint64_t len) {
 	while (it != p.mmaps.end() && it->first < end) {
 		Mapping mp = it->second;
 		it = p.mmaps.erase(it);
-		changed = need_gc = true;
+		count_mapping(mp, -1);
+		if (!holds_fd(p, mp.kfile))
+			lost_files.push_back(mp.kfile);
+		changed = true;
 		uint64_t mend = mp.start + mp.length;
 		if (mp.start < start) {
 			Mapping left = mp;
@@ -201,12 +332,14 @@ void ModelOps::unmap_range(Process &p, uint64_t start, uint64_t len) {
 		}
 	}
 	for (const Mapping &piece : pieces)
-		p.mmaps.emplace(piece.start, piece);
+		if (p.mmaps.emplace(piece.start, piece).second)
+			count_mapping(piece, +1);
 }
 
 void ModelOps::map(Process &p, const Mapping &mp) {
 	unmap_range(p, mp.start, mp.length);
-	p.mmaps.emplace(mp.start, mp);
+	if (p.mmaps.emplace(mp.start, mp).second)
+		count_mapping(mp, +1);
 	changed = true;
 }
 
@@ -307,8 +440,13 @@ ApplyStatus ModelOps::on_close(const gw_ev_close &ev) {
 	Process *p = process(ev.hdr.tgid);
 	if (!p)
 		return ApplyStatus::unknown_process;
-	if (p->fds.erase(ev.fd))
-		changed = need_gc = true;
+	if (auto it = p->fds.find(ev.fd); it != p->fds.end()) {
+		uint64_t kfile = it->second.kfile;
+		p->fds.erase(it);
+		if (!holds_fd(*p, kfile))
+			lost_files.push_back(kfile);
+		changed = true;
+	}
 	return ApplyStatus::ok;
 }
 
@@ -465,8 +603,12 @@ ApplyStatus ModelOps::on_fork(const gw_ev_fork &ev) {
 		return ApplyStatus::unknown_process;
 	Process child = *parent; // fd table, mappings and comm
 	child.pid = ev.child_tgid;
-	if (m.procs_.count(ev.child_tgid))
-		need_gc = true; // a stale process with the same pid: its exit was missed
+	for (const auto &[start, mp] : child.mmaps)
+		count_mapping(mp, +1);
+	if (auto stale = m.procs_.find(ev.child_tgid); stale != m.procs_.end()) {
+		uncount_mappings(stale->second); // a stale process with the same pid: its exit was missed
+		need_gc = true;
+	}
 	m.procs_[ev.child_tgid] = std::move(child);
 	changed = true;
 	return ApplyStatus::ok;
@@ -476,6 +618,7 @@ ApplyStatus ModelOps::on_exec(const gw_ev_exec &ev) {
 	Process *p = process(ev.hdr.tgid);
 	if (!p)
 		return ApplyStatus::unknown_process;
+	uncount_mappings(*p);
 	p->mmaps.clear();
 	p->incomplete.clear(); // it was about mappings, and exec removed them all
 	std::erase_if(p->fds, [](const auto &kv) { return kv.second.cloexec; });
@@ -485,8 +628,11 @@ ApplyStatus ModelOps::on_exec(const gw_ev_exec &ev) {
 }
 
 ApplyStatus ModelOps::on_exit(const gw_ev_exit &ev) {
-	if (!m.procs_.erase(ev.hdr.tgid))
+	auto it = m.procs_.find(ev.hdr.tgid);
+	if (it == m.procs_.end())
 		return ApplyStatus::unknown_process;
+	uncount_mappings(it->second);
+	m.procs_.erase(it);
 	changed = need_gc = true;
 	return ApplyStatus::ok;
 }
@@ -499,6 +645,9 @@ ApplyStatus Model::apply(std::span<const std::byte> record) {
 	ApplyStatus st = ops.dispatch(record);
 	if (ops.need_gc)
 		ops.gc();
+	else if (!ops.lost_files.empty() || !ops.lost_bufs.empty() || !ops.lost_objs.empty())
+		ops.collect();
+	ops.verify_collect();
 	if (ops.changed)
 		++generation_;
 	return st;
@@ -514,9 +663,13 @@ void Model::add_process(uint32_t tgid, std::string comm) {
 }
 
 void Model::remove_process(uint32_t tgid) {
-	if (!procs_.erase(tgid))
+	auto it = procs_.find(tgid);
+	if (it == procs_.end())
 		return;
-	ModelOps{*this}.gc();
+	ModelOps ops{*this};
+	ops.uncount_mappings(it->second);
+	procs_.erase(it);
+	ops.gc();
 	++generation_;
 }
 

@@ -14,6 +14,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -27,19 +28,30 @@ namespace gw {
 struct GemObject {
 	uint64_t id = 0;
 	uint64_t size = 0;          // bytes, 0 if unknown
+	// references the model keeps count of, so that a closed handle or a removed mapping
+	// is collected without a walk over the whole model: handles (in any file) and mappings
+	// (in any process) naming this object
+	uint32_t handles = 0, mappings = 0;
 };
 
 struct Handle {
+	// grant: kNoGrant, the one fake offset (DrmFile::mmap_offsets) granted for this handle, or
+	// kManyGrants (several, or not known: dropping the handle scans the file's grants)
+	static constexpr uint64_t kNoGrant = 0, kManyGrants = ~0ull;
+
 	uint32_t handle = 0;
-	uint64_t object = 0;        // GemObject id
-	std::string origin;         // "dumb", "prime", "flink", "unknown"
-	// creation parameters: dumb: width, height, bpp, flags, pitch; prime: source dma-buf;
-	// flink: name. Free-form, copied into the manifest.
-	nlohmann::json params = nlohmann::json::object();
 	uint32_t imports = 0;       // PRIME_FD_TO_HANDLE calls that returned this existing handle
+	uint64_t object = 0;        // GemObject id
+	std::string_view origin;    // "dumb", "prime", "flink", "unknown", "i915.gem_create", ...: a literal
+	// creation parameters: dumb: width, height, bpp, flags, pitch; prime: source dma-buf;
+	// flink: name. Free-form, copied into the manifest; null when there are none (the manifest
+	// shows {}): an empty JSON object costs an allocation per handle.
+	nlohmann::json params;
+	// set after creation (i915 SET_TILING, SET_CACHING): {"tiling": {...}, "caching": n};
+	// null until one is set
+	nlohmann::json attrs;
 	std::optional<uint32_t> flink_name;
-	// set after creation (i915 SET_TILING, SET_CACHING): {"tiling": {...}, "caching": n}
-	nlohmann::json attrs = nlohmann::json::object();
+	uint64_t grant = kNoGrant;
 };
 
 // i915 contexts, i915/xe VMs and their bindings, xe exec queues: per DRM file, by id.
@@ -118,8 +130,9 @@ struct Mapping {
 	uint64_t offset = 0;        // byte offset (fake offset)
 	std::optional<uint64_t> object; // GemObject id when known
 	// how the mapping reaches its buffer: "" (the DRM file itself), "anon_inode:i915.gem"
-	// (i915 swaps the VMA's file), "i915.gem_mmap" (legacy GEM_MMAP: the object's shmem file)
-	std::string via;
+	// (i915 swaps the VMA's file), "i915.gem_mmap" (legacy GEM_MMAP: the object's shmem file).
+	// Always a string literal: a std::string would allocate for "anon_inode:i915.gem".
+	std::string_view via;
 };
 
 struct Process {

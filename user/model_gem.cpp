@@ -47,29 +47,60 @@ uint64_t ModelOps::new_object(uint64_t size) {
 }
 
 void ModelOps::drop_handle(DrmFile &f, uint32_t handle) {
-	if (!f.handles.erase(handle))
+	auto hit = f.handles.find(handle);
+	if (hit == f.handles.end())
 		return;
-	for (auto it = f.mmap_offsets.begin(); it != f.mmap_offsets.end();) {
-		if (it->second != handle) {
-			++it;
-			continue;
+	count_handle(hit->second.object, -1);
+	uint64_t g = hit->second.grant;
+	f.handles.erase(hit);
+	if (g == Handle::kManyGrants) {
+		for (auto it = f.mmap_offsets.begin(); it != f.mmap_offsets.end();) {
+			if (it->second != handle) {
+				++it;
+				continue;
+			}
+			f.mmap_types.erase(it->first); // the grant's type goes with it
+			it = f.mmap_offsets.erase(it);
 		}
-		f.mmap_types.erase(it->first); // the grant's type goes with it
-		it = f.mmap_offsets.erase(it);
+	} else if (auto it = f.mmap_offsets.find(g); g != Handle::kNoGrant && it != f.mmap_offsets.end() &&
+	                                             it->second == handle) {
+		f.mmap_types.erase(g);
+		f.mmap_offsets.erase(it);
 	}
-	std::erase_if(f.prime, [&](const auto &kv) { return kv.second == handle; });
-	changed = need_gc = true;
+	std::erase_if(f.prime, [&](const auto &kv) {
+		if (kv.second != handle)
+			return false;
+		lost_bufs.push_back(kv.first);
+		return true;
+	});
+	changed = true;
 }
 
-Handle &ModelOps::add_handle(DrmFile &f, uint32_t handle, uint64_t object, std::string origin,
+// `offset` now maps `handle` of f (MAP_DUMB, MMAP_OFFSET). The handle (known_handle first)
+// remembers its grant, so that dropping it does not scan every grant of the file.
+void ModelOps::grant(DrmFile &f, uint64_t offset, uint32_t handle) {
+	auto [it, inserted] = f.mmap_offsets.try_emplace(offset, handle);
+	if (!inserted && it->second != handle) { // a stale grant: its handle's list is no longer known
+		if (auto old = f.handles.find(it->second); old != f.handles.end())
+			old->second.grant = Handle::kManyGrants;
+		it->second = handle;
+	}
+	if (auto h = f.handles.find(handle); h != f.handles.end() && h->second.grant != offset)
+		h->second.grant = h->second.grant == Handle::kNoGrant && offset != Handle::kNoGrant ? offset
+		                                                                                      : Handle::kManyGrants;
+	changed = true;
+}
+
+Handle &ModelOps::add_handle(DrmFile &f, uint32_t handle, uint64_t object, std::string_view origin,
                              nlohmann::json params) {
 	drop_handle(f, handle); // a stale entry: its close was missed
 	Handle h;
 	h.handle = handle;
 	h.object = object;
-	h.origin = std::move(origin);
+	h.origin = origin;
 	h.params = std::move(params);
 	changed = true;
+	count_handle(object, +1);
 	return f.handles[handle] = std::move(h);
 }
 
@@ -94,8 +125,7 @@ void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o) {
 		},
 		[&](const MapDumb &x) {
 			known_handle(f, x.handle);
-			f.mmap_offsets[x.offset] = x.handle;
-			changed = true;
+			grant(f, x.offset, x.handle);
 		},
 		[&](const DestroyDumb &x) { drop_handle(f, x.handle); },
 		[&](const GemClose &x) { drop_handle(f, x.handle); }, // whatever its imports, as the kernel
@@ -153,6 +183,8 @@ void ModelOps::op(Process &p, DrmFile &f, const drm::PrimeExport &x) {
 	DmaBuf &d = it->second;
 	auto exp = m.files_.find(d.exporter_kfile);
 	bool exporter_alive = !inserted && exp != m.files_.end() && exp->second.handles.count(d.exporter_handle);
+	if (!inserted && d.object != h.object)
+		lost_objs.push_back(d.object); // a stale entry: its object may be held by nothing else
 	if (inserted || d.object != h.object || !exporter_alive)
 		d = DmaBuf{x.dmabuf, h.object, f.kfile, x.handle};
 	f.prime[x.dmabuf] = x.handle;

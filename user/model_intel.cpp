@@ -140,7 +140,7 @@ bool ModelOps::apply_intel(Process &p, DrmFile &f, const drm::Op &o) {
 	bool mine = true;
 	std::visit(overloaded{
 		[&](const I915GemCreate &x) {
-			json params = json::object();
+			json params; // none for GEM_CREATE
 			if (x.ext) {
 				json pl = json::array();
 				for (const auto &r : x.placements)
@@ -158,7 +158,7 @@ bool ModelOps::apply_intel(Process &p, DrmFile &f, const drm::Op &o) {
 		},
 		[&](const I915MmapOffset &x) {
 			known_handle(f, x.handle);
-			f.mmap_offsets[x.offset] = x.handle;
+			grant(f, x.offset, x.handle);
 			f.mmap_types[x.offset] = i915_mmap_type(x.type);
 			changed = true;
 		},
@@ -255,7 +255,7 @@ bool ModelOps::apply_intel(Process &p, DrmFile &f, const drm::Op &o) {
 			if (x.handle == 0)
 				return; // FLAG_PCI_BARRIER: a page of the device, no buffer
 			known_handle(f, x.handle);
-			f.mmap_offsets[x.offset] = x.handle;
+			grant(f, x.offset, x.handle);
 			changed = true;
 		},
 		[&](const XeVmCreate &x) {

@@ -3,12 +3,14 @@
 // Ownership mirrors the kernel: fds and mappings keep a DRM file alive; handles, mappings
 // and known dma-bufs keep a GEM object alive; a flink name lives while its object has a
 // handle somewhere; dma-buf fds and prime maps keep a dma-buf registry entry alive.
-// Removals only flag the state for collection (gc), which runs once per record.
+// Removals only flag the state for collection, which runs once per record: a targeted one
+// (collect) when the record only dropped fds, mappings or handles, else the full walk (gc).
 #pragma once
 
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "drm_decode.hpp"
 #include "event_abi.hpp"
@@ -19,7 +21,11 @@ namespace gw {
 struct ModelOps {
 	Model &m;
 	bool changed = false;  // the manifest changes: bump the generation
-	bool need_gc = false;  // a reference was dropped: collect files, objects, dma-bufs
+	bool need_gc = false;  // a reference was dropped that only gc() follows
+	// what lost a reference in this record, for collect(): the kernel file of a closed fd or
+	// of a removed mapping, a dma-buf that lost a prime entry, an object that lost a handle
+	// or a mapping
+	std::vector<uint64_t> lost_files, lost_bufs, lost_objs;
 
 	ApplyStatus malformed();
 	Process *process(uint32_t tgid);
@@ -32,8 +38,16 @@ struct ModelOps {
 	void purge(uint64_t kfile);
 	void drop_file(std::map<uint64_t, DrmFile>::iterator it);
 	void gc();
+	void collect();
+	void verify_collect() const;
+
+	// object reference counts (GemObject::handles, ::mappings)
+	void count_mapping(const Mapping &mp, int delta);
+	void uncount_mappings(const Process &p);
+	void count_handle(uint64_t object, int delta);
 
 	// fds and mappings (model.cpp)
+	static bool holds_fd(const Process &p, uint64_t kfile);
 	void install_fd(Process &p, int fd, FdEntry e);
 	void learn_fd(Process &p, int fd, uint64_t kfile, bool dmabuf);
 	void unmap_range(Process &p, uint64_t start, uint64_t len);
@@ -58,8 +72,9 @@ struct ModelOps {
 	// GEM handles, objects, dma-bufs (model_gem.cpp)
 	uint64_t new_object(uint64_t size);
 	void drop_handle(DrmFile &f, uint32_t handle);
-	Handle &add_handle(DrmFile &f, uint32_t handle, uint64_t object, std::string origin,
-	                   nlohmann::json params = nlohmann::json::object());
+	void grant(DrmFile &f, uint64_t offset, uint32_t handle);
+	Handle &add_handle(DrmFile &f, uint32_t handle, uint64_t object, std::string_view origin,
+	                   nlohmann::json params = nullptr);
 	Handle &known_handle(DrmFile &f, uint32_t handle);
 	void apply_op(Process &p, DrmFile &f, const drm::Op &op);
 	void op(DrmFile &f, const drm::GemOpen &x);

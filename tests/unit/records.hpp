@@ -1,5 +1,6 @@
-// Builders for ABI records, and a Model wrapper that applies them: the unit tests describe
-// event sequences as calls like `w.open(100, 3, kCard)`.
+// A Model wrapper that applies ABI records (builders in tests/common/record_builders.hpp) and
+// the i915/xe user-memory capture: the unit tests describe event sequences as calls like
+// `w.open(100, 3, kCard)`.
 #pragma once
 
 #include <algorithm>
@@ -24,66 +25,11 @@
 #include "event_abi.hpp"
 #include "model.hpp"
 
+#include "../common/record_builders.hpp"
+
 namespace gwtest {
 
 using gw::ApplyStatus;
-
-// kernel file pointers, as the tracer would report them
-constexpr uint64_t kCard = 0xffff888000001000;
-constexpr uint64_t kCard2 = 0xffff888000002000;
-constexpr uint64_t kRender = 0xffff888000003000;
-constexpr uint64_t kBuf = 0xffff888000004000;  // a dma-buf
-constexpr uint64_t kBuf2 = 0xffff888000005000;
-constexpr uint64_t kFake = 0x100000000;         // a fake mmap offset (4 GiB)
-
-inline gw_ev_fd fd_rec(uint32_t tgid, int fd, uint64_t file, uint8_t source = GW_FD_OPEN, bool cloexec = false,
-                       uint32_t minor = 0, uint8_t type = GW_FILE_DRM, const char *driver = "vgem") {
-	auto r = gw::abi::make_record<gw_ev_fd>(tgid);
-	r.file = file;
-	r.fd = fd;
-	r.f_flags = 02; // O_RDWR
-	r.major = type == GW_FILE_DRM ? GW_DRM_MAJOR : 0;
-	r.minor = minor;
-	r.type = type;
-	r.source = source;
-	r.cloexec = cloexec;
-	if (type == GW_FILE_DRM)
-		std::strncpy(r.driver, driver, sizeof r.driver);
-	if (source == GW_FD_SNAPSHOT)
-		r.hdr.hook = GW_HOOK_ITER;
-	return r;
-}
-
-// An ioctl record: `in` is the argument at entry, `out` at exit (same struct type).
-template <class T>
-gw_ev_ioctl ioctl_rec(uint32_t tgid, int fd, uint64_t file, uint32_t cmd, const T &in, const T &out, uint64_t aux = 0) {
-	static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= GW_IOCTL_ARG_MAX);
-	auto r = gw::abi::make_record<gw_ev_ioctl>(tgid);
-	r.file = file;
-	r.aux_file = aux;
-	r.cmd = cmd;
-	r.fd = fd;
-	r.arg_size = _IOC_SIZE(cmd);
-	std::memcpy(r.in, &in, sizeof in);
-	std::memcpy(r.out, &out, sizeof out);
-	return r;
-}
-
-inline gw_ev_mmap mmap_rec(uint32_t tgid, uint64_t file, uint64_t start, uint64_t length, uint64_t offset,
-                           uint32_t prot = 3, bool shared = true, int fd = 3) {
-	auto r = gw::abi::make_record<gw_ev_mmap>(tgid);
-	r.file = file;
-	r.start = start;
-	r.length = length;
-	r.offset = offset;
-	r.fd = fd;
-	r.prot = prot;
-	r.flags = shared ? 1 : 2;
-	r.shared = shared;
-	if (fd < 0)
-		r.hdr.hook = GW_HOOK_ITER;
-	return r;
-}
 
 // --- i915 / xe: the user memory behind ioctl arguments ----------------------------------------
 // Fake user memory: argument structs, extension nodes and arrays at fake user addresses.
@@ -216,24 +162,6 @@ inline std::optional<gw_ev_ioctl_ext> capture_ext(const UserMem &mem, uint32_t t
 	return x;
 }
 
-// An ioctl record of any argument size: the first min(_IOC_SIZE(cmd), GW_IOCTL_ARG_MAX) bytes
-// of `in` and `out`, the driver and the return value, as gw_ioctl_exit writes them.
-template <class T>
-gw_ev_ioctl ioctl_head_rec(uint32_t tgid, int fd, uint64_t file, uint32_t cmd, const T &in, const T &out,
-                           uint8_t drv, int32_t ret = 0) {
-	static_assert(std::is_trivially_copyable_v<T>);
-	auto r = gw::abi::make_record<gw_ev_ioctl>(tgid);
-	r.file = file;
-	r.cmd = cmd;
-	r.fd = fd;
-	r.arg_size = static_cast<uint16_t>(std::min<std::size_t>(_IOC_SIZE(cmd), GW_IOCTL_ARG_MAX));
-	r.drv = drv;
-	r.ret = ret;
-	std::memcpy(r.in, &in, std::min<std::size_t>(sizeof in, r.arg_size));
-	std::memcpy(r.out, &out, std::min<std::size_t>(sizeof out, r.arg_size));
-	return r;
-}
-
 // What the tracer records for one i915/xe ioctl: the argument is stored in `mem` at `arg`,
 // then the GW_EV_IOCTL_EXT (if the BPF side emits one) and the GW_EV_IOCTL record.
 struct IntelCall {
@@ -265,10 +193,7 @@ struct World {
 		return apply(fd_rec(pid, fd, file, GW_FD_DUP, cloexec));
 	}
 	ApplyStatus close(uint32_t pid, int fd, uint64_t file) {
-		auto r = gw::abi::make_record<gw_ev_close>(pid);
-		r.file = file;
-		r.fd = fd;
-		return apply(r);
+		return apply(close_rec(pid, fd, file));
 	}
 	ApplyStatus close_range(uint32_t pid, uint32_t first, uint32_t last, uint32_t flags) {
 		auto r = gw::abi::make_record<gw_ev_close_range>(pid);
@@ -293,10 +218,7 @@ struct World {
 		return apply(mmap_rec(pid, file, start, length, offset));
 	}
 	ApplyStatus munmap(uint32_t pid, uint64_t start, uint64_t length) {
-		auto r = gw::abi::make_record<gw_ev_munmap>(pid);
-		r.start = start;
-		r.length = length;
-		return apply(r);
+		return apply(munmap_rec(pid, start, length));
 	}
 	ApplyStatus mremap(uint32_t pid, uint64_t old_start, uint64_t old_len, uint64_t new_start, uint64_t new_len,
 	                   uint32_t flags = 1) {
@@ -312,26 +234,17 @@ struct World {
 	// --- DRM ioctls (fd 3 unless said otherwise) ---
 	ApplyStatus create_dumb(uint32_t pid, uint64_t file, uint32_t handle, uint32_t w = 64, uint32_t h = 64,
 	                        int fd = 3) {
-		drm_mode_create_dumb in{}, out{};
-		in.width = w, in.height = h, in.bpp = 32;
-		out = in;
-		out.handle = handle, out.pitch = w * 4, out.size = uint64_t{w} * h * 4;
-		return apply(ioctl_rec(pid, fd, file, DRM_IOCTL_MODE_CREATE_DUMB, in, out));
+		return apply(create_dumb_rec(pid, fd, file, handle, w, h));
 	}
 	ApplyStatus map_dumb(uint32_t pid, uint64_t file, uint32_t handle, uint64_t offset, int fd = 3) {
-		drm_mode_map_dumb in{}, out{};
-		in.handle = handle;
-		out = in;
-		out.offset = offset;
-		return apply(ioctl_rec(pid, fd, file, DRM_IOCTL_MODE_MAP_DUMB, in, out));
+		return apply(map_dumb_rec(pid, fd, file, handle, offset));
 	}
 	ApplyStatus destroy_dumb(uint32_t pid, uint64_t file, uint32_t handle, int fd = 3) {
 		drm_mode_destroy_dumb in{handle};
 		return apply(ioctl_rec(pid, fd, file, DRM_IOCTL_MODE_DESTROY_DUMB, in, in));
 	}
 	ApplyStatus gem_close(uint32_t pid, uint64_t file, uint32_t handle, int fd = 3) {
-		drm_gem_close in{handle, 0};
-		return apply(ioctl_rec(pid, fd, file, DRM_IOCTL_GEM_CLOSE, in, in));
+		return apply(gem_close_rec(pid, fd, file, handle));
 	}
 	ApplyStatus flink(uint32_t pid, uint64_t file, uint32_t handle, uint32_t name, int fd = 3) {
 		drm_gem_flink in{handle, 0}, out{handle, name};
