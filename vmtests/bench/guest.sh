@@ -25,6 +25,7 @@
 #   CRIU_PAIRS  gpu/anon pairs per cell (default 5)
 #   CELLS       "N:MIB ..." (default "1:4 1:256 1000:256"; the full grid: see vmtests/README.md)
 #   IMAGES      tmpfs (default: /run, guest RAM) or 9p (OUT/img: the host's disk)
+#   CRIU_VERBOSE=1  criu -v4 (timestamped logs, slower) and keep the logs in OUT/criu-logs/
 set -u
 exec 3>&- 4>&- 5>&-   # virtme's serial ports: a dumped task must not hold them
 
@@ -211,7 +212,7 @@ criu_one() {
 	wait_for "$d/ready" 600 "$pid" || { cat "$d/stderr"; die "bench_hold $kind $n $mib not ready"; }
 	bytes=$(cat "$d/ready")
 	t=$(date +%s%N)
-	"$CRIU" dump -t "$pid" -D "$img" --shell-job -o dump.log "${args[@]}" >>"$W/criu.out" 2>&1
+	"$CRIU" dump -t "$pid" -D "$img" --shell-job ${CRIU_VERBOSE:+-v4} -o dump.log "${args[@]}" >>"$W/criu.out" 2>&1
 	rc=$?
 	dump_ms=$(ms_since "$t")
 	for _ in $(seq 200); do [ -e "/proc/$pid" ] || break; sleep 0.05; done # bash reaps it: the restore needs the pid
@@ -223,7 +224,7 @@ criu_one() {
 	else
 		imgb=$(du -sb "$img" | cut -f1)
 		t=$(date +%s%N)
-		"$CRIU" restore -D "$img" --shell-job -d -o restore.log "${args[@]}" >>"$W/criu.out" 2>&1
+		"$CRIU" restore -D "$img" --shell-job -d ${CRIU_VERBOSE:+-v4} -o restore.log "${args[@]}" >>"$W/criu.out" 2>&1
 		rc=$?
 		restore_ms=$(ms_since "$t")
 		if [ $rc != 0 ]; then
@@ -239,6 +240,11 @@ criu_one() {
 	[ "$kind" = gpu ] && gw_off
 	raw criu "$n" "$mib" "$pair" "$kind" "$bytes" "$dump_ms" "$restore_ms" "$imgb" "$result"
 	say "criu $kind N=$n ${mib}MiB pair $pair: dump $dump_ms ms, restore $restore_ms ms, image $imgb B, $result"
+	if [ -n "${CRIU_VERBOSE:-}" ]; then
+		mkdir -p "$OUT/criu-logs"
+		cp "$img/dump.log" "$OUT/criu-logs/$kind-$n-$mib-$pair-dump.log" 2>/dev/null
+		cp "$img/restore.log" "$OUT/criu-logs/$kind-$n-$mib-$pair-restore.log" 2>/dev/null
+	fi
 	rm -rf "$img"
 }
 
@@ -248,6 +254,9 @@ section_criu() {
 	out=$("$GPUWATCH" criu-args) || die "gpuwatch criu-args: $out"
 	read -r -a CRIU_GW_ARGS <<<"$out"
 	raw meta criu_version "$("$CRIU" --version | head -n1)"
+	# The first criu run of a boot probes the kernel (~10 s under TCG) and caches the answers
+	# in /run/criu.kdat: not a cost of either side of a pair.
+	"$CRIU" check >"$W/criu-check.out" 2>&1
 	raw meta images "$IMAGES"
 	say "criu: cells $CELLS, $CRIU_PAIRS pairs each, images on $IMAGES"
 	for cell in $CELLS; do

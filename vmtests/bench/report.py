@@ -156,16 +156,16 @@ def main():
           f"{meta.get('vcpus', '?')} vCPUs (TCG) on {meta.get('machine', '?')}")
     print("ratio = median of per-pair ratios (min-max, n = pairs); every pair is one run with and one without\n")
     print("1. Cost to the traced workload (bench_ioctl in the followed cgroup; gpuwatch on / not running)")
-    print(f"   {'hook path':<11}{'loop':<10}{'ns/op on':>10}{'ns/op off':>11}  {'ratio':<30}target")
+    print(f"   {'hook path':<15}{'loop':<10}{'ns/op on':>10}{'ns/op off':>11}  {'ratio':<30}target")
     for r in res["workload_cost"]:
         t = f"<= {r['target']} {verdict(r['met'])}" if r["target"] else ""
-        print(f"   {r['hook_path']:<11}{r['loop']:<10}{r['ns_per_op_on_median']:>10.0f}{r['ns_per_op_off_median']:>11.0f}  "
+        print(f"   {r['hook_path']:<15}{r['loop']:<10}{r['ns_per_op_on_median']:>10.0f}{r['ns_per_op_off_median']:>11.0f}  "
               f"{fmt_ratio(r['ratio']):<30}{t}")
     print("\n2. Cost to everything else (bench_syscall in another cgroup; gpuwatch on / not running)")
-    print(f"   {'hook path':<11}{'loop':<10}{'ns/op on':>10}{'ns/op off':>11}  {'ratio':<30}target")
+    print(f"   {'hook path':<15}{'loop':<10}{'ns/op on':>10}{'ns/op off':>11}  {'ratio':<30}target")
     for r in res["others_cost"]:
         t = f"<= {r['target']} {verdict(r['met'])}" if r["target"] else ""
-        print(f"   {r['hook_path']:<11}{r['loop']:<10}{r['ns_per_op_on_median']:>10.0f}{r['ns_per_op_off_median']:>11.0f}  "
+        print(f"   {r['hook_path']:<15}{r['loop']:<10}{r['ns_per_op_on_median']:>10.0f}{r['ns_per_op_off_median']:>11.0f}  "
               f"{fmt_ratio(r['ratio']):<30}{t}")
     if stops:
         print(f"   events lost over those runs: {res['hooks_runs_lost_events']}")
