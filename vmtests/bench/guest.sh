@@ -1,0 +1,307 @@
+#!/bin/bash
+# The VM benchmarks, guest side (run by vmtests/bench/run.sh as root inside the VM; every
+# measurement of one run happens in this one boot). Appends one line per measurement to
+# OUT/raw.tsv (tab-separated; report.py turns it into tables and vm-bench.json):
+#   meta     KEY VALUE
+#   ioctl    PATH MODE PAIR on|off NS_PER_OP      bench_ioctl in the followed cgroup
+#   syscall  PATH MODE PAIR on|off NS_PER_OP      bench_syscall in a sibling cgroup (PATH
+#                                                 tracefs-event: the control, no gpuwatch)
+#   gwstop   PATH PAIR LOST_EVENTS COMPLETE       the daemon's final manifest after an "on" run
+#   burst    PATH RING IOCTLS SECONDS LOST_EVENTS COMPLETE RECORDS REASONS
+#   criu     N MIB PAIR gpu|anon BYTES DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
+# "on": gpuwatch attach --hooks=PATH follows the benchmark cgroup; "off": no gpuwatch runs.
+# Every pair is made of one on and one off run next to each other, their order alternating
+# from pair to pair; gpuwatch is started afresh for every on run.
+#
+# Environment: GPUWATCH, WL_DIR (bench_* binaries), OUT (results; the host's --rwdir), and
+#   SECTIONS    "hooks burst criu" (default: all)
+#   PAIRS       pairs per hook path for hooks (default 5)
+#   HOOK_PATHS  "fexit tracepoint"
+#   IOCTL_MODES "dumb getcap" (bench_ioctl modes; dumbmmap adds mmap+munmap to dumb)
+#   SYSCALL_MODES "getpid readzero"
+#   RUN_MS      length of one timed loop in ms, calibrated once with gpuwatch off (default 500)
+#   BURST_IOCTLS  ioctls of the burst, over 2 processes (default 100000)
+#   SMALL_RING  the ring size (bytes) that forces losses (default 4096, the smallest allowed)
+#   CRIU_PAIRS  gpu/anon pairs per cell (default 5)
+#   CELLS       "N:MIB ..." (default "1:4 1:256 1000:256"; the full grid: see vmtests/README.md)
+#   IMAGES      tmpfs (default: /run, guest RAM) or 9p (OUT/img: the host's disk)
+#   CRIU_VERBOSE=1  criu -v4 (timestamped logs, slower) and keep the logs in OUT/criu-logs/
+set -u
+exec 3>&- 4>&- 5>&-   # virtme's serial ports: a dumped task must not hold them
+
+BENCH=$(cd "$(dirname "$0")" && pwd)
+VMTESTS=$(cd "$BENCH/.." && pwd)
+INCGROUP=$VMTESTS/guest/incgroup
+: "${GPUWATCH:?}" "${WL_DIR:?}" "${OUT:?}"
+SECTIONS=${SECTIONS:-hooks burst criu}
+PAIRS=${PAIRS:-5}
+HOOK_PATHS=${HOOK_PATHS:-fexit tracepoint}
+IOCTL_MODES=${IOCTL_MODES:-dumb getcap}
+SYSCALL_MODES=${SYSCALL_MODES:-getpid readzero}
+RUN_MS=${RUN_MS:-500}
+BURST_IOCTLS=${BURST_IOCTLS:-100000}
+SMALL_RING=${SMALL_RING:-4096}
+CRIU_PAIRS=${CRIU_PAIRS:-5}
+CELLS=${CELLS:-1:4 1:256 1000:256}
+IMAGES=${IMAGES:-tmpfs}
+CRIU=${CRIU:-criu}
+W=/run/gwbench
+CG_IN=/sys/fs/cgroup/gwbench-in     # followed by gpuwatch; the traced workloads run here
+CG_OUT=/sys/fs/cgroup/gwbench-out   # never followed: "everything else"
+RAW=$OUT/raw.tsv
+GW_PID=
+
+say() { echo "[$(date +%T)] $*"; }
+raw() { local IFS=$'\t'; echo "$*" >>"$RAW"; }
+die() { say "FATAL: $*"; raw meta fatal "$*"; exit 1; }
+
+# json_get FILE KEY...: top-level values of a manifest, tab-separated
+json_get() {
+	python3 -c 'import json,sys
+m = json.load(open(sys.argv[1]))
+print("\t".join(json.dumps(m.get(k)) if not isinstance(m.get(k), str) else m[k] for k in sys.argv[2:]))' "$@"
+}
+
+# gw_on PATH [RING]: gpuwatch follows CG_IN with --hooks=PATH; returns once it wrote its
+# first manifest, which must name PATH for every hook group
+gw_on() {
+	local path=$1 ring=${2:-}
+	rm -f "$W/manifest.json"
+	"$GPUWATCH" attach --cgroup "$CG_IN" --manifest "$W/manifest.json" --hooks="$path" \
+		${ring:+--ring-size "$ring"} >"$W/gw.log" 2>&1 &
+	GW_PID=$!
+	for _ in $(seq 1200); do
+		[ -s "$W/manifest.json" ] && break
+		kill -0 "$GW_PID" 2>/dev/null || { cat "$W/gw.log"; die "gpuwatch attach --hooks=$path exited"; }
+		sleep 0.1
+	done
+	[ -s "$W/manifest.json" ] || die "gpuwatch attach --hooks=$path wrote no manifest in 120 s"
+	local hooks
+	hooks=$(python3 -c 'import json,sys; print(" ".join(sorted(set(json.load(open(sys.argv[1]))["hooks"].values()))))' "$W/manifest.json")
+	[ "$hooks" = "$path" ] || die "--hooks=$path: the manifest says hooks $hooks"
+}
+
+# gw_off: SIGINT, exit 0 required; GW_LOST, GW_COMPLETE, GW_RECORDS, GW_REASONS from the
+# final manifest and the stop line of the log
+gw_off() {
+	kill -INT "$GW_PID"
+	wait "$GW_PID"
+	local rc=$?
+	GW_PID=
+	[ $rc = 0 ] || { tail -n 5 "$W/gw.log"; die "gpuwatch exited with status $rc on SIGINT"; }
+	IFS=$'\t' read -r GW_LOST GW_COMPLETE GW_REASONS < <(json_get "$W/manifest.json" lost_events complete incomplete_reasons)
+	GW_RECORDS=$(sed -n 's/.*records by hook: tracepoint \([0-9]*\), fexit \([0-9]*\).*/\1 \2/p' "$W/gw.log" |
+		awk '{ print $1 + $2 }')
+}
+
+# calibrate CG PROGRAM MODE ITERS: iterations for RUN_MS, measured once with gpuwatch off (0: failed)
+calibrate() {
+	local ns
+	ns=$("$INCGROUP" "$1" "$WL_DIR/$2" "$3" "$4" | awk '{ print $3 }')
+	[[ $ns =~ ^[0-9.]+$ ]] || { echo 0; return; }
+	awk -v ns="$ns" -v ms="$RUN_MS" 'BEGIN { n = int(ms * 1e6 / ns / 10) * 10; if (n < 100) n = 100; print n }'
+}
+
+# measure PATH PAIR on|off: one timed run of every loop
+measure() {
+	local path=$1 pair=$2 state=$3 m line
+	for m in $IOCTL_MODES; do
+		line=$("$INCGROUP" "$CG_IN" "$WL_DIR/bench_ioctl" "$m" "${ITERS[ioctl_$m]}") || die "bench_ioctl $m failed"
+		raw ioctl "$path" "$m" "$pair" "$state" "$(echo "$line" | awk '{ print $3 }')"
+	done
+	for m in $SYSCALL_MODES; do
+		line=$("$INCGROUP" "$CG_OUT" "$WL_DIR/bench_syscall" "$m" "${ITERS[syscall_$m]}") || die "bench_syscall $m failed"
+		raw syscall "$path" "$m" "$pair" "$state" "$(echo "$line" | awk '{ print $3 }')"
+	done
+}
+
+# control for (2): no gpuwatch, one syscall event enabled through tracefs (ftrace, no BPF).
+# Any enabled syscall tracepoint puts every task on the syscall slow path: this is that floor.
+measure_tracefs() {
+	local pair=$1 m line state ev=/sys/kernel/tracing/events/syscalls/sys_enter_close/enable
+	[ -e "$ev" ] || mount -t tracefs none /sys/kernel/tracing 2>/dev/null
+	[ -e "$ev" ] || return 0
+	for state in on off; do
+		if [ $state = on ]; then echo 1 >"$ev"; else echo 0 >"$ev"; fi
+		for m in $SYSCALL_MODES; do
+			line=$("$INCGROUP" "$CG_OUT" "$WL_DIR/bench_syscall" "$m" "${ITERS[syscall_$m]}") || die "bench_syscall $m failed"
+			raw syscall tracefs-event "$m" "$pair" "$state" "$(echo "$line" | awk '{ print $3 }')"
+		done
+	done
+	echo 0 >"$ev"
+}
+
+measure_on() {
+	gw_on "$1"
+	measure "$1" "$2" on
+	gw_off
+	raw gwstop "$1" "$2" "$GW_LOST" "$GW_COMPLETE"
+}
+
+section_hooks() {
+	declare -gA ITERS
+	local m pair path
+	for m in $IOCTL_MODES; do ITERS[ioctl_$m]=$(calibrate "$CG_IN" bench_ioctl "$m" 1000); done
+	for m in $SYSCALL_MODES; do ITERS[syscall_$m]=$(calibrate "$CG_OUT" bench_syscall "$m" 20000); done
+	for m in "${!ITERS[@]}"; do
+		[ "${ITERS[$m]}" != 0 ] || die "calibration of $m failed"
+		raw meta "iters_$m" "${ITERS[$m]}"
+	done
+	say "hooks: $PAIRS pairs per path ($HOOK_PATHS); iterations: $(for m in "${!ITERS[@]}"; do printf '%s=%s ' "$m" "${ITERS[$m]}"; done)"
+	for pair in $(seq "$PAIRS"); do
+		for path in $HOOK_PATHS; do
+			if [ $((pair % 2)) = 1 ]; then
+				measure_on "$path" "$pair"
+				measure "$path" "$pair" off
+			else
+				measure "$path" "$pair" off
+				measure_on "$path" "$pair"
+			fi
+		done
+		measure_tracefs "$pair"
+		say "hooks: pair $pair done"
+	done
+}
+
+section_burst() {
+	local path ring line iters=$(((BURST_IOCTLS + 5) / 6)) # 3 ioctls per op, 2 processes
+	for path in $HOOK_PATHS; do
+		for ring in default "$SMALL_RING"; do
+			gw_on "$path" "$([ "$ring" = default ] || echo "$ring")"
+			line=$("$INCGROUP" "$CG_IN" "$WL_DIR/bench_ioctl" dumb "$iters" 2) || die "burst failed"
+			sleep 1
+			gw_off
+			raw burst "$path" "$ring" "$(echo "$line" | awk '{ print $5 }')" "$(echo "$line" | awk '{ print $7 }')" \
+				"$GW_LOST" "$GW_COMPLETE" "$GW_RECORDS" "$GW_REASONS"
+			cp "$W/manifest.json" "$OUT/burst-$path-$ring.manifest.json"
+			say "burst $path ring $ring: $line; lost $GW_LOST, complete $GW_COMPLETE, records $GW_RECORDS"
+		done
+	done
+}
+
+alive() { local st; st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) && [ -n "$st" ] && [ "$st" != Z ]; }
+
+# wait_for FILE SECONDS [PID]: until FILE exists (while PID lives)
+wait_for() {
+	local _
+	for _ in $(seq $(($2 * 20))); do
+		[ -e "$1" ] && return 0
+		[ -n "${3:-}" ] && ! alive "$3" && { [ -e "$1" ]; return; }
+		sleep 0.05
+	done
+	return 1
+}
+
+ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+
+# criu_one KIND N MIB PAIR: the workload holds MIB in N pieces; dump, restore, verify
+criu_one() {
+	local kind=$1 n=$2 mib=$3 pair=$4 d=$W/hold img cg=$CG_OUT t pid dump_ms restore_ms bytes imgb result rc
+	local args=()
+	img=$([ "$IMAGES" = 9p ] && echo "$OUT/img" || echo "$W/img")
+	rm -rf "$d" "$img" && mkdir -p "$d" "$img"
+	if [ "$kind" = gpu ]; then
+		cg=$CG_IN
+		args=("${CRIU_GW_ARGS[@]}")
+		gw_on fexit
+	fi
+	(cd "$d" && exec setsid "$INCGROUP" "$cg" "$WL_DIR/bench_hold" "$d" "$kind" "$n" "$mib" \
+		</dev/null >"$d/stdout" 2>"$d/stderr") &
+	pid=$!
+	disown "$pid"   # no "Killed" job notice when criu dump kills it
+	wait_for "$d/ready" 600 "$pid" || { cat "$d/stderr"; die "bench_hold $kind $n $mib not ready"; }
+	bytes=$(cat "$d/ready")
+	t=$(date +%s%N)
+	"$CRIU" dump -t "$pid" -D "$img" --shell-job ${CRIU_VERBOSE:+-v4} -o dump.log "${args[@]}" >>"$W/criu.out" 2>&1
+	rc=$?
+	dump_ms=$(ms_since "$t")
+	for _ in $(seq 200); do [ -e "/proc/$pid" ] || break; sleep 0.05; done # bash reaps it: the restore needs the pid
+	if [ $rc != 0 ]; then
+		cp "$img/dump.log" "$OUT/dump-fail-$kind-$n-$mib-$pair.log"
+		kill -9 "$pid" 2>/dev/null
+		result="dump-failed-$rc"
+		restore_ms=0 imgb=0
+	else
+		imgb=$(du -sb "$img" | cut -f1)
+		t=$(date +%s%N)
+		"$CRIU" restore -D "$img" --shell-job -d ${CRIU_VERBOSE:+-v4} -o restore.log "${args[@]}" >>"$W/criu.out" 2>&1
+		rc=$?
+		restore_ms=$(ms_since "$t")
+		if [ $rc != 0 ]; then
+			cp "$img/restore.log" "$OUT/restore-fail-$kind-$n-$mib-$pair.log"
+			result="restore-failed-$rc"
+		else
+			touch "$d/go"
+			if wait_for "$d/result" 600 "$pid"; then result=$(head -n1 "$d/result" | tr ' ' _); else result=no-result; fi
+		fi
+		for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
+		kill -9 "$pid" 2>/dev/null
+	fi
+	[ "$kind" = gpu ] && gw_off
+	raw criu "$n" "$mib" "$pair" "$kind" "$bytes" "$dump_ms" "$restore_ms" "$imgb" "$result"
+	say "criu $kind N=$n ${mib}MiB pair $pair: dump $dump_ms ms, restore $restore_ms ms, image $imgb B, $result"
+	if [ -n "${CRIU_VERBOSE:-}" ]; then
+		mkdir -p "$OUT/criu-logs"
+		cp "$img/dump.log" "$OUT/criu-logs/$kind-$n-$mib-$pair-dump.log" 2>/dev/null
+		cp "$img/restore.log" "$OUT/criu-logs/$kind-$n-$mib-$pair-restore.log" 2>/dev/null
+	fi
+	rm -rf "$img"
+}
+
+section_criu() {
+	local cell n mib pair out
+	command -v "$CRIU" >/dev/null || { say "criu not installed: section skipped"; raw meta criu_skipped "no criu"; return; }
+	out=$("$GPUWATCH" criu-args) || die "gpuwatch criu-args: $out"
+	read -r -a CRIU_GW_ARGS <<<"$out"
+	raw meta criu_version "$("$CRIU" --version | head -n1)"
+	# The first criu run of a boot probes the kernel (~10 s under TCG) and caches the answers
+	# in /run/criu.kdat: not a cost of either side of a pair.
+	"$CRIU" check >"$W/criu-check.out" 2>&1
+	raw meta images "$IMAGES"
+	say "criu: cells $CELLS, $CRIU_PAIRS pairs each, images on $IMAGES"
+	for cell in $CELLS; do
+		n=${cell%:*} mib=${cell#*:}
+		for pair in $(seq "$CRIU_PAIRS"); do
+			if [ $((pair % 2)) = 1 ]; then
+				criu_one gpu "$n" "$mib" "$pair"
+				criu_one anon "$n" "$mib" "$pair"
+			else
+				criu_one anon "$n" "$mib" "$pair"
+				criu_one gpu "$n" "$mib" "$pair"
+			fi
+		done
+	done
+}
+
+cleanup() {
+	[ -n "$GW_PID" ] && kill -INT "$GW_PID" 2>/dev/null
+	for cg in "$CG_IN" "$CG_OUT"; do
+		for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+	done
+	sleep 0.5
+	rmdir "$CG_IN" "$CG_OUT" 2>/dev/null
+}
+trap cleanup EXIT
+
+mkdir -p "$W" "$OUT" && : >"$RAW"
+grep -q '^cgroup2 /sys/fs/cgroup ' /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup || die "no cgroup v2"
+[ -e /dev/dri/card0 ] || modprobe vgem || die "modprobe vgem failed"
+for _ in $(seq 50); do [ -e /dev/dri/card0 ] && break; sleep 0.1; done
+[ -c /dev/dri/card0 ] || die "vgem loaded but no /dev/dri/card0"
+mkdir -p "$CG_IN" "$CG_OUT" || die "cannot create cgroups"
+raw meta kernel "$(uname -r)"
+raw meta vcpus "$(nproc)"
+raw meta mem_kib "$(awk '/MemTotal/ { print $2 }' /proc/meminfo)"
+raw meta pairs "$PAIRS"
+raw meta criu_pairs "$CRIU_PAIRS"
+raw meta check "$("$GPUWATCH" check 2>&1 | grep -E '^(ioctl|mmap|cloexec|path):' | tr '\n' ';')"
+say "kernel $(uname -r), $(nproc) vCPUs; sections: $SECTIONS"
+start=$(date +%s)
+for s in $SECTIONS; do
+	t=$(date +%s)
+	"section_$s"
+	raw meta "seconds_$s" $(($(date +%s) - t))
+	say "section $s took $(($(date +%s) - t)) s"
+done
+raw meta seconds_total $(($(date +%s) - start))
+echo finished >"$OUT/guest-done"

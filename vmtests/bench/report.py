@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Turns the VM benchmarks' raw measurements (guest.sh's raw.tsv) into tables and JSON.
+
+usage: report.py RAW_TSV [--json OUT.json] [--meta KEY=VALUE ...]
+
+Every figure is a ratio of two runs of one pair (made next to each other in the same VM
+boot): per pair on/off (or gpu/anon), then the median of the pairs' ratios, with min and max
+as the spread. Targets are printed as met or missed; nothing here fails on speed (exit 0
+unless the input is unreadable).
+"""
+import argparse
+import json
+import statistics
+import sys
+from collections import defaultdict
+
+TARGETS = {  # (section, loop, hook path) -> the issue's bound on the median ratio
+    ("ioctl", "dumb", "fexit"): 1.05,
+    ("ioctl", "dumb", "tracepoint"): 1.25,
+    ("ioctl", "getcap", "fexit"): 1.05,
+    ("syscall", "getpid", "fexit"): 1.05,
+    ("syscall", "readzero", "fexit"): 1.05,
+}
+CRIU_RATIO_TARGET = 1.5       # gpu / anon, dump + restore, at 256 MiB
+PER_HANDLE_TARGET = 2.0       # 1000 handles / 1 handle, gpu, same bytes
+
+
+def spread(ratios):
+    return {"median": round(statistics.median(ratios), 4), "min": round(min(ratios), 4),
+            "max": round(max(ratios), 4), "pairs": len(ratios)}
+
+
+def load(path):
+    rows = defaultdict(list)
+    meta = {}
+    with open(path) as f:
+        for line in f:
+            p = line.rstrip("\n").split("\t")
+            if not p or not p[0]:
+                continue
+            if p[0] == "meta":
+                meta[p[1]] = p[2] if len(p) > 2 else ""
+            else:
+                rows[p[0]].append(p[1:])
+    return meta, rows
+
+
+def loops(rows, section):
+    """ioctl/syscall rows -> [{path, loop, ratio spread, ns medians}]"""
+    runs = defaultdict(dict)  # (path, mode, pair) -> {on: ns, off: ns}
+    for path, mode, pair, state, ns in rows.get(section, []):
+        runs[(path, mode, pair)][state] = float(ns)
+    by = defaultdict(list)
+    for (path, mode, pair), r in runs.items():
+        if "on" in r and "off" in r and r["off"] > 0:
+            by[(path, mode)].append((r["on"] / r["off"], r["on"], r["off"]))
+    out = []
+    for (path, mode), v in sorted(by.items()):
+        s = spread([x[0] for x in v])
+        t = TARGETS.get((section, mode, path))
+        out.append({"hook_path": path, "loop": mode, "ratio": s,
+                    "ns_per_op_on_median": round(statistics.median(x[1] for x in v), 1),
+                    "ns_per_op_off_median": round(statistics.median(x[2] for x in v), 1),
+                    "target": t, "met": None if t is None else s["median"] <= t})
+    return out
+
+
+def criu(rows):
+    runs = defaultdict(dict)  # (n, mib, pair) -> kind -> dict
+    for n, mib, pair, kind, nbytes, dump_ms, restore_ms, img, result in rows.get("criu", []):
+        runs[(int(n), int(mib), int(pair))][kind] = {
+            "bytes": int(nbytes), "dump_ms": int(dump_ms), "restore_ms": int(restore_ms),
+            "image_bytes": int(img), "ok": result == "OK", "result": result}
+    cells = defaultdict(list)
+    failures = []
+    for (n, mib, pair), r in sorted(runs.items()):
+        for kind, x in r.items():
+            if not x["ok"]:
+                failures.append({"handles": n, "mib": mib, "pair": pair, "kind": kind, "result": x["result"]})
+        if all(k in r and r[k]["ok"] for k in ("gpu", "anon")):
+            cells[(n, mib)].append((pair, r["gpu"], r["anon"]))
+    out = []
+    for (n, mib), v in sorted(cells.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        def med(kind, key):
+            return statistics.median((g if kind == "gpu" else a)[key] for _, g, a in v)
+        tot = lambda x: x["dump_ms"] + x["restore_ms"]
+        out.append({
+            "handles": n, "mib": mib, "bytes": v[0][1]["bytes"], "pairs": len(v),
+            "gpu_dump_ms": med("gpu", "dump_ms"), "gpu_restore_ms": med("gpu", "restore_ms"),
+            "anon_dump_ms": med("anon", "dump_ms"), "anon_restore_ms": med("anon", "restore_ms"),
+            "gpu_image_bytes": med("gpu", "image_bytes"), "anon_image_bytes": med("anon", "image_bytes"),
+            "ratio_dump": spread([g["dump_ms"] / max(a["dump_ms"], 1) for _, g, a in v]),
+            "ratio_restore": spread([g["restore_ms"] / max(a["restore_ms"], 1) for _, g, a in v]),
+            "ratio_total": spread([tot(g) / max(tot(a), 1) for _, g, a in v]),
+            "gpu_total_by_pair": {p: tot(g) for p, g, _ in v},
+        })
+    per_handle = []
+    by = {(c["handles"], c["mib"]): c for c in out}
+    for (n, mib), c in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        one = by.get((1, mib))
+        if n == 1 or not one:
+            continue
+        pairs = sorted(set(c["gpu_total_by_pair"]) & set(one["gpu_total_by_pair"]))
+        ratios = [c["gpu_total_by_pair"][p] / max(one["gpu_total_by_pair"][p], 1) for p in pairs]
+        if ratios:
+            s = spread(ratios)
+            t = PER_HANDLE_TARGET if n == 1000 else None
+            per_handle.append({"handles": n, "mib": mib, "vs_handles": 1, "ratio_total": s, "target": t,
+                               "met": None if t is None else s["median"] < t})
+    for c in out:
+        t = CRIU_RATIO_TARGET if c["mib"] == 256 else None
+        c["target"], c["met"] = t, None if t is None else c["ratio_total"]["median"] <= t
+        del c["gpu_total_by_pair"]
+    return out, per_handle, failures
+
+
+def burst(rows):
+    out = []
+    for path, ring, ioctls, secs, lost, complete, records, *reasons in rows.get("burst", []):
+        lost_n = int(lost) if lost.isdigit() else None
+        comp = complete == "true"
+        out.append({"hook_path": path, "ring": ring, "ioctls": int(ioctls), "seconds": float(secs),
+                    "lost_events": lost_n, "complete": comp, "records": int(records) if records.isdigit() else None,
+                    "incomplete_reasons": reasons[0] if reasons else "",
+                    # default ring: nothing lost; any ring: losses <=> complete false
+                    "met": (lost_n == 0 and comp) if ring == "default" else ((lost_n or 0) > 0) != comp})
+    return out
+
+
+def fmt_ratio(s):
+    return f"{s['median']:.3f} ({s['min']:.3f}-{s['max']:.3f}, n={s['pairs']})"
+
+
+def verdict(met):
+    return "" if met is None else ("met" if met else "MISSED")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("raw")
+    ap.add_argument("--json")
+    ap.add_argument("--meta", action="append", default=[])
+    a = ap.parse_args()
+    meta, rows = load(a.raw)
+    for kv in a.meta:
+        k, _, v = kv.partition("=")
+        meta[k] = v
+    res = {"schema": "gpuwatch.vm-bench/v1", "meta": meta,
+           "workload_cost": loops(rows, "ioctl"), "others_cost": loops(rows, "syscall"),
+           "burst": burst(rows)}
+    res["criu"], res["criu_per_handle"], res["criu_failures"] = criu(rows)
+    stops = rows.get("gwstop", [])
+    res["hooks_runs_lost_events"] = sum(int(r[2]) for r in stops if r[2].isdigit())
+
+    print(f"VM benchmarks: {meta.get('date', '?')}, kernel {meta.get('kernel', '?')}, "
+          f"{meta.get('vcpus', '?')} vCPUs (TCG) on {meta.get('machine', '?')}")
+    print("ratio = median of per-pair ratios (min-max, n = pairs); every pair is one run with and one without\n")
+    print("1. Cost to the traced workload (bench_ioctl in the followed cgroup; gpuwatch on / not running)")
+    print(f"   {'hook path':<15}{'loop':<10}{'ns/op on':>10}{'ns/op off':>11}  {'ratio':<30}target")
+    for r in res["workload_cost"]:
+        t = f"<= {r['target']} {verdict(r['met'])}" if r["target"] else ""
+        print(f"   {r['hook_path']:<15}{r['loop']:<10}{r['ns_per_op_on_median']:>10.0f}{r['ns_per_op_off_median']:>11.0f}  "
+              f"{fmt_ratio(r['ratio']):<30}{t}")
+    print("\n2. Cost to everything else (bench_syscall in another cgroup; gpuwatch on / not running)")
+    print(f"   {'hook path':<15}{'loop':<10}{'ns/op on':>10}{'ns/op off':>11}  {'ratio':<30}target")
+    for r in res["others_cost"]:
+        t = f"<= {r['target']} {verdict(r['met'])}" if r["target"] else ""
+        print(f"   {r['hook_path']:<15}{r['loop']:<10}{r['ns_per_op_on_median']:>10.0f}{r['ns_per_op_off_median']:>11.0f}  "
+              f"{fmt_ratio(r['ratio']):<30}{t}")
+    if stops:
+        print(f"   events lost over those runs: {res['hooks_runs_lost_events']}")
+    print("\n4. Lost events under load (bench_ioctl dumb, 2 processes)")
+    print(f"   {'hook path':<11}{'ring':<9}{'ioctls':>8}{'seconds':>9}{'records':>9}{'lost':>8}  complete  expected")
+    for r in res["burst"]:
+        print(f"   {r['hook_path']:<11}{r['ring']:<9}{r['ioctls']:>8}{r['seconds']:>9.2f}{r['records'] or 0:>9}"
+              f"{r['lost_events'] if r['lost_events'] is not None else '?':>8}  {str(r['complete']).lower():<9} "
+              f"{verdict(r['met'])}")
+    print(f"\n5. Checkpoint/restore (criu dump + restore wall time, ms; gpu = N vgem buffers with gpuwatch's plugin,"
+          f" anon = same bytes anonymous, plain CRIU; images on {meta.get('images', '?')})")
+    print(f"   {'N':>5}{'MiB':>5}{'gpu dump':>10}{'gpu rst':>9}{'anon dump':>11}{'anon rst':>10}  "
+          f"{'ratio total':<30}{'ratio dump':<30}target")
+    for c in res["criu"]:
+        t = f"<= {c['target']} {verdict(c['met'])}" if c["target"] else ""
+        print(f"   {c['handles']:>5}{c['mib']:>5}{c['gpu_dump_ms']:>10.0f}{c['gpu_restore_ms']:>9.0f}"
+              f"{c['anon_dump_ms']:>11.0f}{c['anon_restore_ms']:>10.0f}  {fmt_ratio(c['ratio_total']):<30}"
+              f"{fmt_ratio(c['ratio_dump']):<30}{t}")
+    for p in res["criu_per_handle"]:
+        t = f"< {p['target']} {verdict(p['met'])}" if p["target"] else ""
+        print(f"   per handle: gpu {p['handles']} handles / 1 handle at {p['mib']} MiB: "
+              f"{fmt_ratio(p['ratio_total'])}  {t}")
+    for f in res["criu_failures"]:
+        print(f"   FAILED run: {f}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+            f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
