@@ -38,12 +38,8 @@ const std::vector<MapRecord> &converted()
 bool traced_by_me(uint32_t pid)
 {
 	auto st = read_text("/proc/" + std::to_string(pid) + "/status");
-	if (!st)
-		return false;
-	auto at = st->find("TracerPid:");
-	return at != std::string::npos && std::stoul(st->substr(at + 10)) == static_cast<unsigned long>(getpid());
+	return st && gw::status_field(*st, "TracerPid") == std::to_string(getpid());
 }
-
 
 int prot_bits(const std::string &p)
 {
