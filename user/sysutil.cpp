@@ -217,6 +217,28 @@ std::string drm_node_path(uint32_t major, uint32_t minor)
 	return "/dev/dri/" + std::to_string(major) + ":" + std::to_string(minor);
 }
 
+std::optional<std::string> read_text(const std::string &path, std::size_t max)
+{
+	UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+	if (!fd)
+		return std::nullopt;
+	std::string out;
+	char buf[4096];
+	while (out.size() < max) {
+		ssize_t n = ::read(fd.get(), buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return std::nullopt;
+		if (n == 0)
+			break;
+		out.append(buf, static_cast<std::size_t>(n));
+	}
+	if (out.size() > max)
+		out.resize(max);
+	return out;
+}
+
 std::string status_field(const std::string &status_text, const char *key) {
 	std::istringstream in(status_text);
 	std::string k = std::string(key) + ":";

@@ -1,7 +1,9 @@
 // Small system helpers for the daemon: errors, RAII fds, cgroups, tracefs, atomic writes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -56,6 +58,9 @@ void write_file_atomic(const std::string &path, const std::string &content, unsi
 void check_writable_dir_for(const std::string &path);
 
 std::string proc_comm(uint32_t pid);        // "" if the process is gone
+// The whole of a small file (a /proc or sysfs file) read with read(2), at most `max` bytes;
+// nullopt if it cannot be opened or read (a process that has just exited: ESRCH), never throws.
+std::optional<std::string> read_text(const std::string &path, std::size_t max = 1 << 20);
 // The value of "Key:" in the text of a /proc/PID/status file, "" if absent.
 std::string status_field(const std::string &status_text, const char *key);
 // The pid in the task's own (innermost) pid namespace: the last NSpid entry; `pid` if none.

@@ -51,61 +51,75 @@ int watch(const WatchPlan &p)
 	bool thawed = false, timed_out = false;
 	wlog("watching criu " + criu + ", cgroup " + p.cgroup + ", " + std::to_string(p.maps.size()) + " converted mapping(s)");
 
-	/* 1. criu seizes the frozen tasks one by one; when every thread is criu's, thaw (criu's
-	 * first PTRACE_CONT of a parasite waits in the freezer trap until then) */
-	for (;;) {
-		if (!criu_alive(p)) {
-			wlog("criu " + criu + " is gone before it seized every thread");
-			break;
+	/* steps 1 and 2 only decide when to act: whatever goes wrong there (a /proc file of a task
+	 * that exits under us), the placeholders of step 3 are still put back */
+	try {
+		/* 1. criu seizes the frozen tasks one by one; when every thread is criu's, thaw (criu's
+		 * first PTRACE_CONT of a parasite waits in the freezer trap until then) */
+		for (;;) {
+			if (!criu_alive(p)) {
+				wlog("criu " + criu + " is gone before it seized every thread");
+				break;
+			}
+			auto tids = tree_threads(p);
+			bool all = !tids.empty();
+			for (uint32_t t : tids)
+				all &= status_field(t, "TracerPid") == criu;
+			if (all) {
+				fz.set(false);
+				thawed = true;
+				wlog("criu traces all " + std::to_string(tids.size()) + " thread(s): cgroup thawed");
+				break;
+			}
+			if (clock::now() >= deadline) {
+				timed_out = true;
+				wlog("timeout (" + std::to_string(p.timeout_s) + " s, GPUWATCH_WATCH_TIMEOUT_S) waiting for criu to seize the tasks");
+				break;
+			}
+			std::this_thread::sleep_for(std::chrono::milliseconds(2));
 		}
-		auto tids = tree_threads(p);
-		bool all = !tids.empty();
-		for (uint32_t t : tids)
-			all &= status_field(t, "TracerPid") == criu;
-		if (all) {
-			fz.set(false);
-			thawed = true;
-			wlog("criu traces all " + std::to_string(tids.size()) + " thread(s): cgroup thawed");
-			break;
-		}
-		if (clock::now() >= deadline) {
-			timed_out = true;
-			wlog("timeout (" + std::to_string(p.timeout_s) + " s, GPUWATCH_WATCH_TIMEOUT_S) waiting for criu to seize the tasks");
-			break;
-		}
-		std::this_thread::sleep_for(std::chrono::milliseconds(2));
-	}
 
-	/* 2. until criu is done with the tasks (exited, or traces none of them) */
-	while (thawed && !timed_out) {
-		if (!criu_alive(p)) {
-			wlog("criu " + criu + " exited");
-			break;
+		/* 2. until criu is done with the tasks (exited, or traces none of them) */
+		while (thawed && !timed_out) {
+			if (!criu_alive(p)) {
+				wlog("criu " + criu + " exited");
+				break;
+			}
+			bool any = false;
+			for (uint32_t t : tree_threads(p))
+				any |= status_field(t, "TracerPid") == criu;
+			if (!any) {
+				wlog("criu " + criu + " traces none of the tasks any more");
+				break;
+			}
+			if (clock::now() >= deadline) {
+				timed_out = true;
+				wlog("timeout (" + std::to_string(p.timeout_s) + " s, GPUWATCH_WATCH_TIMEOUT_S) waiting for criu to finish");
+				break;
+			}
+			std::this_thread::sleep_for(std::chrono::milliseconds(2));
 		}
-		bool any = false;
-		for (uint32_t t : tree_threads(p))
-			any |= status_field(t, "TracerPid") == criu;
-		if (!any) {
-			wlog("criu " + criu + " traces none of the tasks any more");
-			break;
-		}
-		if (clock::now() >= deadline) {
-			timed_out = true;
-			wlog("timeout (" + std::to_string(p.timeout_s) + " s, GPUWATCH_WATCH_TIMEOUT_S) waiting for criu to finish");
-			break;
-		}
-		std::this_thread::sleep_for(std::chrono::milliseconds(2));
+
+	} catch (const std::exception &e) {
+		wlog(std::string("watching failed (") + e.what() + "): putting back what is left now");
 	}
 
 	/* 3. whatever is left: placeholders in live tasks */
 	std::vector<MapRecord> left;
 	std::set<uint32_t> pids;
-	for (const MapRecord &m : p.maps)
-		if (m.mode == MapMode::Placeholder && kill((pid_t)m.pid, 0) == 0 &&
-		    gwremote::placeholder_present(m.pid, m.start, m.length)) {
+	for (const MapRecord &m : p.maps) {
+		bool present = false;
+		try {
+			present = m.mode == MapMode::Placeholder && kill((pid_t)m.pid, 0) == 0 &&
+			          gwremote::placeholder_present(m.pid, m.start, m.length);
+		} catch (const std::exception &e) {
+			wlog("process " + std::to_string(m.pid) + ": " + e.what());
+		}
+		if (present) {
 			left.push_back(m);
 			pids.insert(m.pid);
 		}
+	}
 	int errors = 0;
 	bool still_frozen = !thawed && fz.requested();
 	if (left.empty()) {

@@ -13,11 +13,9 @@
 namespace gwaction {
 
 namespace {
-std::string slurp(const std::string &path)
-{
-	std::ifstream in(path);
-	return std::string((std::istreambuf_iterator<char>(in)), {});
-}
+/* "" when the file cannot be read: /proc files of a task that has just exited fail with
+ * ESRCH, and an ifstream would throw from its buffer */
+std::string slurp(const std::string &path) { return gw::read_text(path).value_or(std::string()); }
 } // namespace
 
 std::set<uint32_t> process_tree(uint32_t root)
@@ -83,7 +81,7 @@ uint64_t start_time(uint32_t pid)
 
 std::vector<uint32_t> read_ids(const std::string &path)
 {
-	std::ifstream in(path);
+	std::istringstream in(slurp(path));
 	std::vector<uint32_t> out;
 	uint32_t v;
 	while (in >> v)

@@ -64,28 +64,6 @@ uint64_t env_u64(const char *name, uint64_t fallback)
 	return errno || *end ? fallback : n;
 }
 
-std::optional<std::string> read_text(const std::string &path, std::size_t max)
-{
-	UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-	if (!fd)
-		return std::nullopt;
-	std::string out;
-	char buf[4096];
-	while (out.size() < max) {
-		ssize_t n = read(fd.get(), buf, sizeof buf);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return std::nullopt;
-		if (n == 0)
-			break;
-		out.append(buf, static_cast<std::size_t>(n));
-	}
-	if (out.size() > max)
-		out.resize(max);
-	return out;
-}
-
 std::optional<std::string> read_link(const std::string &path)
 {
 	char buf[4096];

@@ -28,8 +28,7 @@ std::size_t page_size();
 std::string env_or(const char *name, const std::string &fallback);
 uint64_t env_u64(const char *name, uint64_t fallback); // unparsable values fall back
 
-// Whole small files (/proc, /sys): nullopt when absent or unreadable; at most `max` bytes.
-std::optional<std::string> read_text(const std::string &path, std::size_t max = 1 << 20);
+using gw::read_text; // whole small files (/proc, /sys): nullopt when absent or unreadable
 std::optional<std::string> read_link(const std::string &path);
 // A field of /proc/self/fdinfo/<fd> ("exp_name", ...), "" when absent.
 std::string fdinfo_field(int fd, const char *key);

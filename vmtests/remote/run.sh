@@ -6,6 +6,7 @@
 #
 # usage: vmtests/remote/run.sh BUILD_DIR [OUT_DIR]      (as root)
 #   env CASES="convert criu_killed copy criu_noplugin criu_plugin criu_sigkill root_cgroup criu_cgroup no_i915 legacy entry_stop"
+#       SIGKILL_AT="Dumping pages"   (criu_sigkill: kill criu only when its log says this)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?usage: $0 BUILD_DIR [OUT_DIR]}" && pwd)
@@ -24,8 +25,7 @@ fi
 	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 }
-cmd=$(printf 'CASES=%q bash %q %q %q >%q 2>&1' "${CASES:-}" "$here/guest.sh" "$build" "$out" "$out/guest.log")
-[ -z "${CASES:-}" ] && cmd=$(printf 'bash %q %q %q >%q 2>&1' "$here/guest.sh" "$build" "$out" "$out/guest.log")
+cmd=$(printf 'CASES=%q SIGKILL_AT=%q bash %q %q %q >%q 2>&1' "${CASES:-}" "${SIGKILL_AT:-}" "$here/guest.sh" "$build" "$out" "$out/guest.log")
 start=$SECONDS
 timeout -k 10 "${VM_TIMEOUT:-900}" vng --run "$kernel" --disable-kvm --force-9p --memory 1G --cpus 2 \
 	--rwdir "$out" -- "$cmd" </dev/null >"$out/console.log" 2>&1
