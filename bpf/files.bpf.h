@@ -196,7 +196,7 @@ static __always_inline bool gw_emit_fd(int fd, u8 source, u8 hook)
 	if (!e)
 		return true;
 	gw_fill_fd(e, f, fd, type, major, minor, cloexec, source);
-	bpf_ringbuf_submit(e, 0);
+	gw_submit(e);
 	return true;
 }
 
@@ -208,7 +208,7 @@ static __always_inline void gw_emit_close(int fd, struct file *f, u8 hook)
 	e->file = (u64)f;
 	e->fd = fd;
 	e->pad0 = 0;
-	bpf_ringbuf_submit(e, 0);
+	gw_submit(e);
 }
 
 #endif

@@ -141,7 +141,7 @@ int BPF_PROG(gw_fork, struct task_struct *parent, struct task_struct *child)
 	e->hdr.tgid = ptgid;
 	e->child_tgid = ctgid;
 	e->pad0 = 0;
-	bpf_ringbuf_submit(e, 0);
+	gw_submit(e);
 	return 0;
 }
 
@@ -159,7 +159,7 @@ int BPF_PROG(gw_exec, struct task_struct *p)
 	if (!e)
 		return 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, 0);
+	gw_submit(e);
 	return 0;
 }
 
@@ -177,7 +177,7 @@ int BPF_PROG(gw_exit, struct task_struct *p)
 	bpf_map_delete_elem(&gw_has_maps, &tgid);
 	e = GW_RESERVE(struct gw_ev_exit, GW_EV_EXIT, GW_HOOK_TRACEPOINT);
 	if (e)
-		bpf_ringbuf_submit(e, 0);
+		gw_submit(e);
 	return 0;
 }
 
@@ -194,7 +194,7 @@ int BPF_PROG(gw_cgroup_attach, struct cgroup *dst, const char *path, struct task
 	e->dst_cgid = BPF_CORE_READ(dst, kn, id);
 	e->threadgroup = threadgroup;
 	__builtin_memset(e->pad0, 0, sizeof(e->pad0));
-	bpf_ringbuf_submit(e, 0);
+	gw_submit(e);
 	return 0;
 }
 

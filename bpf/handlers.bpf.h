@@ -111,7 +111,7 @@ static __always_inline void gw_close_range_exit(long ret, u8 hook)
 	e->last = p->args[1] > 0xffffffffULL ? 0xffffffffU : p->args[1];
 	e->flags = p->args[2];
 	e->pad0 = 0;
-	bpf_ringbuf_submit(e, 0);
+	gw_submit(e);
 }
 
 /* dup2/dup3 may replace an fd that referred to a followed file */
@@ -280,7 +280,7 @@ static __always_inline void gw_ioctl_exit(long ret, u8 hook)
 	else if (GW_IOC_NR(cmd) == GW_DRM_NR_SYNCOBJ_HANDLE_TO_FD &&
 		 (gw_u32_at(e->in, 4) & GW_DRM_SYNCOBJ_EXPORT_SYNC_FILE))
 		new_fd = gw_u32_at(e->out, 8);
-	bpf_ringbuf_submit(e, 0);
+	gw_submit(e);
 	if (new_fd >= 0) /* the perf stream, out-fence or sync_file fd the ioctl installed */
 		gw_emit_fd(new_fd, GW_FD_OPEN, hook);
 }
@@ -338,7 +338,7 @@ static __always_inline void gw_mmap_emit(struct gw_pending *p, long ret, u8 hook
 			return;
 		u->start = ret;
 		u->length = GW_PAGE_ALIGN(p->args[1]);
-		bpf_ringbuf_submit(u, 0);
+		gw_submit(u);
 		return;
 	}
 	bpf_map_update_elem(&gw_has_maps, &tgid, &one, BPF_ANY);
@@ -356,7 +356,7 @@ static __always_inline void gw_mmap_emit(struct gw_pending *p, long ret, u8 hook
 	e->via = GW_VIA_FILE;
 	__builtin_memset(e->pad0, 0, sizeof(e->pad0));
 	e->dev = 0;
-	bpf_ringbuf_submit(e, 0);
+	gw_submit(e);
 }
 
 static __always_inline void gw_mmap_exit(long ret, u8 hook)
@@ -390,7 +390,7 @@ static __always_inline void gw_munmap_exit(long ret, u8 hook)
 		return;
 	e->start = p->args[0];
 	e->length = GW_PAGE_ALIGN(p->args[1]);
-	bpf_ringbuf_submit(e, 0);
+	gw_submit(e);
 }
 
 static __always_inline void gw_mremap_enter(u64 old_addr, u64 old_len, u64 new_len, u64 flags)
@@ -425,7 +425,7 @@ static __always_inline void gw_mremap_exit(long ret, u8 hook)
 	e->new_length = GW_PAGE_ALIGN(p->args[2]);
 	e->flags = p->args[3];
 	e->pad0 = 0;
-	bpf_ringbuf_submit(e, 0);
+	gw_submit(e);
 }
 
 #endif

@@ -216,7 +216,7 @@ static __always_inline void gw_ioctl_ext(struct gw_pending *p, u8 hook)
 	if (how == 1)
 		gw_ext_chain(x, gw_u64_at(p->in, chain_off));
 	gw_ext_arrays(x, drv, GW_IOC_NR(cmd), p->in, p->args[2]);
-	bpf_ringbuf_submit(x, 0);
+	gw_submit(x);
 }
 
 #endif

@@ -40,6 +40,7 @@ struct signal_struct { atomic_t live; };
 struct task_struct {
 	pid_t pid;
 	pid_t tgid;
+	struct task_struct *real_parent;
 	struct files_struct *files;
 	struct signal_struct *signal;
 };

@@ -13,6 +13,7 @@
 
 #include "kernel_types.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include "gpuwatch.h"
 
 /* knobs, set by userspace between open and load */
@@ -26,6 +27,11 @@ const volatile bool gw_debug = false;
 /* hook groups served by fentry/fexit programs (fexit.bpf.h): their tracepoint twins skip them */
 const volatile bool gw_ioctl_fexit = false;    /* DRM ioctls: fentry/fexit on drm_ioctl */
 const volatile bool gw_cloexec_fexit = false;  /* FIOCLEX, FIONCLEX, F_SETFD: fexit on set_close_on_exec */
+/* a record wakes the daemon only when it asked for it (gw_wake_armed, set before it sleeps)
+ * or when this many bytes wait in the ring: a busy daemon drains in batches, so a burst of
+ * records costs the traced task no wakeup per record (see gw_submit) */
+const volatile __u64 gw_wake_bytes = 1 << 20;
+__u32 gw_wake_armed = 0;
 
 /* counters, read by userspace (see struct gw_counters) */
 struct gw_counters gw_counters = {};
@@ -100,7 +106,12 @@ static __always_inline bool gw_followed(void)
 {
 	if (bpf_get_current_pid_tgid() >> 32 == gw_self_tgid)
 		return false;
-	return bpf_current_task_under_cgroup(&gw_cgroup, 0) == 1;
+	if (bpf_current_task_under_cgroup(&gw_cgroup, 0) != 1)
+		return false;
+	/* nor the daemon's children (its background manifest writer), should it run inside the
+	 * cgroup it follows: their syscalls would change the model and start another writer */
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	return BPF_CORE_READ(t, real_parent, tgid) != gw_self_tgid;
 }
 
 static __always_inline void *gw_reserve(u32 size, u16 kind, u8 hook)
@@ -119,6 +130,20 @@ static __always_inline void *gw_reserve(u32 size, u16 kind, u8 hook)
 	h->tid = (u32)id;
 	h->ts_ns = bpf_ktime_get_ns();
 	return h;
+}
+
+/* bpf_ringbuf_submit with the wakeup policy above: the first record after the daemon armed
+ * the flag wakes it (two CPUs racing for the flag both wake it: harmless) */
+static __always_inline void gw_submit(void *rec)
+{
+	u64 flags = BPF_RB_NO_WAKEUP;
+	if (gw_wake_armed) {
+		gw_wake_armed = 0;
+		flags = BPF_RB_FORCE_WAKEUP;
+	} else if (bpf_ringbuf_query(&gw_events, BPF_RB_AVAIL_DATA) >= gw_wake_bytes) {
+		flags = BPF_RB_FORCE_WAKEUP;
+	}
+	bpf_ringbuf_submit(rec, flags);
 }
 
 #define GW_RESERVE(type, kind, hook) ((type *)gw_reserve(sizeof(type), kind, hook))

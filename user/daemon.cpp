@@ -14,6 +14,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "background.hpp"
 #include "control.hpp"
 #include "drm_decode.hpp"
 #include "event_abi.hpp"
@@ -52,6 +53,9 @@ void set_decoded_ioctls(Tracer::Options &topts)
 }
 
 namespace {
+
+/* while records keep coming, the loop drains them this often instead of on every record */
+constexpr int kBatchMs = 10;
 
 class Daemon {
 public:
@@ -224,12 +228,41 @@ private:
 		::send(c.get(), reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 	}
 
-	void write_manifest()
+	void render_and_write() const
 	{
 		nlohmann::json m = model_.manifest();
 		m["hooks"] = tracer_->hooks().manifest_json();
 		write_file_atomic(opts_.manifest, serialize_manifest(m));
+	}
+
+	/* a background write that has finished: its generation is on disk (a failed one is fatal,
+	 * as an inline write's failure is) */
+	void reap_writer(bool block)
+	{
+		bool was = writer_.running();
+		std::string err = writer_.reap(block);
+		if (!err.empty())
+			throw Error("writing the manifest " + opts_.manifest + ": " + err);
+		if (was && !writer_.running())
+			written_gen_ = writing_gen_;
+	}
+
+	/* now, in this process (sync, stop): after any background write, which would otherwise
+	 * rename an older manifest over this one */
+	void write_manifest()
+	{
+		reap_writer(true);
+		render_and_write();
 		written_gen_ = model_.generation();
+	}
+
+	/* the debounced write: in a child working on a snapshot of the model, so the loop goes on
+	 * reading records while a large manifest is built and written (inline if fork fails) */
+	void write_manifest_background()
+	{
+		writing_gen_ = model_.generation();
+		if (!writer_.start([this] { render_and_write(); }))
+			write_manifest();
 	}
 
 	int loop()
@@ -251,7 +284,7 @@ private:
 		ev.data.u32 = 3;
 		epoll_ctl(ep.get(), EPOLL_CTL_ADD, reg_->listen_fd(), &ev);
 
-		bool dirty = false;
+		bool dirty = false, busy = false;
 		Clock::time_point dirty_since {};
 		for (;;) {
 			int timeout = 500;
@@ -259,6 +292,20 @@ private:
 				auto due = dirty_since + std::chrono::milliseconds(opts_.debounce_ms);
 				auto left = std::chrono::duration_cast<std::chrono::milliseconds>(due - Clock::now()).count();
 				timeout = left < 0 ? 0 : (int)left;
+			}
+			/* records arrive in batches: while they keep coming, sleep kBatchMs between drains
+			 * and let no record wake us (each wakeup costs the traced task); once a drain finds
+			 * the ring empty, ask the next record to wake us, and look once more for one that
+			 * came before the ask */
+			if (busy || writer_.running()) {
+				timeout = std::min(timeout, kBatchMs);
+			} else {
+				tracer_->arm_wakeup();
+				int got = tracer_->drain();
+				if (got < 0 && got != -EINTR)
+					throw Error("reading the ring buffer: " + errno_text(-got));
+				if (got > 0)
+					timeout = 0;
 			}
 			epoll_event evs[3];
 			int n = ::epoll_wait(ep.get(), evs, 3, timeout);
@@ -272,6 +319,7 @@ private:
 			int got = tracer_->drain();
 			if (got < 0 && got != -EINTR)
 				throw Error("reading the ring buffer: " + errno_text(-got));
+			busy = got > 0;
 			refresh_counters();
 			if (control)
 				serve_control();
@@ -282,13 +330,14 @@ private:
 				    opts_.manifest.c_str());
 				return 0;
 			}
-			if (model_.generation() != written_gen_) {
+			reap_writer(false);
+			if (model_.generation() != (writer_.running() ? writing_gen_ : written_gen_)) {
 				if (!dirty) {
 					dirty = true;
 					dirty_since = Clock::now();
 				}
-				if (Clock::now() >= dirty_since + std::chrono::milliseconds(opts_.debounce_ms)) {
-					write_manifest();
+				if (!writer_.running() && Clock::now() >= dirty_since + std::chrono::milliseconds(opts_.debounce_ms)) {
+					write_manifest_background();
 					dirty = false;
 				}
 			}
@@ -301,7 +350,9 @@ private:
 	std::unique_ptr<Tracer> tracer_;
 	std::unique_ptr<control::Registration> reg_;
 	std::set<uint64_t> subtree_ids_;
-	uint64_t written_gen_ = ~0ull;
+	uint64_t written_gen_ = ~0ull; /* the model generation on disk */
+	uint64_t writing_gen_ = 0;     /* the generation the running background write writes */
+	BackgroundJob writer_;
 	std::array<uint64_t, 4> by_hook_ {}; /* ring-buffer records per gw_hdr.hook */
 };
 

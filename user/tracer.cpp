@@ -117,6 +117,7 @@ struct Tracer::Impl {
 		}
 		if (int err = bpf_map__set_max_entries(skel->maps.gw_events, opts.ring_bytes))
 			throw Error(libbpf_error("ring buffer size " + std::to_string(opts.ring_bytes), err));
+		skel->rodata->gw_wake_bytes = opts.ring_bytes / 4;
 		if (int err = gpuwatch_bpf__load(skel))
 			throw Error(libbpf_error("loading the BPF programs failed", err));
 		uint32_t zero = 0;
@@ -190,8 +191,13 @@ std::string Tracer::try_fexit(HookGroup g)
 }
 
 int Tracer::epoll_fd() const { return ring_buffer__epoll_fd(impl_->rb); }
-int Tracer::poll(int timeout_ms) { return ring_buffer__poll(impl_->rb, timeout_ms); }
+int Tracer::poll(int timeout_ms)
+{
+	arm_wakeup();
+	return ring_buffer__poll(impl_->rb, timeout_ms);
+}
 int Tracer::drain() { return ring_buffer__consume(impl_->rb); }
+void Tracer::arm_wakeup() { __atomic_store_n(&impl_->skel->bss->gw_wake_armed, 1u, __ATOMIC_SEQ_CST); }
 
 gw_counters Tracer::counters() const
 {

@@ -39,9 +39,13 @@ public:
 	Tracer(const Tracer &) = delete;
 	Tracer &operator=(const Tracer &) = delete;
 
-	int epoll_fd() const;          // readable when records are waiting
-	int poll(int timeout_ms);      // waits and consumes; returns records consumed or -errno
+	// Records wake the reader only after arm_wakeup() (the next record does, once) or when a
+	// quarter of the ring is full: a reader that sleeps on epoll_fd() arms first, then drains
+	// once more (a record that came before the arm woke nobody), then sleeps.
+	int epoll_fd() const;          // readable when records are waiting (see above)
+	int poll(int timeout_ms);      // arms, waits and consumes; returns records consumed or -errno
 	int drain();                   // consumes all that is waiting
+	void arm_wakeup();             // the next record wakes epoll_fd()
 	gw_counters counters() const;  // lost events and failed reads, counted in the kernel
 
 	// Runs the task_file and task_vma iterators for these processes; returns their records.
