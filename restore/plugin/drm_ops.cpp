@@ -18,7 +18,6 @@ namespace gwcriu {
 namespace {
 
 
-constexpr std::size_t kBounce = 1 << 20;
 
 void dmabuf_sync(int dmabuf, uint64_t flags)
 {
@@ -230,24 +229,24 @@ BufferMap::~BufferMap()
 
 void save_buffer(const BufferMap &m, ImageWriter &out)
 {
-	std::unique_ptr<char[]> bounce(new char[kBounce]);
+	char *bounce = io_buffer();
 	for (uint64_t done = 0; done < m.size();) {
-		std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(kBounce, m.size() - done));
-		std::memcpy(bounce.get(), m.data() + done, n);
-		out.write(bounce.get(), n);
+		std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(kIoBuffer, m.size() - done));
+		std::memcpy(bounce, m.data() + done, n);
+		out.write(bounce, n);
 		done += n;
 	}
 }
 
 void load_buffer(int in_fd, const std::string &what, BufferMap &m)
 {
-	std::unique_ptr<char[]> bounce(new char[kBounce]);
+	char *bounce = io_buffer();
 	for (uint64_t done = 0; done < m.size();) {
-		std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(kBounce, m.size() - done));
-		if (!read_full(in_fd, bounce.get(), n))
+		std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(kIoBuffer, m.size() - done));
+		if (!read_full(in_fd, bounce, n))
 			throw Error("cannot read " + what + " at byte " + std::to_string(done) + ": " +
 			            (errno == ENODATA ? std::string("truncated") : gw::errno_text(errno)));
-		std::memcpy(m.data() + done, bounce.get(), n);
+		std::memcpy(m.data() + done, bounce, n);
 		done += n;
 	}
 }

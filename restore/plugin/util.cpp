@@ -219,20 +219,26 @@ void ImageWriter::write(const void *buf, std::size_t len)
 	written_ += len;
 }
 
+char *io_buffer()
+{
+	static char *buf = new char[kIoBuffer];
+	return buf;
+}
+
 uint32_t image_crc32(const std::string &name, uint64_t *size)
 {
 	UniqueFd fd = open_image(name, size);
-	std::vector<unsigned char> buf(1 << 20);
+	auto *buf = reinterpret_cast<unsigned char *>(io_buffer());
 	uLong crc = ::crc32_z(0, Z_NULL, 0);
 	for (;;) {
-		ssize_t n = ::read(fd.get(), buf.data(), buf.size());
+		ssize_t n = ::read(fd.get(), buf, kIoBuffer);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			throw Error("cannot read image " + name + ": " + gw::errno_text(errno));
 		if (n == 0)
 			break;
-		crc = ::crc32_z(crc, buf.data(), static_cast<std::size_t>(n));
+		crc = ::crc32_z(crc, buf, static_cast<std::size_t>(n));
 	}
 	return static_cast<uint32_t>(crc);
 }
