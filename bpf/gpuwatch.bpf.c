@@ -14,9 +14,12 @@
  *     mmap     fexit mmap_region              instead of sys_{enter,exit}_mmap
  *     cloexec  fexit set_close_on_exec        instead of FIOCLEX/FIONCLEX in sys_*_ioctl
  *                                             and F_SETFD in sys_*_fcntl
+ *     syscalls fentry/fexit __x64_sys_NAME    instead of sys_{enter,exit}_NAME for open,
+ *                                             openat, openat2, close, close_range, dup,
+ *                                             dup2, dup3, fcntl, munmap, mremap
  *   A tracepoint twin still loaded for another group skips what its fexit group covers
- *   (gw_ioctl_fexit, gw_cloexec_fexit). open*, close, close_range, dup*, fcntl, munmap and
- *   mremap stay on syscall tracepoints on both paths.
+ *   (gw_ioctl_fexit, gw_cloexec_fexit). With every group on fexit no syscall tracepoint is
+ *   attached, and tasks outside the followed cgroup pay nothing on syscalls they make.
  * sched_process_{fork,exec,exit} and cgroup_attach_task are BTF tracepoints (tp_btf),
  * which work on both paths. The task_file and task_vma iterators take the attach-time
  * snapshot of processes that already hold DRM state.
@@ -119,6 +122,53 @@ int BPF_PROG(gw_fexit_set_close_on_exec, unsigned int fd, int flag)
 		gw_emit_fd(fd, GW_FD_FLAGS, F);
 	return 0;
 }
+
+/* The syscalls group: the fd and unmap syscalls above, on fentry/fexit of their x86-64
+ * entry points (__x64_sys_NAME(const struct pt_regs *regs)) instead of the syscall
+ * tracepoints. The arguments are the user registers regs points to (di, si, dx, r10: the
+ * syscall ABI), exactly what the tracepoints' args[] hold, so the records are the same. Only
+ * the hooked syscalls pay for these programs: no task takes the syscall-tracing slow path. */
+#define SYS_ARG1(r) BPF_CORE_READ(r, di)
+#define SYS_ARG2(r) BPF_CORE_READ(r, si)
+#define SYS_ARG3(r) BPF_CORE_READ(r, dx)
+#define SYS_ARG4(r) BPF_CORE_READ(r, r10)
+#define SYS_ENTER(name) SEC("fentry/__x64_sys_" #name) int BPF_PROG(fentry_sys_##name, const struct pt_regs *regs)
+#define SYS_EXIT(name) SEC("fexit/__x64_sys_" #name) int BPF_PROG(fexit_sys_##name, const struct pt_regs *regs, long ret)
+
+SYS_EXIT(open)    { if (gw_followed() && ret >= 0) gw_emit_fd(ret, GW_FD_OPEN, F); return 0; }
+SYS_EXIT(openat)  { if (gw_followed() && ret >= 0) gw_emit_fd(ret, GW_FD_OPEN, F); return 0; }
+SYS_EXIT(openat2) { if (gw_followed() && ret >= 0) gw_emit_fd(ret, GW_FD_OPEN, F); return 0; }
+SYS_ENTER(close) { if (gw_followed()) gw_close_enter(SYS_ARG1(regs), F); return 0; }
+SYS_ENTER(close_range)
+{
+	if (gw_followed())
+		gw_close_range_enter(SYS_ARG1(regs), SYS_ARG2(regs), SYS_ARG3(regs));
+	return 0;
+}
+SYS_EXIT(close_range) { if (gw_followed()) gw_close_range_exit(ret, F); return 0; }
+SYS_EXIT(dup) { if (gw_followed()) gw_dup_exit(ret, F); return 0; }
+SYS_ENTER(dup2) { if (gw_followed()) gw_dup2_enter(SYS_ARG2(regs)); return 0; }
+SYS_EXIT(dup2) { if (gw_followed()) gw_dup_exit(ret, F); return 0; }
+SYS_ENTER(dup3) { if (gw_followed()) gw_dup2_enter(SYS_ARG2(regs)); return 0; }
+SYS_EXIT(dup3) { if (gw_followed()) gw_dup_exit(ret, F); return 0; }
+SYS_ENTER(fcntl)
+{
+	if (gw_cloexec_fexit && SYS_ARG2(regs) == GW_F_SETFD)
+		return 0; /* set_close_on_exec's fexit sees it */
+	if (gw_followed())
+		gw_fcntl_enter(SYS_ARG1(regs), SYS_ARG2(regs));
+	return 0;
+}
+SYS_EXIT(fcntl) { if (gw_followed()) gw_fcntl_exit(ret, F); return 0; }
+SYS_ENTER(munmap) { if (gw_followed()) gw_munmap_enter(SYS_ARG1(regs), SYS_ARG2(regs)); return 0; }
+SYS_EXIT(munmap) { if (gw_followed()) gw_munmap_exit(ret, F); return 0; }
+SYS_ENTER(mremap)
+{
+	if (gw_followed())
+		gw_mremap_enter(SYS_ARG1(regs), SYS_ARG2(regs), SYS_ARG3(regs), SYS_ARG4(regs));
+	return 0;
+}
+SYS_EXIT(mremap) { if (gw_followed()) gw_mremap_exit(ret, F); return 0; }
 
 /* ---- processes ------------------------------------------------------------------------ */
 

@@ -34,12 +34,12 @@ int run_check(const CheckOptions &opts)
 		std::cout << j.dump(1) << "\n";
 		return 0;
 	}
-	std::cout << "kernel:  " << k.release << "\n"
-		  << "btf:     /sys/kernel/btf/vmlinux " << (k.btf ? "present" : "absent") << "\n"
-		  << "drm:     " << k.drm << "\n"
-		  << "request: " << mode_name(plan.request.mode) << " (" << plan.request.source << ")\n"
+	std::cout << "kernel:   " << k.release << "\n"
+		  << "btf:      /sys/kernel/btf/vmlinux " << (k.btf ? "present" : "absent") << "\n"
+		  << "drm:      " << k.drm << "\n"
+		  << "request:  " << mode_name(plan.request.mode) << " (" << plan.request.source << ")\n"
 		  << plan.describe()
-		  << "path:    " << plan.path() << "\n"
+		  << "path:     " << plan.path() << "\n"
 		  << "gpuwatch can run here: its BPF programs load and attach\n";
 	return 0;
 }

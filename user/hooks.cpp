@@ -10,6 +10,7 @@ const char *group_name(HookGroup g)
 	case HookGroup::ioctl: return "ioctl";
 	case HookGroup::mmap: return "mmap";
 	case HookGroup::cloexec: return "cloexec";
+	case HookGroup::syscalls: return "syscalls";
 	}
 	return "?";
 }
@@ -22,6 +23,8 @@ const FexitTarget &fexit_target(HookGroup g)
 		{"drm_ioctl", "drm", {"filp", "cmd", "arg"}, "fentry+fexit"},
 		{"mmap_region", nullptr, {"file", "addr", "len", "vm_flags|vma_flags", "pgoff", "uf"}, "fexit"},
 		{"set_close_on_exec", nullptr, {"fd", "flag"}, "fexit"},
+		/* and the other x86-64 entry points of the group (bpf/gpuwatch.bpf.c): all take regs */
+		{"__x64_sys_close", nullptr, {"regs"}, "fentry+fexit"},
 	};
 	return targets[static_cast<size_t>(g)];
 }
@@ -125,7 +128,7 @@ std::string HookPlan::describe() const
 	std::string s;
 	for (HookGroup g : kHookGroups) {
 		std::string name = std::string(group_name(g)) + ":";
-		name.resize(9, ' ');
+		name.resize(10, ' ');
 		s += name + (fexit(g) ? "fexit      " : "tracepoint ") + "(" + (*this)[g].reason + ")\n";
 	}
 	return s;

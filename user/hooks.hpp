@@ -13,9 +13,11 @@
 namespace gw {
 
 // Groups of records that can move to the fexit path independently (bpf/fexit.bpf.h).
-enum class HookGroup { ioctl, mmap, cloexec };
-inline constexpr std::array<HookGroup, 3> kHookGroups = {HookGroup::ioctl, HookGroup::mmap, HookGroup::cloexec};
-const char *group_name(HookGroup g); // "ioctl", "mmap", "cloexec"
+// syscalls: open*, close, close_range, dup*, fcntl, munmap and mremap.
+enum class HookGroup { ioctl, mmap, cloexec, syscalls };
+inline constexpr std::array<HookGroup, 4> kHookGroups = {HookGroup::ioctl, HookGroup::mmap, HookGroup::cloexec,
+                                                         HookGroup::syscalls};
+const char *group_name(HookGroup g); // "ioctl", "mmap", "cloexec", "syscalls"
 
 // The kernel function a group's fentry/fexit programs attach to.
 struct FexitTarget {
@@ -61,7 +63,7 @@ struct HookPlan {
 	const HookChoice &operator[](HookGroup g) const { return groups[static_cast<size_t>(g)]; }
 	bool fexit(HookGroup g) const { return (*this)[g].fexit; }
 	bool any_fexit() const;
-	// "fexit", "tracepoint", or "mixed: ioctl=fexit mmap=tracepoint cloexec=fexit"
+	// "fexit", "tracepoint", or "mixed: ioctl=fexit mmap=tracepoint cloexec=fexit syscalls=fexit"
 	std::string path() const;
 	nlohmann::json manifest_json() const; // {"ioctl": "fexit", "mmap": "tracepoint", ...}
 	nlohmann::json to_json() const;       // with the request and every reason

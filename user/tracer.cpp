@@ -51,6 +51,13 @@ static std::vector<bpf_program *> fexit_programs(gpuwatch_bpf *s, HookGroup g)
 	case HookGroup::ioctl: return {s->progs.gw_fentry_drm_ioctl, s->progs.gw_fexit_drm_ioctl};
 	case HookGroup::mmap: return {s->progs.gw_fexit_mmap_region};
 	case HookGroup::cloexec: return {s->progs.gw_fexit_set_close_on_exec};
+	case HookGroup::syscalls:
+		return {s->progs.fexit_sys_open,   s->progs.fexit_sys_openat,       s->progs.fexit_sys_openat2,
+		        s->progs.fentry_sys_close, s->progs.fentry_sys_close_range, s->progs.fexit_sys_close_range,
+		        s->progs.fexit_sys_dup,    s->progs.fentry_sys_dup2,        s->progs.fexit_sys_dup2,
+		        s->progs.fentry_sys_dup3,  s->progs.fexit_sys_dup3,         s->progs.fentry_sys_fcntl,
+		        s->progs.fexit_sys_fcntl,  s->progs.fentry_sys_munmap,      s->progs.fexit_sys_munmap,
+		        s->progs.fentry_sys_mremap, s->progs.fexit_sys_mremap};
 	}
 	return {};
 }
@@ -61,6 +68,15 @@ static void select_programs(gpuwatch_bpf *s, const HookPlan &plan)
 	for (HookGroup g : kHookGroups)
 		for (bpf_program *p : fexit_programs(s, g))
 			bpf_program__set_autoload(p, plan.fexit(g));
+	/* their tracepoint twins (gpuwatch.bpf.c) */
+	bool sys_tp = !plan.fexit(HookGroup::syscalls);
+	for (bpf_program *p : {s->progs.tp_exit_open, s->progs.tp_exit_openat, s->progs.tp_exit_openat2,
+	                       s->progs.tp_enter_close, s->progs.tp_enter_close_range, s->progs.tp_exit_close_range,
+	                       s->progs.tp_exit_dup, s->progs.tp_enter_dup2, s->progs.tp_exit_dup2, s->progs.tp_enter_dup3,
+	                       s->progs.tp_exit_dup3, s->progs.tp_enter_fcntl, s->progs.tp_exit_fcntl,
+	                       s->progs.tp_enter_munmap, s->progs.tp_exit_munmap, s->progs.tp_enter_mremap,
+	                       s->progs.tp_exit_mremap})
+		bpf_program__set_autoload(p, sys_tp);
 	bool mmap_tp = !plan.fexit(HookGroup::mmap);
 	bpf_program__set_autoload(s->progs.tp_enter_mmap, mmap_tp);
 	bpf_program__set_autoload(s->progs.tp_exit_mmap, mmap_tp);

@@ -30,7 +30,7 @@ import os
 import re
 import sys
 
-GROUPS = ("ioctl", "mmap", "cloexec")
+GROUPS = ("ioctl", "mmap", "cloexec", "syscalls")
 
 
 class Unreadable(Exception):

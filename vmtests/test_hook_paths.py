@@ -24,7 +24,7 @@ def manifest(base_pid, base_addr, fake, hooks):
                   {"start": base_addr, "length": 16384, "prot": "rw", "shared": True, "file": 1,
                    "offset": fake, "handle": 1, "object": 1}]}
     return {"schema": "gpuwatch.manifest/v1", "cgroup": f"/sys/fs/cgroup/gwt-x@{hooks}", "complete": True,
-            "lost_events": 0, "generation": base_pid, "hooks": {"ioctl": hooks, "mmap": hooks, "cloexec": hooks},
+            "lost_events": 0, "generation": base_pid, "hooks": {"ioctl": hooks, "mmap": hooks, "cloexec": hooks, "syscalls": hooks},
             "processes": [proc(base_pid + 7, "wl_child"), proc(base_pid, "wl_x")],
             "files": [{"id": 1, "path": "/dev/dri/card0", "rdev": "226:0", "driver": "vgem", "flags": "O_RDWR",
                        "handles_known": True,
@@ -174,7 +174,8 @@ class HooksTest(Case):
         t = self.tmp()
         j = {"can_run": True, "path": "mixed: ...",
              "hooks": {"ioctl": {"path": "fexit", "reason": "ok"}, "mmap": {"path": "fexit", "reason": "ok"},
-                       "cloexec": {"path": "tracepoint", "reason": "fexit set_close_on_exec: loading refused"}}}
+                       "cloexec": {"path": "tracepoint", "reason": "fexit set_close_on_exec: loading refused"},
+                       "syscalls": {"path": "fexit", "reason": "ok"}}}
         rc, out = run("check", t.write("c.json", j), "fexit")
         self.assertEqual(rc, 1)
         self.assertIn("cloexec: tracepoint (fexit set_close_on_exec: loading refused)", out)

@@ -38,7 +38,7 @@ TEST_F(HooksTest, CheckSaysWhyEachGroupIsWhereItIs)
 {
 	Outcome r = run({kBin, "check"});
 	ASSERT_EQ(r.status, 0) << r.err;
-	for (const char *g : {"ioctl:   ", "mmap:    ", "cloexec: "})
+	for (const char *g : {"ioctl:    ", "mmap:     ", "cloexec:  ", "syscalls: "})
 		EXPECT_NE(r.out.find(std::string("\n") + g), std::string::npos) << g << " missing in:\n" << r.out;
 	EXPECT_NE(r.out.find("gpuwatch can run here"), std::string::npos) << r.out;
 
@@ -47,7 +47,7 @@ TEST_F(HooksTest, CheckSaysWhyEachGroupIsWhereItIs)
 	EXPECT_EQ(j["mode"], "auto");
 	EXPECT_FALSE(j["kernel"].get<std::string>().empty());
 	EXPECT_EQ(j["btf"], true);
-	for (const char *g : {"ioctl", "mmap", "cloexec"}) {
+	for (const char *g : {"ioctl", "mmap", "cloexec", "syscalls"}) {
 		std::string path = j["hooks"][g]["path"];
 		EXPECT_TRUE(path == "fexit" || path == "tracepoint") << g << ": " << path;
 		EXPECT_FALSE(j["hooks"][g]["reason"].get<std::string>().empty()) << g;

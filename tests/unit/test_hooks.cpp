@@ -11,12 +11,13 @@ namespace {
 using namespace gw;
 using json = nlohmann::json;
 
-FexitProbes probes(bool ioctl, bool mmap, bool cloexec)
+FexitProbes probes(bool ioctl, bool mmap, bool cloexec, bool syscalls = true)
 {
 	FexitProbes p;
 	p[0] = {ioctl, ioctl ? "" : "drm_ioctl not found in kernel BTF: drm module not loaded"};
 	p[1] = {mmap, mmap ? "" : "fexit mmap_region: loading refused: Operation not permitted"};
 	p[2] = {cloexec, cloexec ? "" : "fexit set_close_on_exec: loading refused: Operation not permitted"};
+	p[3] = {syscalls, syscalls ? "" : "__x64_sys_close not found in kernel BTF"};
 	return p;
 }
 
@@ -56,13 +57,17 @@ TEST(HookPlan, AutoTakesFexitPerGroupWhereItWorks)
 	EXPECT_TRUE(p.fexit(HookGroup::mmap));
 	EXPECT_TRUE(p.fexit(HookGroup::cloexec));
 	EXPECT_TRUE(p.any_fexit());
-	EXPECT_EQ(p.path(), "mixed: ioctl=tracepoint mmap=fexit cloexec=fexit");
+	EXPECT_TRUE(p.fexit(HookGroup::syscalls));
+	EXPECT_EQ(p.path(), "mixed: ioctl=tracepoint mmap=fexit cloexec=fexit syscalls=fexit");
 	EXPECT_EQ(p[HookGroup::ioctl].reason, "drm_ioctl not found in kernel BTF: drm module not loaded");
 	EXPECT_EQ(p[HookGroup::mmap].reason, "fexit on mmap_region load and attach");
-	EXPECT_EQ(p.manifest_json(), json({{"ioctl", "tracepoint"}, {"mmap", "fexit"}, {"cloexec", "fexit"}}));
+	EXPECT_EQ(p.manifest_json(),
+	          json({{"ioctl", "tracepoint"}, {"mmap", "fexit"}, {"cloexec", "fexit"}, {"syscalls", "fexit"}}));
 
 	EXPECT_EQ(plan_hooks(HookRequest{}, probes(true, true, true)).path(), "fexit");
-	HookPlan none = plan_hooks(HookRequest{}, probes(false, false, false));
+	EXPECT_EQ(plan_hooks(HookRequest{}, probes(true, true, true, false)).path(),
+	          "mixed: ioctl=fexit mmap=fexit cloexec=fexit syscalls=tracepoint");
+	HookPlan none = plan_hooks(HookRequest{}, probes(false, false, false, false));
 	EXPECT_EQ(none.path(), "tracepoint");
 	EXPECT_FALSE(none.any_fexit());
 }
@@ -99,14 +104,15 @@ TEST(HookPlan, FallbackKeepsTracepointReasonsAndExplainsTheRest)
 
 TEST(HookPlan, TextsAreOneLinePerGroup)
 {
-	HookPlan p = plan_hooks(HookRequest{}, probes(true, false, true));
-	EXPECT_EQ(p.describe(), "ioctl:   fexit      (fentry+fexit on drm_ioctl load and attach)\n"
-				"mmap:    tracepoint (fexit mmap_region: loading refused: Operation not permitted)\n"
-				"cloexec: fexit      (fexit on set_close_on_exec load and attach)\n");
+	HookPlan p = plan_hooks(HookRequest{}, probes(true, false, true, false));
+	EXPECT_EQ(p.describe(), "ioctl:    fexit      (fentry+fexit on drm_ioctl load and attach)\n"
+				"mmap:     tracepoint (fexit mmap_region: loading refused: Operation not permitted)\n"
+				"cloexec:  fexit      (fexit on set_close_on_exec load and attach)\n"
+				"syscalls: tracepoint (__x64_sys_close not found in kernel BTF)\n");
 	json j = p.to_json();
 	EXPECT_EQ(j["mode"], "auto");
 	EXPECT_EQ(j["mode_source"], "default");
-	EXPECT_EQ(j["path"], "mixed: ioctl=fexit mmap=tracepoint cloexec=fexit");
+	EXPECT_EQ(j["path"], "mixed: ioctl=fexit mmap=tracepoint cloexec=fexit syscalls=tracepoint");
 	EXPECT_EQ(j["hooks"]["mmap"]["path"], "tracepoint");
 	EXPECT_EQ(j["hooks"]["ioctl"]["reason"], "fentry+fexit on drm_ioctl load and attach");
 }
