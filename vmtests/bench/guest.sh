@@ -294,7 +294,7 @@ raw meta vcpus "$(nproc)"
 raw meta mem_kib "$(awk '/MemTotal/ { print $2 }' /proc/meminfo)"
 raw meta pairs "$PAIRS"
 raw meta criu_pairs "$CRIU_PAIRS"
-raw meta check "$("$GPUWATCH" check 2>&1 | grep -E '^(ioctl|mmap|cloexec|path):' | tr '\n' ';')"
+raw meta check "$("$GPUWATCH" check 2>&1 | grep -E '^(ioctl|mmap|cloexec|syscalls|path):' | tr '\n' ';')"
 say "kernel $(uname -r), $(nproc) vCPUs; sections: $SECTIONS"
 start=$(date +%s)
 for s in $SECTIONS; do
