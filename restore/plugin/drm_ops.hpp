@@ -57,7 +57,8 @@ private:
 
 // Streams the buffer to an image / an image into the buffer, 1 MiB at a time through a bounce
 // buffer (writing straight from a device mapping fails with EFAULT on 9p). Throw Error.
+// load_buffer returns the CRC-32 (zlib) of the bytes it read.
 void save_buffer(const BufferMap &m, ImageWriter &out);
-void load_buffer(int in_fd, const std::string &what, BufferMap &m);
+uint32_t load_buffer(int in_fd, const std::string &what, BufferMap &m);
 
 } // namespace gwcriu

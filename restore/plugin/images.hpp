@@ -5,6 +5,7 @@
 //   gpuwatch-vmas.json          every DRM mapping of the dumped tasks
 //   gpuwatch-object-<N>.bin     raw contents of buffer object N (each object once)
 //   gpuwatch-object-<N>.crc32   "<crc32 hex> <size>\n" of that file (zlib CRC-32), checked at restore
+//                               while the contents are read into the buffer
 //   gpuwatch-manifest.json      the synced manifest (more daemons: gpuwatch-manifest.<i>.json)
 //
 // Object numbers N are the dump's own: one per buffer object, shared by every handle (in any

@@ -20,6 +20,7 @@ struct RestoreImages {
 	std::map<uint32_t, DmabufImage> dmabufs; // by CRIU id
 	std::vector<VmaRec> vmas;
 	std::map<uint64_t, uint64_t> object_sizes;
+	std::map<uint64_t, uint32_t> object_crcs; // saved objects: the CRC-32 of their image, checked as it is read
 };
 
 // Reads and cross-checks every gpuwatch image: 0, or -1 with one error line in CRIU's log.

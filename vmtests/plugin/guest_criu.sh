@@ -169,6 +169,8 @@ case_corrupt() {
 	damage truncated-object "truncated" \
 		"import os; os.truncate('gpuwatch-object-1.bin', os.path.getsize('gpuwatch-object-1.bin') // 2)" || bad=1
 	damage missing-object "is missing" "import os; os.unlink('gpuwatch-object-2.bin')" || bad=1
+	damage flipped-byte "do not match their checksum" \
+		"f = open('gpuwatch-object-1.bin', 'r+b'); f.seek(100); b = f.read(1); f.seek(100); f.write(bytes([b[0] ^ 0xff]))" || bad=1
 	damage truncated-json "not valid JSON" \
 		"t = open('$f').read(); open('$f', 'w').write(t[:len(t) // 2])" || bad=1
 	damage bad-size "not a positive multiple" \
