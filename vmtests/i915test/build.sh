@@ -16,32 +16,15 @@ fail() { echo "i915test/build.sh: $*" >&2; exit 1; }
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$1" || fail "cannot create $1"
 out=$(cd "$1" && pwd)
-
-if [ -z "${KDIR:-}" ]; then
-	for d in $(ls -d /lib/modules/6.1.*/build 2>/dev/null | sort -V -r); do
-		[ -e "$d/Makefile" ] && { KDIR=$d; break; }
-	done
-fi
-[ -n "${KDIR:-}" ] && [ -e "$KDIR/Makefile" ] ||
-	skip "no 6.1 kernel headers (/lib/modules/6.1.*/build): apt-get install linux-headers-amd64"
-command -v make >/dev/null || skip "make not found: apt-get install build-essential"
-# the compiler the headers were made with (gcc-12 for Debian 12's 6.1)
-cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\?\(gcc-[0-9]*\).*/\1/p' "$KDIR/include/config/auto.conf" 2>/dev/null)
-cc=${cc:-gcc}
-command -v "$cc" >/dev/null || command -v gcc >/dev/null || skip "no C compiler ($cc or gcc): apt-get install build-essential"
-command -v "$cc" >/dev/null || cc=gcc
+. "$here/../kmod/build-lib.sh"
+kmod_headers
 pkg-config --exists libdrm_intel libdrm 2>/dev/null || skip "libdrm_intel not found by pkg-config: apt-get install libdrm-dev"
 
 log=$out/build.log
 : >"$log"
-scratch=$out/gwi915-src
-rm -rf "$scratch" && mkdir -p "$scratch" || fail "cannot create $scratch"
+scratch=$(kmod_scratch gwi915 "$out") || exit 1
 cp "$here"/Kbuild "$here"/gwi915.h "$here"/gwi915_*.c "$scratch"/
-echo "== module against $KDIR with $cc" >>"$log"
-if ! make -C "$KDIR" M="$scratch" CC="$cc" modules >>"$log" 2>&1 || [ ! -e "$scratch/gwi915.ko" ]; then
-	fail "building gwi915.ko failed: $(grep -m1 -E 'error|Error' "$log")"
-fi
-cp "$scratch/gwi915.ko" "$out/gwi915.ko"
+kmod_build gwi915 "$out" "$log" "$scratch"
 
 echo "== smoke" >>"$log"
 # shellcheck disable=SC2046

@@ -17,33 +17,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 uapi=$here/../../user/uapi/xe_uapi.h
 mkdir -p "$1" || fail "cannot create $1"
 out=$(cd "$1" && pwd)
-
-if [ -z "${KDIR:-}" ]; then
-	for d in $(ls -d /lib/modules/6.1.*/build 2>/dev/null | sort -V -r); do
-		[ -e "$d/Makefile" ] && { KDIR=$d; break; }
-	done
-fi
-[ -n "${KDIR:-}" ] && [ -e "$KDIR/Makefile" ] ||
-	skip "no 6.1 kernel headers (/lib/modules/6.1.*/build): apt-get install linux-headers-amd64"
-command -v make >/dev/null || skip "make not found: apt-get install build-essential"
-cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT="\?\(gcc-[0-9]*\).*/\1/p' "$KDIR/include/config/auto.conf" 2>/dev/null)
-cc=${cc:-gcc}
-command -v "$cc" >/dev/null || command -v gcc >/dev/null || skip "no C compiler ($cc or gcc): apt-get install build-essential"
-command -v "$cc" >/dev/null || cc=gcc
+. "$here/../kmod/build-lib.sh"
+kmod_headers
 [ -r "$uapi" ] || fail "missing $uapi"
 
 log=$out/gwxe-build.log
 : >"$log"
-scratch=$out/gwxe-src
-rm -rf "$scratch" && mkdir -p "$scratch" || fail "cannot create $scratch"
+scratch=$(kmod_scratch gwxe "$out") || exit 1
 cp "$here"/Kbuild "$here"/gwxe.h "$here"/gwxe_*.c "$uapi" "$scratch"/
 # xe_uapi.h includes <stddef.h> (for offsetof); a kernel build has none: point it at the kernel's
 mkdir -p "$scratch/kshim" && echo '#include <linux/stddef.h>' >"$scratch/kshim/stddef.h"
-echo "== module against $KDIR with $cc" >>"$log"
-if ! make -C "$KDIR" M="$scratch" CC="$cc" modules >>"$log" 2>&1 || [ ! -e "$scratch/gwxe.ko" ]; then
-	fail "building gwxe.ko failed: $(grep -m1 -E 'error|Error' "$log")"
-fi
-cp "$scratch/gwxe.ko" "$out/gwxe.ko"
+kmod_build gwxe "$out" "$log" "$scratch"
 
 echo "== smoke" >>"$log"
 if ! gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -I"$here/../../user/uapi" -I/usr/include/libdrm -o "$out/gwxe-smoke" \
