@@ -135,6 +135,16 @@ def verdict(met):
     return "" if met is None else ("met" if met else "MISSED")
 
 
+
+def cost_table(title, rows):
+    """Sections 1 and 2: one line per (hook path, loop) with its ratio and target."""
+    print(title)
+    print(f"   {'hook path':<15}{'loop':<10}{'ns/op on':>10}{'ns/op off':>11}  {'ratio':<30}target")
+    for r in rows:
+        t = f"<= {r['target']} {verdict(r['met'])}" if r["target"] else ""
+        print(f"   {r['hook_path']:<15}{r['loop']:<10}{r['ns_per_op_on_median']:>10.0f}{r['ns_per_op_off_median']:>11.0f}  "
+              f"{fmt_ratio(r['ratio']):<30}{t}")
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("raw")
@@ -155,18 +165,10 @@ def main():
     print(f"VM benchmarks: {meta.get('date', '?')}, kernel {meta.get('kernel', '?')}, "
           f"{meta.get('vcpus', '?')} vCPUs (TCG) on {meta.get('machine', '?')}")
     print("ratio = median of per-pair ratios (min-max, n = pairs); every pair is one run with and one without\n")
-    print("1. Cost to the traced workload (bench_ioctl in the followed cgroup; gpuwatch on / not running)")
-    print(f"   {'hook path':<15}{'loop':<10}{'ns/op on':>10}{'ns/op off':>11}  {'ratio':<30}target")
-    for r in res["workload_cost"]:
-        t = f"<= {r['target']} {verdict(r['met'])}" if r["target"] else ""
-        print(f"   {r['hook_path']:<15}{r['loop']:<10}{r['ns_per_op_on_median']:>10.0f}{r['ns_per_op_off_median']:>11.0f}  "
-              f"{fmt_ratio(r['ratio']):<30}{t}")
-    print("\n2. Cost to everything else (bench_syscall in another cgroup; gpuwatch on / not running)")
-    print(f"   {'hook path':<15}{'loop':<10}{'ns/op on':>10}{'ns/op off':>11}  {'ratio':<30}target")
-    for r in res["others_cost"]:
-        t = f"<= {r['target']} {verdict(r['met'])}" if r["target"] else ""
-        print(f"   {r['hook_path']:<15}{r['loop']:<10}{r['ns_per_op_on_median']:>10.0f}{r['ns_per_op_off_median']:>11.0f}  "
-              f"{fmt_ratio(r['ratio']):<30}{t}")
+    cost_table("1. Cost to the traced workload (bench_ioctl in the followed cgroup; gpuwatch on / not running)",
+               res["workload_cost"])
+    cost_table("\n2. Cost to everything else (bench_syscall in another cgroup; gpuwatch on / not running)",
+               res["others_cost"])
     if stops:
         print(f"   events lost over those runs: {res['hooks_runs_lost_events']}")
     print("\n4. Lost events under load (bench_ioctl dumb, 2 processes)")
