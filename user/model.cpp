@@ -187,9 +187,8 @@ void ModelOps::count_handle(uint64_t object, int delta) {
 void ModelOps::collect() {
 	auto fd_holds = [&](uint64_t kfile) {
 		for (const auto &[pid, p] : m.procs_)
-			for (const auto &[fd, e] : p.fds)
-				if (e.kfile == kfile)
-					return true;
+			if (holds_fd(p, kfile))
+				return true;
 		return false;
 	};
 	for (uint64_t k : lost_files) {
