@@ -999,12 +999,15 @@ static int run(bool is_parent, pid_t child)
 		if (!sabotaged && exists("sabotage")) {
 			char path[512], kind[64] = "";
 			snprintf(path, sizeof path, "%s/sabotage", g_dir);
+			/* the shell creates the file before it writes the kind: an empty read is tried
+			 * again next round, not taken as done */
 			FILE *f = fopen(path, "r");
-			if (f && fscanf(f, "%63s", kind) == 1)
+			if (f && fscanf(f, "%63s", kind) == 1) {
 				sabotage(kind);
+				sabotaged = true;
+			}
 			if (f)
 				fclose(f);
-			sabotaged = true;
 		}
 		round++;
 		snprintf(name, sizeof name, "verify.%d", getpid());
