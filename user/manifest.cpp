@@ -87,9 +87,10 @@ nlohmann::json Model::manifest() const {
 			for (uint64_t off : mine)
 				offsets.push_back(off);
 			auto name = names.find(h.object);
-			json hj = {{"handle", n}, {"size", object_size(h.object)}, {"origin", std::string(h.origin)},
-			           {"object", h.object}, {"params", h.params.is_null() ? json::object() : h.params},
-			           {"imports", h.imports},
+			json params = h.params();
+			json hj = {{"handle", n}, {"size", object_size(h.object)}, {"origin", std::string(h.origin())},
+			           {"object", h.object}, {"params", params.is_null() ? json::object() : std::move(params)},
+			           {"imports", h.imports()},
 			           {"flink_name", name != names.end() ? json(name->second) : json(nullptr)},
 			           {"mmap_offsets", offsets}};
 			json types = json::object();
@@ -98,10 +99,11 @@ nlohmann::json Model::manifest() const {
 					types[std::to_string(off)] = t->second;
 			if (!types.empty())
 				hj["mmap_types"] = types;           // fake offset -> i915 mmap type
-			if (h.attrs.contains("tiling"))
-				hj["tiling"] = h.attrs["tiling"];
-			if (h.attrs.contains("caching"))
-				hj["caching"] = h.attrs["caching"];
+			json attrs = h.attrs();
+			if (attrs.contains("tiling"))
+				hj["tiling"] = attrs["tiling"];
+			if (attrs.contains("caching"))
+				hj["caching"] = attrs["caching"];
 			handles.push_back(std::move(hj));
 		}
 		json syncobjs = json::array(), caps = json::array();
@@ -200,7 +202,12 @@ nlohmann::json Model::manifest() const {
 	}
 
 	json objects = json::array();
-	for (const auto &[id, o] : objects_) {
+	std::vector<std::pair<uint64_t, const GemObject *>> objs; // by id: the table is unordered
+	for (const auto &[id, o] : objects_)
+		objs.emplace_back(id, &o);
+	std::sort(objs.begin(), objs.end());
+	for (const auto &[id, op] : objs) {
+		const GemObject &o = *op;
 		auto name = names.find(id);
 		objects.push_back({{"id", id}, {"size", o.size},
 		                   {"flink_name", name != names.end() ? json(name->second) : json(nullptr)}});

@@ -227,8 +227,8 @@ void ModelOps::collect() {
 		bool held = false;
 		for (const auto &[k, d] : m.dmabufs_)
 			held = held || d.object == id;
-		for (const auto &[k, f] : m.files_)
-			for (const auto &[vid, vm] : f.vms)
+		for (auto f = m.files_.begin(); o->second.bound && !held && f != m.files_.end(); ++f)
+			for (const auto &[vid, vm] : f->second.vms)
 				for (const auto &[addr, b] : vm.bindings)
 					held = held || b.object == id; // a bound buffer outlives its handle
 		if (!held)

@@ -6,52 +6,97 @@
 // (tgid, fd) -> file table per process.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "event_abi.hpp"
+#include "handle_table.hpp"
 
 namespace gw {
 
 // A GEM buffer object. Several handles (in one or several files) may name one object:
 // PRIME export/import and FLINK/OPEN share objects across files. Ids are model-assigned.
-struct GemObject {
-	uint64_t id = 0;
+struct GemObject {               // keyed by its model-assigned id in Model::objects()
 	uint64_t size = 0;          // bytes, 0 if unknown
 	// references the model keeps count of, so that a closed handle or a removed mapping
 	// is collected without a walk over the whole model: handles (in any file) and mappings
 	// (in any process) naming this object
 	uint32_t handles = 0, mappings = 0;
+	// an xe VM binding has named it (never reset): only such an object may be held by a
+	// binding, which collecting it must then look for
+	bool bound = false;
 };
 
+// What a handle carries beyond the common fields; rare (see Handle), so held out of line.
+struct HandleExtra {
+	nlohmann::json params;      // creation parameters not held in Handle::small
+	nlohmann::json attrs;       // set after creation (i915 SET_TILING, SET_CACHING): {"tiling": {...}, "caching": n}
+	uint32_t imports = 0;       // PRIME_FD_TO_HANDLE calls that returned this existing handle
+	uint32_t flink_name = 0;    // GEM_FLINK name (names start at 1): 0 when none
+};
+
+// A GEM handle of a file. Kept small: a model of 10^5 handles holds 10^5 of these. The
+// common creation parameters (dumb buffers, xe GEM_CREATE) are five 32-bit values whose
+// names the origin gives; anything else (flink names, imports, attributes, other origins'
+// parameters) lives in a HandleExtra allocated only for the handles that have one.
 struct Handle {
 	// grant: kNoGrant, the one fake offset (DrmFile::mmap_offsets) granted for this handle, or
 	// kManyGrants (several, or not known: dropping the handle scans the file's grants)
 	static constexpr uint64_t kNoGrant = 0, kManyGrants = ~0ull;
+	// origins: what created the handle ("dumb", "prime", "flink", "unknown", "i915.gem_create", ...)
+	enum class Origin : uint8_t { unknown, dumb, prime, flink, i915_gem_create, i915_gem_create_ext, i915_userptr, xe_gem_create };
 
-	uint32_t handle = 0;
-	uint32_t imports = 0;       // PRIME_FD_TO_HANDLE calls that returned this existing handle
 	uint64_t object = 0;        // GemObject id
-	std::string_view origin;    // "dumb", "prime", "flink", "unknown", "i915.gem_create", ...: a literal
-	// creation parameters: dumb: width, height, bpp, flags, pitch; prime: source dma-buf;
-	// flink: name. Free-form, copied into the manifest; null when there are none (the manifest
-	// shows {}): an empty JSON object costs an allocation per handle.
-	nlohmann::json params;
-	// set after creation (i915 SET_TILING, SET_CACHING): {"tiling": {...}, "caching": n};
-	// null until one is set
-	nlohmann::json attrs;
-	std::optional<uint32_t> flink_name;
 	uint64_t grant = kNoGrant;
+	Origin kind = Origin::unknown;
+	bool has_small = false;     // `small` holds the origin's parameters
+	uint32_t small[5] = {};     // dumb: width, height, bpp, flags, pitch; xe: placement, flags, vm_id, cpu_caching
+
+	std::string_view origin() const;
+	static Origin origin_of(std::string_view name); // Origin::unknown for a name not listed
+
+	// creation parameters: dumb: width, height, bpp, flags, pitch; prime: source dma-buf;
+	// flink: name; ...: copied into the manifest; null when there are none (shown as {})
+	nlohmann::json params() const;
+	void set_params(nlohmann::json p); // parameters not in `small`; null: none
+	nlohmann::json attrs() const { return extra_ ? extra_->attrs : nlohmann::json(); }
+	void set_attr(const std::string &name, nlohmann::json value) { extra().attrs[name] = std::move(value); }
+	uint32_t imports() const { return extra_ ? extra_->imports : 0; }
+	void add_import() { ++extra().imports; }
+	std::optional<uint32_t> flink_name() const {
+		return extra_ && extra_->flink_name ? std::optional<uint32_t>(extra_->flink_name) : std::nullopt;
+	}
+	void set_flink_name(uint32_t name) { extra().flink_name = name; }
+
+	Handle() = default;
+	Handle(const Handle &o) : object(o.object), grant(o.grant), kind(o.kind), has_small(o.has_small),
+	                          extra_(o.extra_ ? std::make_unique<HandleExtra>(*o.extra_) : nullptr) {
+		std::copy(std::begin(o.small), std::end(o.small), small);
+	}
+	Handle(Handle &&) = default;
+	Handle &operator=(const Handle &o) { return *this = Handle(o); }
+	Handle &operator=(Handle &&) = default;
+
+private:
+	HandleExtra &extra() {
+		if (!extra_)
+			extra_ = std::make_unique<HandleExtra>();
+		return *extra_;
+	}
+	std::unique_ptr<HandleExtra> extra_;
 };
 
 // i915 contexts, i915/xe VMs and their bindings, xe exec queues: per DRM file, by id.
@@ -95,7 +140,7 @@ struct DrmFile {
 	std::string driver;
 	uint32_t f_flags = 0;
 	bool handles_known = true;  // false when the file was first seen after it was opened
-	std::map<uint32_t, Handle> handles;              // handle number -> handle
+	HandleTable<Handle> handles;                     // handle number -> handle
 	std::map<uint32_t, uint32_t> syncobjs;           // syncobj handle -> creation flags
 	std::map<uint64_t, uint32_t> caps;               // SET_CLIENT_CAP capability -> value
 	std::map<uint64_t, uint32_t> mmap_offsets;       // fake offset -> handle (MAP_DUMB grants)
@@ -194,7 +239,7 @@ public:
 	const std::map<uint64_t, DrmFile> &files() const { return files_; }  // keyed by kfile
 	uint64_t malformed_records() const { return malformed_; }
 	const std::map<uint64_t, DmaBuf> &dmabufs() const { return dmabufs_; } // keyed by kfile
-	const std::map<uint64_t, GemObject> &objects() const { return objects_; } // keyed by id
+	const std::unordered_map<uint64_t, GemObject> &objects() const { return objects_; } // keyed by id
 	const std::map<uint64_t, OtherFile> &others() const { return others_; } // keyed by kfile
 	uint64_t ignored_ioctls() const { return ignored_ioctls_; } // recorded, but not decoded
 
@@ -205,7 +250,7 @@ private:
 	std::map<uint32_t, Process> procs_;
 	std::map<uint64_t, DrmFile> files_;
 	std::map<uint64_t, DmaBuf> dmabufs_;
-	std::map<uint64_t, GemObject> objects_;
+	std::unordered_map<uint64_t, GemObject> objects_; // a node per object, no tree: see Handle
 	std::map<std::pair<uint64_t, uint32_t>, uint64_t> flinks_; // (device key, name) -> object
 	std::map<uint64_t, OtherFile> others_;
 	std::map<std::pair<uint32_t, int>, nlohmann::json> pending_origin_; // (tgid, fd) -> origin

@@ -15,6 +15,46 @@ template <class... Ts> overloaded(Ts...) -> overloaded<Ts...>;
 
 } // namespace
 
+namespace {
+constexpr std::string_view kOrigins[] = {"unknown", "dumb", "prime", "flink", "i915.gem_create",
+                                         "i915.gem_create_ext", "i915.userptr", "xe.gem_create"};
+// the names of Handle::small's values, by origin
+constexpr const char *kDumbSmall[] = {"width", "height", "bpp", "flags", "pitch"};
+constexpr const char *kXeSmall[] = {"placement", "flags", "vm_id", "cpu_caching"};
+} // namespace
+
+std::string_view Handle::origin() const { return kOrigins[static_cast<std::size_t>(kind)]; }
+
+Handle::Origin Handle::origin_of(std::string_view name) {
+	for (std::size_t i = 0; i < std::size(kOrigins); ++i)
+		if (kOrigins[i] == name)
+			return static_cast<Origin>(i);
+	return Origin::unknown;
+}
+
+nlohmann::json Handle::params() const {
+	nlohmann::json p;
+	if (has_small && kind == Origin::dumb) {
+		for (std::size_t i = 0; i < std::size(kDumbSmall); ++i)
+			p[kDumbSmall[i]] = small[i];
+	} else if (has_small && kind == Origin::xe_gem_create) {
+		for (std::size_t i = 0; i < std::size(kXeSmall); ++i)
+			p[kXeSmall[i]] = small[i];
+		p["properties"] = nlohmann::json::object(); // extra params name them when there are any
+	}
+	if (extra_ && extra_->params.is_object())
+		for (const auto &[k, v] : extra_->params.items())
+			p[k] = v;
+	else if (extra_ && !extra_->params.is_null())
+		return extra_->params;
+	return p;
+}
+
+void Handle::set_params(nlohmann::json p) {
+	if (!p.is_null() || extra_)
+		extra().params = std::move(p);
+}
+
 ApplyStatus ModelOps::on_ioctl(const gw_ev_ioctl &ev) {
 	if (ev.file == 0 || ev.aux_file == ev.file)
 		return malformed();
@@ -42,7 +82,7 @@ ApplyStatus ModelOps::on_ioctl(const gw_ev_ioctl &ev) {
 
 uint64_t ModelOps::new_object(uint64_t size) {
 	uint64_t id = m.next_object_id_++;
-	m.objects_[id] = GemObject{id, size};
+	m.objects_[id] = GemObject{size};
 	return id;
 }
 
@@ -95,10 +135,9 @@ Handle &ModelOps::add_handle(DrmFile &f, uint32_t handle, uint64_t object, std::
                              nlohmann::json params) {
 	drop_handle(f, handle); // a stale entry: its close was missed
 	Handle h;
-	h.handle = handle;
 	h.object = object;
-	h.origin = origin;
-	h.params = std::move(params);
+	h.kind = Handle::origin_of(origin);
+	h.set_params(std::move(params));
 	changed = true;
 	count_handle(object, +1);
 	return f.handles[handle] = std::move(h);
@@ -119,9 +158,10 @@ void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o) {
 		return;
 	std::visit(overloaded{
 		[&](const CreateDumb &x) {
-			add_handle(f, x.handle, new_object(x.size), "dumb",
-			           {{"width", x.width}, {"height", x.height}, {"bpp", x.bpp}, {"flags", x.flags},
-			            {"pitch", x.pitch}});
+			Handle &h = add_handle(f, x.handle, new_object(x.size), "dumb");
+			h.has_small = true;
+			uint32_t v[] = {x.width, x.height, x.bpp, x.flags, x.pitch};
+			std::copy(std::begin(v), std::end(v), h.small);
 		},
 		[&](const MapDumb &x) {
 			known_handle(f, x.handle);
@@ -131,7 +171,7 @@ void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o) {
 		[&](const GemClose &x) { drop_handle(f, x.handle); }, // whatever its imports, as the kernel
 		[&](const GemFlink &x) {
 			Handle &h = known_handle(f, x.handle);
-			h.flink_name = x.name;
+			h.set_flink_name(x.name);
 			m.flinks_[{flink_key(f), x.name}] = h.object;
 			changed = true;
 		},
@@ -170,7 +210,7 @@ void ModelOps::op(DrmFile &f, const drm::GemOpen &x) {
 		m.flinks_[key] = obj;
 	}
 	Handle &h = add_handle(f, x.handle, obj, "flink", {{"name", x.name}});
-	h.flink_name = x.name;
+	h.set_flink_name(x.name);
 }
 
 // PRIME_HANDLE_TO_FD: the object's dma-buf (x.dmabuf, the same one on every export of an
@@ -202,7 +242,7 @@ void ModelOps::op(Process &p, DrmFile &f, const drm::PrimeImport &x) {
 	if (auto pr = f.prime.find(x.dmabuf); pr != f.prime.end()) {
 		auto h = f.handles.find(pr->second);
 		if (pr->second == x.handle && h != f.handles.end()) {
-			++h->second.imports;
+			h->second.add_import();
 			return;
 		}
 		f.prime.erase(pr); // stale

@@ -180,12 +180,12 @@ bool ModelOps::apply_intel(Process &p, DrmFile &f, const drm::Op &o) {
 			           {{"user_ptr", x.user_ptr}, {"flags", x.flags}});
 		},
 		[&](const I915SetTiling &x) {
-			known_handle(f, x.handle).attrs["tiling"] = {
-				{"mode", tiling_name(x.mode)}, {"stride", x.stride}, {"swizzle", x.swizzle}};
+			known_handle(f, x.handle).set_attr("tiling", {
+				{"mode", tiling_name(x.mode)}, {"stride", x.stride}, {"swizzle", x.swizzle}});
 			changed = true;
 		},
 		[&](const I915SetCaching &x) {
-			known_handle(f, x.handle).attrs["caching"] = x.caching;
+			known_handle(f, x.handle).set_attr("caching", x.caching);
 			changed = true;
 		},
 		[&](const I915ContextCreate &x) {
@@ -245,9 +245,11 @@ bool ModelOps::apply_intel(Process &p, DrmFile &f, const drm::Op &o) {
 			m.pending_origin_[{p.pid, x.fd}] = {{"file", f.id}, {"ioctl", "EXECBUFFER2_WR"}, {"context", x.ctx_id}};
 		},
 		[&](const XeGemCreate &x) {
-			add_handle(f, x.handle, new_object(x.size), "xe.gem_create",
-			           {{"placement", x.placement}, {"flags", x.flags}, {"vm_id", x.vm_id},
-			            {"cpu_caching", x.cpu_caching}, {"properties", xe_exts(x.exts)}});
+			Handle &h = add_handle(f, x.handle, new_object(x.size), "xe.gem_create",
+			                       x.exts.empty() ? json() : json{{"properties", xe_exts(x.exts)}});
+			h.has_small = true;
+			uint32_t v[] = {x.placement, x.flags, x.vm_id, x.cpu_caching};
+			std::copy(std::begin(v), std::end(v), h.small);
 			if (x.truncated)
 				note_truncated("xe GEM_CREATE of handle " + std::to_string(x.handle));
 		},
@@ -298,6 +300,8 @@ bool ModelOps::apply_intel(Process &p, DrmFile &f, const drm::Op &o) {
 					if (!nb.userptr && b.obj != 0) { // obj 0: a NULL (sparse) or CPU-mirror binding
 						nb.handle = b.obj;
 						nb.object = known_handle(f, b.obj).object;
+						if (auto o = m.objects_.find(nb.object); o != m.objects_.end())
+							o->second.bound = true;
 					}
 					vm->bindings[b.addr] = nb;
 					break;

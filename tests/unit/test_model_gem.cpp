@@ -15,8 +15,8 @@ TEST(ModelGem, DumbCreateMapDestroy) {
 	w.open(100, 3, kCard);
 	ASSERT_EQ(w.create_dumb(100, kCard, 1, 64, 32), ApplyStatus::ok);
 	const gw::Handle &h = w.f(kCard).handles.at(1);
-	EXPECT_EQ(h.origin, "dumb");
-	EXPECT_EQ(h.params, (json{{"width", 64}, {"height", 32}, {"bpp", 32}, {"flags", 0}, {"pitch", 256}}));
+	EXPECT_EQ(h.origin(), "dumb");
+	EXPECT_EQ(h.params(), (json{{"width", 64}, {"height", 32}, {"bpp", 32}, {"flags", 0}, {"pitch", 256}}));
 	EXPECT_EQ(w.m.objects().at(h.object).size, 8192u);
 	ASSERT_EQ(w.map_dumb(100, kCard, 1, kFake), ApplyStatus::ok);
 	EXPECT_EQ(w.f(kCard).mmap_offsets.at(kFake), 1u);
@@ -49,12 +49,12 @@ TEST(ModelGem, FlinkThenOpenSharesTheObject) {
 	w.open(200, 3, kCard2); // another open of card0
 	w.create_dumb(100, kCard, 1, 64, 64);
 	ASSERT_EQ(w.flink(100, kCard, 1, 5), ApplyStatus::ok);
-	EXPECT_EQ(w.f(kCard).handles.at(1).flink_name, 5u);
+	EXPECT_EQ(w.f(kCard).handles.at(1).flink_name(), 5u);
 	ASSERT_EQ(w.gem_open(200, kCard2, 5, 1, 16384), ApplyStatus::ok);
 	const gw::Handle &h = w.f(kCard2).handles.at(1);
-	EXPECT_EQ(h.origin, "flink");
+	EXPECT_EQ(h.origin(), "flink");
 	EXPECT_EQ(h.object, w.f(kCard).handles.at(1).object);
-	EXPECT_EQ(h.params, (json{{"name", 5}}));
+	EXPECT_EQ(h.params(), (json{{"name", 5}}));
 	w.gem_open(200, kCard2, 5, 2, 16384); // GEM_OPEN always makes a new handle
 	EXPECT_EQ(w.f(kCard2).handles.at(2).object, h.object);
 	EXPECT_EQ(w.m.objects().size(), 1u);
@@ -114,22 +114,22 @@ TEST_F(Prime, ImportIntoAnotherFileAndReimport) {
 	w.apply(fd_rec(200, 5, kBuf, GW_FD_DUP, false, 0, GW_FILE_DMABUF)); // received over a socket: dup'd
 	ASSERT_EQ(w.import_fd(200, kRender, 5, 1, kBuf), ApplyStatus::ok);
 	const gw::Handle &h = w.f(kRender).handles.at(1);
-	EXPECT_EQ(h.origin, "prime");
+	EXPECT_EQ(h.origin(), "prime");
 	EXPECT_EQ(h.object, w.f(kCard).handles.at(1).object);
-	EXPECT_EQ(h.imports, 0u);
-	EXPECT_EQ(h.params, (json{{"import_fd", 5}, {"exporter_file", 1}, {"exporter_handle", 1}}));
+	EXPECT_EQ(h.imports(), 0u);
+	EXPECT_EQ(h.params(), (json{{"import_fd", 5}, {"exporter_file", 1}, {"exporter_handle", 1}}));
 	EXPECT_EQ(w.manifest()["files"][1]["handles"][0]["size"], 16384);
 	ASSERT_EQ(w.import_fd(200, kRender, 5, 1, kBuf), ApplyStatus::ok); // the kernel returns handle 1 again
 	EXPECT_EQ(w.f(kRender).handles.size(), 1u);
-	EXPECT_EQ(w.f(kRender).handles.at(1).imports, 1u);
+	EXPECT_EQ(w.f(kRender).handles.at(1).imports(), 1u);
 	EXPECT_EQ(w.m.objects().size(), 1u);
 }
 
 TEST_F(Prime, ReimportIntoTheExporterReturnsItsHandle) {
 	ASSERT_EQ(w.import_fd(100, kCard, 8, 1, kBuf), ApplyStatus::ok);
 	EXPECT_EQ(w.f(kCard).handles.size(), 1u);
-	EXPECT_EQ(w.f(kCard).handles.at(1).origin, "dumb");
-	EXPECT_EQ(w.f(kCard).handles.at(1).imports, 1u);
+	EXPECT_EQ(w.f(kCard).handles.at(1).origin(), "dumb");
+	EXPECT_EQ(w.f(kCard).handles.at(1).imports(), 1u);
 }
 
 TEST_F(Prime, ImportLearnsAnFdTheModelMissed) {
@@ -146,7 +146,7 @@ TEST_F(Prime, GemCloseDropsAHandleWhateverItsImports) {
 	EXPECT_TRUE(w.f(kRender).handles.empty());
 	EXPECT_TRUE(w.f(kRender).prime.empty());
 	w.import_fd(200, kRender, 5, 1, kBuf); // a fresh import: a new handle, no imports
-	EXPECT_EQ(w.f(kRender).handles.at(1).imports, 0u);
+	EXPECT_EQ(w.f(kRender).handles.at(1).imports(), 0u);
 }
 
 TEST_F(Prime, DmaBufOutlivesItsExporter) {
@@ -175,9 +175,9 @@ TEST_F(Prime, DmaBufOutlivesItsExporter) {
 TEST_F(Prime, ImportOfUnknownDmaBuf) {
 	ASSERT_EQ(w.import_fd(200, kRender, 7, 1, kBuf2), ApplyStatus::ok);
 	const gw::Handle &h = w.f(kRender).handles.at(1);
-	EXPECT_EQ(h.origin, "prime");
+	EXPECT_EQ(h.origin(), "prime");
 	EXPECT_EQ(w.m.objects().at(h.object).size, 0u);
-	EXPECT_TRUE(h.params.contains("note"));
+	EXPECT_TRUE(h.params().contains("note"));
 	EXPECT_EQ(w.m.dmabufs().at(kBuf2).object, h.object);
 }
 
@@ -210,7 +210,7 @@ TEST(ModelGem, IoctlsOnStateTheModelNeverSaw) {
 	ASSERT_TRUE(w.has_file(kCard));
 	EXPECT_FALSE(w.f(kCard).handles_known);
 	EXPECT_EQ(w.p(100).fds.at(6).kfile, kCard);
-	EXPECT_EQ(w.f(kCard).handles.at(4).origin, "unknown");
+	EXPECT_EQ(w.f(kCard).handles.at(4).origin(), "unknown");
 	EXPECT_EQ(w.f(kCard).mmap_offsets.at(kFake), 4u);
 	EXPECT_EQ(w.gem_close(100, kCard, 9, 6), ApplyStatus::ok); // never seen: nothing to drop
 	EXPECT_EQ(w.flink(100, kCard, 4, 3, 6), ApplyStatus::ok);
@@ -229,7 +229,7 @@ TEST(ModelGem, UnknownHandleInAKnownFileMakesItIncomplete) {
 	w.open(100, 3, kCard);
 	ASSERT_EQ(w.export_fd(100, kCard, 3, 9, kBuf), ApplyStatus::ok); // created by an ioctl not decoded
 	EXPECT_FALSE(w.f(kCard).handles_known);
-	EXPECT_EQ(w.f(kCard).handles.at(3).origin, "unknown");
+	EXPECT_EQ(w.f(kCard).handles.at(3).origin(), "unknown");
 	EXPECT_EQ(w.m.dmabufs().at(kBuf).object, w.f(kCard).handles.at(3).object);
 }
 

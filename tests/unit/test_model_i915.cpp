@@ -372,7 +372,7 @@ TEST(ModelI915, DriverOfAFileKnownOnlyFromItsIoctls) {
 	const gw::DrmFile &f = w.f(kI915);
 	EXPECT_FALSE(f.handles_known);
 	ASSERT_EQ(f.handles.size(), 2u);
-	EXPECT_EQ(f.handles.at(2).origin, "i915.gem_create");
+	EXPECT_EQ(f.handles.at(2).origin(), "i915.gem_create");
 	EXPECT_EQ(f.mmap_types.at(kOff), "wb");
 	EXPECT_EQ(w.m.ignored_ioctls(), 0u);
 }
