@@ -6,6 +6,8 @@
 #   ioctl    PATH MODE PAIR on|off NS_PER_OP      bench_ioctl in the followed cgroup
 #   syscall  PATH MODE PAIR on|off NS_PER_OP      bench_syscall in a sibling cgroup (PATH
 #                                                 tracefs-event: the control, no gpuwatch)
+#            (ioctl PATH fentry-empty: the control of (1), bench_floor's empty fentry and
+#            fexit programs on drm_ioctl, no gpuwatch)
 #   gwstop   PATH PAIR LOST_EVENTS COMPLETE       the daemon's final manifest after an "on" run
 #   burst    PATH RING IOCTLS SECONDS LOST_EVENTS COMPLETE RECORDS REASONS
 #   criu     N MIB PAIR gpu|anon BYTES DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
@@ -131,6 +133,34 @@ measure_tracefs() {
 	echo 0 >"$ev"
 }
 
+# control for (1): no gpuwatch, bench_floor's empty fentry and fexit programs on drm_ioctl.
+# What the BPF trampoline alone costs each DRM ioctl: the floor under the fexit path's hooks.
+measure_floor() {
+	local pair=$1 m line state fpid= order="on off"
+	[ $((pair % 2)) = 1 ] || order="off on"
+	for state in $order; do
+		if [ $state = on ]; then
+			"$WL_DIR/bench_floor" >"$W/floor.out" 2>&1 &
+			fpid=$!
+			for _ in $(seq 300); do
+				grep -q attached "$W/floor.out" 2>/dev/null && break
+				kill -0 "$fpid" 2>/dev/null || break
+				sleep 0.1
+			done
+			grep -q attached "$W/floor.out" || { say "bench_floor: $(cat "$W/floor.out")"; kill "$fpid" 2>/dev/null; wait "$fpid"; return 0; }
+		fi
+		for m in $IOCTL_MODES; do
+			line=$("$INCGROUP" "$CG_IN" "$WL_DIR/bench_ioctl" "$m" "${ITERS[ioctl_$m]}") || die "bench_ioctl $m failed"
+			raw ioctl fentry-empty "$m" "$pair" "$state" "$(echo "$line" | awk '{ print $3 }')"
+		done
+		if [ -n "$fpid" ]; then
+			kill -INT "$fpid"
+			wait "$fpid" || die "bench_floor did not detach cleanly: $(cat "$W/floor.out")"
+			fpid=
+		fi
+	done
+}
+
 measure_on() {
 	gw_on "$1"
 	measure "$1" "$2" on
@@ -159,6 +189,7 @@ section_hooks() {
 			fi
 		done
 		measure_tracefs "$pair"
+		measure_floor "$pair"
 		say "hooks: pair $pair done"
 	done
 }
