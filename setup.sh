@@ -8,7 +8,7 @@ pkgs=(
   build-essential cmake pkg-config git clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
   libdrm-dev libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static criu kmod
-  python3-pip
+  python3-pip podman runc
 )
 missing=()
 for p in "${pkgs[@]}"; do
@@ -25,4 +25,7 @@ if ! command -v vng >/dev/null 2>&1; then
   echo "setup: installing virtme-ng (PyPI)"
   python3 -m pip install --quiet virtme-ng || python3 -m pip install --quiet --break-system-packages virtme-ng
 fi
+# Where `gpuwatch container-config` writes by default. The VM suite (whose root is this
+# machine's, read-only) mounts a scratch tmpfs over them, which needs them to exist.
+mkdir -p /etc/criu /etc/containers/oci/hooks.d /usr/share/containers/oci/hooks.d
 echo "setup: all dependencies present"

@@ -38,11 +38,12 @@ run_vm() {
 
 if [ "${GPUWATCH_SKIP_VM:-0}" = 1 ]; then
 	echo "SKIP vm-suites: GPUWATCH_SKIP_VM=1"
-	skipped=$((skipped + 3))
+	skipped=$((skipped + 4))
 else
 	run_vm vm-suite vmtests/run.sh "$BUILD"
 	run_vm plugin-vm vmtests/plugin/vm_criu.sh "$BUILD" "$BUILD/plugin-vm-results"
 	run_vm remote-vm vmtests/remote/run.sh "$BUILD" "$BUILD/remote-vm-results"
+	run_vm containers-vm vmtests/containers/run.sh "$BUILD" "$BUILD/containers-vm-results"
 fi
 
 echo "$passed passed, $failed failed, $skipped skipped"

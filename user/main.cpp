@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "check.hpp"
+#include "containers.hpp"
 #include "control.hpp"
 #include "criu_args.hpp"
 #include "daemon.hpp"
@@ -48,6 +49,20 @@ int main(int argc, char **argv)
 
 	auto *cargs = app.add_subcommand("criu-args", "print the CRIU options that load gpuwatch's plugin and action script: criu dump ... $(gpuwatch criu-args)");
 
+	gw::ContainerConfigOptions ccopts;
+	auto *ccfg = app.add_subcommand("container-config",
+	                                "configure runc's CRIU (plugin) and the OCI hooks so that containers with a DRM "
+	                                "device are followed, checkpointed and restored (needs root)");
+	ccfg->add_option("--criu-conf", ccopts.criu_conf, "CRIU configuration runc passes to CRIU (merged, not replaced)")
+		->capture_default_str();
+	ccfg->add_option("--hooks-dir", ccopts.hooks_dirs,
+	                 "OCI hooks directory, repeatable (default: /usr/share/containers/oci/hooks.d, podman's, and "
+	                 "/etc/containers/oci/hooks.d, CRI-O's override directory)");
+
+	std::string hook_stage;
+	auto *ohook = app.add_subcommand("oci-hook", "the OCI hook container-config installs (the OCI state on stdin)");
+	ohook->add_option("stage", hook_stage, "prestart or poststop")->required()->check(CLI::IsMember({"prestart", "poststop"}));
+
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::ParseError &e) {
@@ -73,12 +88,19 @@ int main(int argc, char **argv)
 			std::cout << gw::criu_args(gw::find_criu_paths()) << "\n";
 			return 0;
 		}
+		if (ccfg->parsed())
+			return gw::run_container_config(ccopts);
+		if (ohook->parsed())
+			return gw::run_oci_hook(hook_stage, gw::control::default_run_dir());
 		if (show->parsed()) {
 			std::cout << gw::format_manifest_summary(gw::read_manifest_file(show_file));
 			return 0;
 		}
 	} catch (const std::exception &e) {
-		fprintf(stderr, "gpuwatch: error: %s\n", e.what());
+		if (ohook->parsed()) // the runtime shows this line when it refuses to start the container
+			fprintf(stderr, "gpuwatch oci-hook %s: error: %s\n", hook_stage.c_str(), e.what());
+		else
+			fprintf(stderr, "gpuwatch: error: %s\n", e.what());
 		return 1;
 	}
 	return 0;

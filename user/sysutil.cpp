@@ -61,7 +61,7 @@ CgroupDir open_cgroup_v2(const std::string &path)
 	return cg;
 }
 
-static std::string cgroup2_mount_point()
+std::string cgroup2_mount_point()
 {
 	std::ifstream in("/proc/self/mountinfo");
 	std::string line;

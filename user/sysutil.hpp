@@ -42,6 +42,9 @@ struct CgroupDir {
 
 // Opens a cgroup v2 directory; throws Error naming the path and the problem.
 CgroupDir open_cgroup_v2(const std::string &path);
+// Where the cgroup v2 filesystem is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified on a
+// v1/v2 hybrid); throws Error if it is not mounted.
+std::string cgroup2_mount_point();
 // The cgroup v2 directory a process is in (via /proc/PID/cgroup and the cgroup2 mount).
 std::string cgroup_v2_dir_of_pid(uint32_t pid);
 // Pids in dir and all its descendant cgroups, and the ids of those cgroups.

@@ -2,7 +2,9 @@
 """compare_manifests.py BEFORE AFTER: the daemon's manifest after `criu restore` shows the
 same processes with the same fds, the same handles (numbers and sizes) per file and the same
 mappings (start, length) as before the dump -- so no filler handle survived the restore.
-Prints the differences; exit 1 when there are any."""
+Prints the differences; exit 1 when there are any.
+--any-pids: processes are matched by what they hold, not by pid (a container restored into a
+new pid namespace has the same pids inside it, new ones on the host, where the daemon runs)."""
 import json
 import sys
 
@@ -28,7 +30,12 @@ def view(path):
 
 
 def main():
-    before, after = view(sys.argv[1]), view(sys.argv[2])
+    args = [a for a in sys.argv[1:] if a != "--any-pids"]
+    before, after = view(args[0]), view(args[1])
+    if len(args) < len(sys.argv) - 1:  # --any-pids: number the processes by what they hold
+        def renumber(v):
+            return {i: p for i, p in enumerate(sorted(v.values(), key=repr))}
+        before, after = renumber(before), renumber(after)
     diffs = []
     for pid in sorted(set(before) | set(after)):
         b, a = before.get(pid), after.get(pid)

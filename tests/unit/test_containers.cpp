@@ -1,0 +1,99 @@
+// gpuwatch container-config and oci-hook: the CRIU configuration merge, the CRIU version
+// rule, the hook definition and the OCI config/state checks.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "containers.hpp"
+#include "sysutil.hpp"
+
+using json = nlohmann::json;
+
+namespace {
+
+TEST(CriuConf, NewFileGetsOurLibdirAndNothingElse)
+{
+	std::vector<std::string> added;
+	std::string out = gw::merge_criu_conf("", "/usr/lib/gpuwatch/criu", std::nullopt, &added);
+	EXPECT_EQ(out, "# added by gpuwatch container-config: load the gpuwatch CRIU plugin\nlibdir /usr/lib/gpuwatch/criu\n");
+	EXPECT_EQ(added, (std::vector<std::string>{"libdir /usr/lib/gpuwatch/criu"}));
+}
+
+TEST(CriuConf, ExistingSettingsAreKeptAndOursAppended)
+{
+	std::string existing = "# site settings\ntcp-established\nlog-file /var/log/criu.log"; // no final newline
+	std::vector<std::string> added;
+	std::string out = gw::merge_criu_conf(existing, "/opt/gw/criu", std::string("/opt/gw/action"), &added);
+	EXPECT_EQ(out.rfind(existing + "\n", 0), 0u) << out; // untouched, then ours
+	EXPECT_NE(out.find("\nlibdir /opt/gw/criu\n"), std::string::npos);
+	EXPECT_NE(out.find("\naction-script /opt/gw/action\n"), std::string::npos);
+	EXPECT_EQ(added.size(), 2u);
+}
+
+TEST(CriuConf, MergingTwiceChangesNothing)
+{
+	std::string once = gw::merge_criu_conf("tcp-established\n", "/opt/gw/criu", std::string("/opt/gw/action"), nullptr);
+	std::vector<std::string> added;
+	EXPECT_EQ(gw::merge_criu_conf(once, "/opt/gw/criu/", std::string("/opt/gw/action"), &added), once);
+	EXPECT_TRUE(added.empty());
+	// the same setting written with dashes, '=' or quotes is recognised too
+	EXPECT_EQ(gw::merge_criu_conf("--libdir=\"/opt/gw/criu\"\n", "/opt/gw/criu", std::nullopt, &added),
+	          "--libdir=\"/opt/gw/criu\"\n");
+}
+
+TEST(CriuConf, AnotherPluginDirectoryIsRefusedNotReplaced)
+{
+	try {
+		gw::merge_criu_conf("libdir /usr/lib/criu\n", "/opt/gw/criu", std::nullopt, nullptr);
+		FAIL() << "a second libdir was accepted";
+	} catch (const gw::Error &e) {
+		EXPECT_NE(std::string(e.what()).find("/usr/lib/criu"), std::string::npos) << e.what();
+	}
+}
+
+TEST(CriuVersion, ActionScriptsRunOverRpcFrom319)
+{
+	auto v = gw::parse_criu_version("Version: 3.17.1\n");
+	ASSERT_TRUE(v);
+	EXPECT_EQ(*v, (std::vector<int>{3, 17, 1}));
+	EXPECT_FALSE(gw::criu_runs_action_scripts_over_rpc(*v));
+	EXPECT_TRUE(gw::criu_runs_action_scripts_over_rpc(*gw::parse_criu_version("Version: 3.19\nGitID: v3.19")));
+	EXPECT_TRUE(gw::criu_runs_action_scripts_over_rpc(*gw::parse_criu_version("Version: 4.1.1\n")));
+	EXPECT_FALSE(gw::parse_criu_version("criu: command not found"));
+}
+
+TEST(OciHook, DefinitionRunsOurBinaryAtItsStage)
+{
+	json h = gw::oci_hook_definition("/usr/bin/gpuwatch", "prestart");
+	EXPECT_EQ(h["version"], "1.0.0");
+	EXPECT_EQ(h["hook"]["path"], "/usr/bin/gpuwatch");
+	EXPECT_EQ(h["hook"]["args"], json({"gpuwatch", "oci-hook", "prestart"}));
+	EXPECT_EQ(h["stages"], json({"prestart"}));
+	EXPECT_EQ(h["when"]["always"], true);
+}
+
+TEST(OciHook, OnlyADrmCharacterDeviceMakesAContainerOurs)
+{
+	json drm = json::parse(R"({"linux": {"devices": [
+		{"path": "/dev/null", "type": "c", "major": 1, "minor": 3},
+		{"path": "/dev/dri/card0", "type": "c", "major": 226, "minor": 0}]}})");
+	EXPECT_TRUE(gw::oci_config_has_drm_device(drm));
+	json none = json::parse(R"({"linux": {"devices": [{"path": "/dev/fuse", "type": "c", "major": 10, "minor": 229}]}})");
+	EXPECT_FALSE(gw::oci_config_has_drm_device(none));
+	EXPECT_FALSE(gw::oci_config_has_drm_device(json::parse(R"({"linux": {}})")));
+	EXPECT_FALSE(gw::oci_config_has_drm_device(json::parse(R"({"process": {}})")));
+	json block = json::parse(R"({"linux": {"devices": [{"path": "/dev/x", "type": "b", "major": 226, "minor": 0}]}})");
+	EXPECT_FALSE(gw::oci_config_has_drm_device(block));
+	json junk = json::parse(R"({"linux": {"devices": [7, {"major": "226"}]}})");
+	EXPECT_FALSE(gw::oci_config_has_drm_device(junk));
+}
+
+TEST(OciHook, ContainerIdMustBeAPlainName)
+{
+	EXPECT_EQ(gw::checked_container_id(json{{"id", "3f2a_b.c-d"}}), "3f2a_b.c-d");
+	for (const char *bad : {"../etc", "a/b", "", ".hidden", "x y"})
+		EXPECT_THROW(gw::checked_container_id(json{{"id", bad}}), gw::Error) << bad;
+	EXPECT_THROW(gw::checked_container_id(json{{"pid", 1}}), gw::Error);
+}
+
+} // namespace

@@ -1,0 +1,416 @@
+#include "containers.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <iostream>
+#include <iterator>
+#include <regex>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "control.hpp"
+#include "criu_args.hpp"
+#include "sysutil.hpp"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace gw {
+namespace {
+
+constexpr unsigned kDrmMajor = 226;
+
+// A CRIU configuration line's option name and value ("libdir /x" -> {"libdir", "/x"}); option
+// names may be written with leading dashes. Comments and blank lines give an empty name.
+std::pair<std::string, std::string> conf_option(const std::string &line)
+{
+	std::size_t b = line.find_first_not_of(" \t");
+	if (b == std::string::npos || line[b] == '#')
+		return {};
+	std::size_t e = line.find_first_of(" \t=", b);
+	std::string name = line.substr(b, e == std::string::npos ? std::string::npos : e - b);
+	name.erase(0, name.find_first_not_of('-'));
+	std::string value;
+	if (e != std::string::npos) {
+		std::size_t v = line.find_first_not_of(" \t=", e);
+		if (v != std::string::npos)
+			value = line.substr(v);
+	}
+	while (!value.empty() && (value.back() == ' ' || value.back() == '\t' || value.back() == '\r'))
+		value.pop_back();
+	if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
+		value = value.substr(1, value.size() - 2);
+	return {name, value};
+}
+
+// "/a/b/" and "/a/./b" -> "/a/b"
+std::string plain_dir(const std::string &p)
+{
+	std::string s = fs::path(p).lexically_normal().string();
+	while (s.size() > 1 && s.back() == '/')
+		s.pop_back();
+	return s;
+}
+
+std::string run_capture(const std::string &cmd)
+{
+	std::string out;
+	FILE *p = ::popen(cmd.c_str(), "r");
+	if (!p)
+		return out;
+	char buf[512];
+	std::size_t n;
+	while ((n = std::fread(buf, 1, sizeof buf, p)) > 0)
+		out.append(buf, n);
+	::pclose(p);
+	return out;
+}
+
+std::string self_exe()
+{
+	std::error_code ec;
+	fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+	if (ec)
+		throw Error("cannot find the gpuwatch binary (/proc/self/exe): " + ec.message());
+	return exe.string();
+}
+
+} // namespace
+
+std::string merge_criu_conf(const std::string &existing, const std::string &libdir,
+                            const std::optional<std::string> &action_script, std::vector<std::string> *added)
+{
+	bool have_libdir = false, have_script = false;
+	std::istringstream in(existing);
+	for (std::string line; std::getline(in, line);) {
+		auto [name, value] = conf_option(line);
+		if (name == "libdir" || name == "L") {
+			if (plain_dir(value) != plain_dir(libdir))
+				throw Error("it already loads CRIU plugins from " + value + " (\"" + line +
+				            "\"), and CRIU takes one plugin directory: link gpuwatch_criu.so from " + libdir +
+				            " into it and remove this line, or remove the line");
+			have_libdir = true;
+		}
+		if (name == "action-script" && action_script && value == *action_script)
+			have_script = true;
+	}
+	std::string out = existing;
+	if (!out.empty() && out.back() != '\n')
+		out += '\n';
+	std::vector<std::string> lines;
+	if (!have_libdir)
+		lines.push_back("libdir " + libdir);
+	if (action_script && !have_script)
+		lines.push_back("action-script " + *action_script);
+	if (!lines.empty()) {
+		out += "# added by gpuwatch container-config: load the gpuwatch CRIU plugin\n";
+		for (const auto &l : lines)
+			out += l + "\n";
+	}
+	if (added)
+		*added = lines;
+	return out;
+}
+
+std::optional<std::vector<int>> parse_criu_version(const std::string &text)
+{
+	std::smatch m;
+	static const std::regex re(R"(Version:\s*([0-9]+)\.([0-9]+)(?:\.([0-9]+))?)");
+	if (!std::regex_search(text, m, re))
+		return std::nullopt;
+	return std::vector<int>{std::stoi(m[1]), std::stoi(m[2]), m[3].matched ? std::stoi(m[3]) : 0};
+}
+
+bool criu_runs_action_scripts_over_rpc(const std::vector<int> &v)
+{
+	return v.size() >= 2 && (v[0] > 3 || (v[0] == 3 && v[1] >= 19));
+}
+
+json oci_hook_definition(const std::string &gpuwatch, const std::string &stage)
+{
+	return {{"version", "1.0.0"},
+	        {"hook", {{"path", gpuwatch}, {"args", {"gpuwatch", "oci-hook", stage}}, {"timeout", 120}}},
+	        {"when", {{"always", true}}},
+	        {"stages", {stage}}};
+}
+
+int run_container_config(const ContainerConfigOptions &opts)
+{
+	require_root("container-config");
+	CriuPaths paths = find_criu_paths();
+	criu_args(paths); // refuses paths CRIU's configuration parser would split
+	std::string vtext = run_capture("criu --version 2>/dev/null");
+	auto version = parse_criu_version(vtext);
+	if (!version)
+		throw Error("criu --version gave no version: install criu (the runtimes run it from PATH)");
+	bool scripts = criu_runs_action_scripts_over_rpc(*version);
+	std::string vstr = std::to_string((*version)[0]) + "." + std::to_string((*version)[1]) + "." +
+	                   std::to_string((*version)[2]);
+
+	// the CRIU configuration runc hands to CRIU
+	std::string existing;
+	if (::access(opts.criu_conf.c_str(), F_OK) == 0) {
+		auto text = read_text(opts.criu_conf, 1 << 20);
+		if (!text)
+			throw Error("cannot read " + opts.criu_conf + ": " + errno_text(errno));
+		existing = *text;
+	}
+	std::vector<std::string> added;
+	std::string merged;
+	try {
+		merged = merge_criu_conf(existing, paths.plugin_dir,
+		                         scripts ? std::optional<std::string>(paths.action_script) : std::nullopt, &added);
+	} catch (const Error &e) {
+		throw Error(opts.criu_conf + ": " + e.what());
+	}
+	std::error_code ec;
+	fs::create_directories(fs::path(opts.criu_conf).parent_path(), ec);
+	if (added.empty()) {
+		std::cout << opts.criu_conf << ": already loads the gpuwatch plugin (" << paths.plugin_dir << "), unchanged\n";
+	} else {
+		struct stat st {};
+		unsigned mode = ::stat(opts.criu_conf.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0644;
+		write_file_atomic(opts.criu_conf, merged, mode);
+		std::cout << opts.criu_conf << ": " << (existing.empty() ? "written" : "merged into the existing file")
+		          << ", added:";
+		for (const auto &l : added)
+			std::cout << " \"" << l << "\"";
+		std::cout << "\n";
+	}
+	if (!scripts)
+		std::cout << "criu " << vstr << " runs no action script when a runtime drives it (RPC, before 3.19): "
+		          << "the plugin syncs the daemon and creates device nodes itself; GPUWATCH_RESTORE_SIGNAL "
+		          << "and the i915 mapping conversion need the action script (see README \"Containers\")\n";
+
+	// the OCI hook definitions
+	std::string exe = self_exe();
+	for (const std::string &dir : opts.hooks_dirs) {
+		fs::create_directories(dir, ec);
+		if (ec)
+			throw Error("hooks directory " + dir + ": " + ec.message());
+		for (const char *stage : {"prestart", "poststop"}) {
+			std::string path = dir + "/gpuwatch-" + stage + ".json";
+			write_file_atomic(path, oci_hook_definition(exe, stage).dump(2) + "\n", 0644);
+			std::cout << path << ": written (" << stage << " hook: " << exe << " oci-hook " << stage << ")\n";
+		}
+	}
+	std::cout << "containers started from now on with a DRM device (--device /dev/dri/...) are followed "
+	             "by gpuwatch; checkpoint and restore them with the runtime as usual\n";
+	return 0;
+}
+
+// --- oci-hook --------------------------------------------------------------------------------
+
+bool oci_config_has_drm_device(const json &config)
+{
+	auto linux_ = config.find("linux");
+	if (linux_ == config.end() || !linux_->is_object())
+		return false;
+	auto devices = linux_->find("devices");
+	if (devices == linux_->end() || !devices->is_array())
+		return false;
+	for (const json &d : *devices) {
+		if (!d.is_object())
+			continue;
+		auto major = d.find("major");
+		auto type = d.find("type");
+		if (major != d.end() && major->is_number_integer() && major->get<int64_t>() == kDrmMajor &&
+		    (type == d.end() || (type->is_string() && type->get<std::string>() == "c")))
+			return true;
+	}
+	return false;
+}
+
+std::string checked_container_id(const json &state)
+{
+	auto id = state.find("id");
+	if (id == state.end() || !id->is_string())
+		throw Error("the OCI state on stdin has no container id");
+	std::string s = id->get<std::string>();
+	static const std::regex ok("[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}");
+	if (!std::regex_match(s, ok))
+		throw Error("container id \"" + s.substr(0, 64) + "\" is not a plain name");
+	return s;
+}
+
+namespace {
+
+struct HookPaths {
+	std::string dir, manifest, log, pidfile;
+};
+
+HookPaths hook_paths(const std::string &run_dir, const std::string &id)
+{
+	std::string dir = run_dir + "/containers/" + id;
+	return {dir, dir + "/manifest.json", dir + "/gpuwatch.log", dir + "/daemon.pid"};
+}
+
+// The daemon recorded for this container, if it still runs as gpuwatch.
+std::optional<pid_t> recorded_daemon(const HookPaths &p)
+{
+	auto text = read_text(p.pidfile, 64);
+	if (!text)
+		return std::nullopt;
+	char *end = nullptr;
+	long pid = std::strtol(text->c_str(), &end, 10);
+	if (pid <= 1 || pid > 0x3fffffff)
+		return std::nullopt;
+	if (proc_comm(static_cast<uint32_t>(pid)) != "gpuwatch")
+		return std::nullopt; // gone, or the pid now belongs to someone else
+	return static_cast<pid_t>(pid);
+}
+
+bool wait_gone(pid_t pid, std::chrono::milliseconds limit)
+{
+	auto until = std::chrono::steady_clock::now() + limit;
+	while (std::chrono::steady_clock::now() < until) {
+		if (::kill(pid, 0) != 0 && errno == ESRCH)
+			return true;
+		std::this_thread::sleep_for(std::chrono::milliseconds(20));
+	}
+	return false;
+}
+
+void stop_daemon(const HookPaths &p, const std::string &id)
+{
+	if (auto pid = recorded_daemon(p)) {
+		::kill(*pid, SIGTERM);
+		if (!wait_gone(*pid, std::chrono::seconds(20))) {
+			::kill(*pid, SIGKILL);
+			wait_gone(*pid, std::chrono::seconds(5));
+			std::cerr << "gpuwatch oci-hook: the daemon of container " << id << " (pid " << *pid
+			          << ") did not stop on SIGTERM within 20 s: killed\n";
+		}
+	}
+	std::error_code ec;
+	fs::remove_all(p.dir, ec);
+}
+
+std::string tail_of(const std::string &path)
+{
+	auto text = read_text(path, 1 << 16);
+	if (!text || text->empty())
+		return "(no output)";
+	std::string t = *text;
+	while (!t.empty() && t.back() == '\n')
+		t.pop_back();
+	std::size_t nl = t.rfind('\n');
+	return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+// Starts `gpuwatch attach --pid PID` detached (its own session, stdio on the log, in the
+// cgroup v2 root: outside the container and outside the runtime's cgroups, which the runtime
+// removes when it is done) and waits until it registered and wrote its first manifest.
+pid_t start_daemon(const HookPaths &p, uint32_t pid, const std::string &run_dir)
+{
+	std::string exe = self_exe(), pid_s = std::to_string(pid);
+	std::string root_procs;
+	try {
+		root_procs = cgroup2_mount_point() + "/cgroup.procs";
+	} catch (const Error &) {
+	}
+	pid_t child = ::fork();
+	if (child < 0)
+		throw Error("fork: " + errno_text(errno));
+	if (child == 0) {
+		::setsid();
+		int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+		int log = ::open(p.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (null < 0 || log < 0 || ::dup2(null, 0) < 0 || ::dup2(log, 1) < 0 || ::dup2(log, 2) < 0)
+			::_exit(127);
+		::close_range(3, ~0u, 0);
+		if (!root_procs.empty()) {
+			int fd = ::open(root_procs.c_str(), O_WRONLY | O_CLOEXEC);
+			if (fd < 0 || ::write(fd, "0", 1) != 1)
+				std::fprintf(stderr, "gpuwatch oci-hook: could not move the daemon to the cgroup root (%s): %s\n",
+				             root_procs.c_str(), std::strerror(errno));
+			if (fd >= 0)
+				::close(fd);
+		}
+		::setenv("GPUWATCH_RUN_DIR", run_dir.c_str(), 1);
+		const char *argv[] = {"gpuwatch", "attach", "--pid", pid_s.c_str(), "--manifest", p.manifest.c_str(), nullptr};
+		::execv(exe.c_str(), const_cast<char *const *>(argv));
+		std::fprintf(stderr, "gpuwatch oci-hook: exec %s: %s\n", exe.c_str(), std::strerror(errno));
+		::_exit(127);
+	}
+	auto limit = std::chrono::seconds(std::max(1L, std::strtol(std::getenv("GPUWATCH_HOOK_TIMEOUT_S")
+	                                                                ? std::getenv("GPUWATCH_HOOK_TIMEOUT_S") : "90", nullptr, 10)));
+	auto until = std::chrono::steady_clock::now() + limit;
+	for (;;) {
+		int status = 0;
+		if (::waitpid(child, &status, WNOHANG) == child)
+			throw Error("the gpuwatch daemon for pid " + pid_s + " exited at start: " + tail_of(p.log));
+		bool registered = false;
+		for (const auto &d : control::list_daemons(run_dir))
+			registered |= d.pid == static_cast<uint32_t>(child);
+		if (registered && ::access(p.manifest.c_str(), F_OK) == 0)
+			return child;
+		if (std::chrono::steady_clock::now() >= until) {
+			::kill(child, SIGKILL);
+			::waitpid(child, &status, 0);
+			throw Error("the gpuwatch daemon for pid " + pid_s + " was not ready within " +
+			            std::to_string(limit.count()) + " s (GPUWATCH_HOOK_TIMEOUT_S): " + tail_of(p.log));
+		}
+		std::this_thread::sleep_for(std::chrono::milliseconds(50));
+	}
+}
+
+json read_json_file(const std::string &path, std::size_t max)
+{
+	auto text = read_text(path, max);
+	if (!text)
+		throw Error("cannot read " + path + ": " + errno_text(errno));
+	json j = json::parse(*text, nullptr, false);
+	if (j.is_discarded() || !j.is_object())
+		throw Error(path + ": not a JSON object");
+	return j;
+}
+
+} // namespace
+
+int run_oci_hook(const std::string &stage, const std::string &run_dir)
+{
+	std::string input{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+	json state = json::parse(input, nullptr, false);
+	if (state.is_discarded() || !state.is_object())
+		throw Error("oci-hook " + stage + ": stdin is not the OCI state (a JSON object)");
+	std::string id = checked_container_id(state);
+	HookPaths paths = hook_paths(run_dir, id);
+
+	if (stage == "poststop") {
+		stop_daemon(paths, id); // nothing recorded: a container without a DRM device
+		return 0;
+	}
+	auto bundle = state.find("bundle");
+	if (bundle == state.end() || !bundle->is_string() || bundle->get<std::string>().empty())
+		throw Error("oci-hook prestart: the OCI state of container " + id + " names no bundle");
+	json config = read_json_file(bundle->get<std::string>() + "/config.json", 16 << 20);
+	if (!oci_config_has_drm_device(config))
+		return 0; // not ours: no daemon, nothing written
+	auto pid = state.find("pid");
+	if (pid == state.end() || !pid->is_number_unsigned() || pid->get<uint64_t>() == 0 ||
+	    pid->get<uint64_t>() > 0x3fffffff)
+		throw Error("oci-hook prestart: the OCI state of container " + id + " has no pid");
+	// at restore the previous daemon stopped at poststop; one left over (a failed stop) is
+	// replaced: it follows a cgroup that may be gone
+	stop_daemon(paths, id);
+	// the run directory is the daemons' (control sockets): 0700, as the daemon makes it
+	for (const std::string &d : {run_dir, run_dir + "/containers", paths.dir})
+		if (::mkdir(d.c_str(), 0700) != 0 && errno != EEXIST)
+			throw Error("cannot create " + d + ": " + errno_text(errno));
+	pid_t d = start_daemon(paths, static_cast<uint32_t>(pid->get<uint64_t>()), run_dir);
+	write_file_atomic(paths.pidfile, std::to_string(d) + "\n", 0600);
+	std::cerr << "gpuwatch oci-hook: container " << id << " (pid " << pid->get<uint64_t>()
+	          << ") has a DRM device: followed by gpuwatch daemon " << d << ", manifest " << paths.manifest << "\n";
+	return 0;
+}
+
+} // namespace gw

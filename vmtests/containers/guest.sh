@@ -1,0 +1,289 @@
+#!/bin/bash
+# Guest side of vmtests/containers/run.sh (root, inside the VM): podman + runc + CRIU (all
+# Debian's) checkpoint and restore containers configured only by `gpuwatch container-config`.
+#
+# The image (localhost/gwct) is made here with `podman import`: busybox and the static
+# wl_criu_scratch (vgem buffers, some mapped, holes in the handle tables, a forked child that
+# shares them; it writes /w/ready, waits for /w/go, checks its own state, writes
+# /w/result.<pid>, then keeps running until /w/exit). /w is a directory of this VM's /run.
+#
+# Cases (CASES, default all, in this order):
+#   config    container-config with its defaults writes /etc/criu/runc.conf (merged into an
+#             existing one) and the OCI hooks; run twice, it changes nothing
+#   drm       --device /dev/dri/card0 (and renderD128): a daemon follows it from its start;
+#             pm container checkpoint stops it (poststop hook stops the daemon); podman
+#             container restore brings it back (prestart hook: a new daemon follows it); the
+#             daemon's view after the restore matches the one before; the restored container
+#             opens its device again (the device cgroup was re-applied); the workload passes
+#   export    --leave-running --export to a tarball (the gpuwatch images are inside): the
+#             original carries on and passes; then it is removed and restored with --import
+#             and passes again
+#   annot     /etc/criu/runc.conf emptied; the container names its own CRIU configuration
+#             (annotation org.criu.config, written by container-config --criu-conf): works
+#   plain     a container without a DRM device: no daemon, checkpoint and restore as usual,
+#             its counter goes on
+#   gone      the device is gone on the target (vgem unloaded after the checkpoint): the
+#             restore fails with an error naming it, nothing crashes, and with vgem back the
+#             same checkpoint restores
+# Prints PASS/FAIL per case, then "N passed, N failed, 0 skipped" and ALL PASS.
+set -u
+exec 3>&- 4>&- 5>&-   # virtme's serial ports: a checkpointed container must not hold them
+build=$1 out=$2
+here=$(cd "$(dirname "$0")" && pwd)
+GW=$build/gpuwatch
+WL=$build/criu-plugin-tests/wl_criu_scratch_static
+CASES=${CASES:-config drm export annot plain gone}
+T=/run/gwct
+passed=0 failed=0
+
+say() { echo "[$(date +%T)] $*"; }
+pm() { timeout -k 5 "${PM_TIMEOUT:-300}" podman "$@"; } # a hung podman fails its case, not the suite
+fail() { echo "FAIL $CASE: $*"; return 1; }
+wait_for() { # SECONDS COMMAND...: polls COMMAND every 0.2 s, bounded by the clock
+	local until=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -ge "$until" ] && return 1
+		sleep 0.2
+	done
+}
+
+# --- environment: podman on tmpfs storage, the default config paths on a scratch tmpfs -----
+setup() {
+	modprobe vgem || { echo "FAIL setup: modprobe vgem"; return 1; }
+	rm -rf "$T" && mkdir -p "$T"
+	local d
+	for d in /etc/criu /etc/containers/oci/hooks.d /usr/share/containers/oci/hooks.d; do
+		[ -d "$d" ] || { echo "FAIL setup: $d does not exist on the host (run setup.sh)"; return 1; }
+		mount -t tmpfs gwct "$d" || { echo "FAIL setup: cannot mount a tmpfs on $d"; return 1; }
+	done
+	# podman: vfs storage on /run (bolt's database does not work on 9p), cgroupfs (no systemd
+	# here), file events; runc, as the issue asks (Debian's crun refuses checkpoints)
+	cat >"$T/storage.conf" <<-EOF
+	[storage]
+	driver = "vfs"
+	runroot = "$T/runroot"
+	graphroot = "$T/root"
+	EOF
+	cat >"$T/containers.conf" <<-EOF
+	[engine]
+	cgroup_manager = "cgroupfs"
+	events_logger = "file"
+	events_logfile_path = "$T/events.log"
+	runtime = "runc"
+	tmp_dir = "$T/libpod-tmp"
+	[containers]
+	netns = "none"
+	log_driver = "k8s-file"
+	EOF
+	export CONTAINERS_STORAGE_CONF=$T/storage.conf CONTAINERS_CONF=$T/containers.conf
+	export TMPDIR=$T/tmp
+	mkdir -p "$TMPDIR"
+	local r=$T/rootfs
+	mkdir -p "$r/bin" "$r/dev" "$r/proc" "$r/sys" "$r/w" "$r/tmp"
+	cp /bin/busybox "$r/bin/busybox" && cp "$WL" "$r/wl" || { echo "FAIL setup: image files"; return 1; }
+	for d in sh sleep cat echo dd ls; do ln -s busybox "$r/bin/$d"; done
+	tar -C "$r" -cf "$T/rootfs.tar" . &&
+		pm import --change 'ENV PATH=/bin' "$T/rootfs.tar" localhost/gwct:1 >"$T/import.log" 2>&1 ||
+		{ echo "FAIL setup: podman import"; cat "$T/import.log"; return 1; }
+	say "setup: podman $(podman --version | awk '{print $3}'), runc $(runc --version | awk 'NR==1{print $3}'), $(criu --version | head -n1)"
+}
+
+daemon_of() { # CONTAINER: pid of the daemon the hook recorded, if it runs
+	local id pid
+	id=$(pm inspect -f '{{.Id}}' "$1" 2>/dev/null) || return 1
+	pid=$(cat "/run/gpuwatch/containers/$id/daemon.pid" 2>/dev/null) || return 1
+	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+}
+manifest_of() { echo "/run/gpuwatch/containers/$(pm inspect -f '{{.Id}}' "$1")/manifest.json"; }
+
+run_drm() { # NAME DIR [pm run options...]
+	local name=$1 dir=$2
+	shift 2
+	rm -rf "$dir" && mkdir -p "$dir"
+	pm run -d --name "$name" --device /dev/dri/card0 --device /dev/dri/renderD128 -v "$dir:/w" "$@" \
+		localhost/gwct:1 /wl /w >"$T/$name.run.log" 2>&1 || { cat "$T/$name.run.log"; fail "pm run exited $?"; return 1; }
+	wait_for 120 test -e "$dir/ready" || { pm logs "$name" 2>&1 | tail -n 5; fail "the workload never got ready"; return 1; }
+}
+
+# the workload checks itself: go, then two results (parent, child) that must read OK
+verify() { # DIR WHAT
+	local dir=$1 what=$2 r bad=0
+	rm -f "$dir"/result.* "$dir"/notes.*
+	touch "$dir/go"
+	wait_for 120 sh -c "[ \$(ls $dir/result.* 2>/dev/null | wc -l) -ge 2 ]" ||
+		{ fail "$what: $(ls "$dir"/result.* 2>/dev/null | wc -l) result file(s)"; return 1; }
+	sleep 0.3
+	for r in "$dir"/result.*; do
+		[ "$(cat "$r")" = OK ] || { bad=1; echo "  $what: ${r##*/}:"; sed 's/^/    /' "$r"; }
+	done
+	for r in "$dir"/notes.*; do [ -s "$r" ] && sed "s/^/  note ($what, ${r##*/}): /" "$r"; done
+	rm -f "$dir/go"
+	[ $bad = 0 ] || fail "$what: the workload found its state damaged"
+}
+
+checkpoint() { # NAME [options]: pm container checkpoint, its CRIU log kept
+	local name=$1 rc
+	shift
+	pm container checkpoint "$@" "$name" >"$T/$name.ckpt.log" 2>&1
+	rc=$?
+	[ $rc = 0 ] || { tail -n 5 "$T/$name.ckpt.log"; criu_log "$name" dump; fail "pm container checkpoint $* exited $rc"; }
+}
+restore() { # NAME [options]
+	local name=$1 rc
+	shift
+	pm container restore "$@" "$name" >"$T/$name.rst.log" 2>&1
+	rc=$?
+	[ $rc = 0 ] || { tail -n 5 "$T/$name.rst.log"; criu_log "$name" restore; fail "pm container restore $* exited $rc"; }
+}
+criu_log() { # NAME dump|restore: the last errors of CRIU's log for that container
+	local f
+	f=$(ls -t "$T"/root/vfs-containers/*/userdata/"$2".log 2>/dev/null | head -n 1)
+	[ -n "$f" ] && { cp "$f" "$out/$1-$2.log"; grep -E "Error|gpuwatch" "$f" | tail -n 8 | sed 's/^/  criu: /'; }
+}
+
+# --- cases -------------------------------------------------------------------------------------
+case_config() {
+	printf '# site setting kept by the merge\ntcp-established\n' >/etc/criu/runc.conf
+	"$GW" container-config >"$T/config.out" 2>&1 || { cat "$T/config.out"; fail "container-config exited $?"; return 1; }
+	sed 's/^/  /' "$T/config.out"
+	grep -qx "libdir $build/criu-plugin" /etc/criu/runc.conf || fail "runc.conf has no libdir line for $build/criu-plugin" || return 1
+	grep -qx "tcp-established" /etc/criu/runc.conf || fail "the existing setting was lost" || return 1
+	for s in prestart poststop; do
+		for h in /usr/share/containers/oci/hooks.d /etc/containers/oci/hooks.d; do
+			python3 -c 'import json,sys; h=json.load(open(sys.argv[1])); assert h["hook"]["args"][1:]==["oci-hook",sys.argv[2]], h' \
+				"$h/gpuwatch-$s.json" "$s" || fail "hook definition for $s in $h" || return 1
+		done
+	done
+	cp /etc/criu/runc.conf "$T/runc.conf.once"
+	"$GW" container-config >"$T/config2.out" 2>&1 || fail "container-config (again) exited $?" || return 1
+	cmp -s /etc/criu/runc.conf "$T/runc.conf.once" || fail "a second container-config changed runc.conf" || return 1
+	printf 'libdir /usr/lib/elsewhere\n' >"$T/other.conf"
+	if "$GW" container-config --criu-conf "$T/other.conf" --hooks-dir "$T/hooks-other" >"$T/config3.out" 2>&1; then
+		fail "a config loading plugins from another directory was overwritten"; return 1
+	fi
+	grep -q "/usr/lib/elsewhere" "$T/config3.out" || fail "the refusal does not name the other directory" || return 1
+	[ "$(cat "$T/other.conf")" = "libdir /usr/lib/elsewhere" ] || fail "the refused config was changed" || return 1
+}
+
+case_drm() {
+	local d=$T/w-drm gw1 gw2 m
+	run_drm drm "$d" || return 1
+	gw1=$(daemon_of drm) || { fail "no gpuwatch daemon follows the container"; return 1; }
+	m=$(manifest_of drm)
+	sleep 1 # the manifest trails the last change by its debounce
+	cp "$m" "$out/drm-manifest-before.json"
+	python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); n=len(m["processes"]); assert n==2, n' "$m" ||
+		fail "the daemon does not see the workload's 2 processes" || return 1
+	checkpoint drm || return 1
+	wait_for 30 sh -c "! kill -0 $gw1 2>/dev/null" || fail "the daemon $gw1 still runs after the container stopped" || return 1
+	restore drm || return 1
+	gw2=$(daemon_of drm) || { fail "no daemon follows the restored container"; return 1; }
+	[ "$gw2" != "$gw1" ] || fail "the daemon was not restarted" || return 1
+	sleep 1
+	cp "$(manifest_of drm)" "$out/drm-manifest-after.json"
+	python3 "$here/../plugin/compare_manifests.py" --any-pids "$out/drm-manifest-before.json" \
+		"$out/drm-manifest-after.json" | sed 's/^/  manifests: /'
+	[ "${PIPESTATUS[0]}" = 0 ] || fail "the daemon's view after the restore differs" || return 1
+	pm exec drm dd if=/dev/dri/card0 of=/dev/null bs=1 count=0 >"$T/drm.exec.log" 2>&1 ||
+		{ cat "$T/drm.exec.log"; fail "the restored container cannot open /dev/dri/card0 (device cgroup)"; return 1; }
+	verify "$d" "after restore" || return 1
+	touch "$d/exit"
+	wait_for 60 sh -c "[ \"\$(timeout 30 podman inspect -f '{{.State.Running}}' drm)\" = false ]" || fail "the workload did not exit" || return 1
+	pm rm -f drm >/dev/null 2>&1
+	wait_for 30 sh -c "! kill -0 $gw2 2>/dev/null" || fail "the daemon $gw2 outlived its container" || return 1
+}
+
+case_export() {
+	local d=$T/w-export tar=$T/export.tar.gz
+	run_drm export "$d" || return 1
+	checkpoint export --leave-running --export="$tar" || return 1
+	[ "$(pm inspect -f '{{.State.Running}}' export)" = true ] || fail "--leave-running: the container stopped" || return 1
+	daemon_of export >/dev/null || fail "--leave-running: its daemon stopped" || return 1
+	tar -tf "$tar" | grep -q 'gpuwatch-' || fail "the exported tarball holds no gpuwatch image" || return 1
+	verify "$d" "the original after --leave-running" || return 1
+	pm rm -f export >/dev/null 2>&1
+	rm -f "$d"/result.* "$d/go"
+	pm container restore --import="$tar" >"$T/export.rst.log" 2>&1 ||
+		{ tail -n 5 "$T/export.rst.log"; fail "podman container restore --import exited $?"; return 1; }
+	verify "$d" "after --import" || return 1
+	touch "$d/exit"
+	wait_for 60 sh -c "[ \"\$(timeout 30 podman inspect -f '{{.State.Running}}' export)\" = false ]"
+	pm rm -f export >/dev/null 2>&1
+}
+
+case_annot() {
+	local d=$T/w-annot
+	mv /etc/criu/runc.conf "$T/runc.conf.saved"
+	"$GW" container-config --criu-conf "$T/annot.conf" --hooks-dir "$T/hooks-annot" >"$T/annot.config.out" 2>&1 ||
+		{ mv "$T/runc.conf.saved" /etc/criu/runc.conf; fail "container-config --criu-conf exited"; return 1; }
+	local rc=0
+	{ run_drm annot "$d" --annotation "org.criu.config=$T/annot.conf" && checkpoint annot && restore annot &&
+		verify "$d" "after restore (annotation)"; } || rc=1
+	mv "$T/runc.conf.saved" /etc/criu/runc.conf
+	touch "$d/exit"
+	pm rm -f annot >/dev/null 2>&1
+	return $rc
+}
+
+case_plain() {
+	local d=$T/w-plain a b
+	rm -rf "$d" && mkdir -p "$d"
+	pm run -d --name plain -v "$d:/w" localhost/gwct:1 sh -c 'i=0; while :; do i=$((i+1)); echo $i >/w/count; sleep 0.2; done' \
+		>"$T/plain.run.log" 2>&1 || { cat "$T/plain.run.log"; fail "pm run exited"; return 1; }
+	wait_for 60 test -s "$d/count" || fail "the container does not count" || return 1
+	local id
+	id=$(pm inspect -f '{{.Id}}' plain)
+	[ ! -e "/run/gpuwatch/containers/$id" ] || fail "a container without a DRM device got a daemon" || return 1
+	checkpoint plain || return 1
+	a=$(cat "$d/count")
+	restore plain || return 1
+	wait_for 30 sh -c "[ \"\$(cat $d/count)\" -gt $((a + 3)) ]" || fail "the restored container does not count on from $a" || return 1
+	[ ! -e "/run/gpuwatch/containers/$id" ] || fail "the restored container got a daemon" || return 1
+	pm rm -f plain >/dev/null 2>&1
+}
+
+case_gone() {
+	local d=$T/w-gone out_rst
+	run_drm gone "$d" || return 1
+	checkpoint gone || return 1
+	modprobe -r vgem || { fail "cannot unload vgem"; return 1; }
+	if pm container restore gone >"$T/gone.rst.log" 2>&1; then
+		modprobe vgem; fail "the restore succeeded without the device"; return 1
+	fi
+	sed 's/^/  restore without the device: /' "$T/gone.rst.log" | tail -n 3
+	criu_log gone restore
+	# runc reports CRIU's failure generically, with the path of CRIU's log: there, gpuwatch's
+	# line names the device
+	local log
+	log=$(sed -n 's/.*log file: \(\/[^ ]*restore\.log\).*/\1/p' "$T/gone.rst.log" | head -n 1)
+	[ -n "$log" ] && [ -e "$log" ] || { modprobe vgem; fail "the error names no CRIU log"; return 1; }
+	grep -q "gpuwatch: cannot restore DRM file .*no DRM device for /dev/dri/card0" "$log" ||
+		{ modprobe vgem; fail "CRIU's log has no gpuwatch error naming the device"; return 1; }
+	grep -qiE "panic|segmentation|core dumped" "$T/gone.rst.log" && { modprobe vgem; fail "something crashed"; return 1; }
+	[ "$(pm inspect -f '{{.State.Running}}' gone)" = false ] || { modprobe vgem; fail "a container runs after the failed restore"; return 1; }
+	modprobe vgem || { fail "cannot load vgem again"; return 1; }
+	restore gone || return 1
+	verify "$d" "after restore (device back)" || return 1
+	touch "$d/exit"
+	pm rm -f gone >/dev/null 2>&1
+}
+
+if setup; then
+	for CASE in $CASES; do
+		say "case $CASE"
+		# every case but config needs the configuration config makes (when config did not run)
+		if [ "$CASE" != config ] && ! grep -q '^libdir ' /etc/criu/runc.conf 2>/dev/null; then
+			"$GW" container-config >"$T/config.auto" 2>&1 || { cat "$T/config.auto"; echo "FAIL $CASE: container-config"; failed=$((failed + 1)); continue; }
+		fi
+		if "case_$CASE"; then echo "PASS $CASE"; passed=$((passed + 1)); else failed=$((failed + 1)); fi
+		pm rm -f "$CASE" >/dev/null 2>&1
+	done
+else
+	failed=1
+fi
+cp "$T"/*.log "$out/" 2>/dev/null
+cp -r /run/gpuwatch/containers "$out/daemons" 2>/dev/null
+echo "$passed passed, $failed failed, 0 skipped"
+[ $failed = 0 ] && echo "ALL PASS"
+exit 0
