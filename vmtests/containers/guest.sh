@@ -171,17 +171,21 @@ case_drm() {
 	run_drm drm "$d" || return 1
 	gw1=$(daemon_of drm) || { fail "no gpuwatch daemon follows the container"; return 1; }
 	m=$(manifest_of drm)
-	sleep 1 # the manifest trails the last change by its debounce
-	cp "$m" "$out/drm-manifest-before.json"
-	python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); n=len(m["processes"]); assert n==2, n' "$m" ||
+	# the manifest trails the last change by its debounce: wait (bounded) for both processes
+	wait_for 30 python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); n=len(m["processes"]); assert n==2, n' "$m" ||
 		fail "the daemon does not see the workload's 2 processes" || return 1
+	sleep 1 # and for the workload's last changes after its child started
+	cp "$m" "$out/drm-manifest-before.json"
 	checkpoint drm || return 1
 	wait_for 30 sh -c "! kill -0 $gw1 2>/dev/null" || fail "the daemon $gw1 still runs after the container stopped" || return 1
 	restore drm || return 1
 	gw2=$(daemon_of drm) || { fail "no daemon follows the restored container"; return 1; }
 	[ "$gw2" != "$gw1" ] || fail "the daemon was not restarted" || return 1
-	sleep 1
-	cp "$(manifest_of drm)" "$out/drm-manifest-after.json"
+	# the new daemon snapshots the restored container: wait (bounded) until its view settles
+	m=$(manifest_of drm)
+	wait_for 60 python3 "$here/../plugin/compare_manifests.py" --any-pids "$out/drm-manifest-before.json" "$m" \
+		>/dev/null 2>&1
+	cp "$m" "$out/drm-manifest-after.json"
 	python3 "$here/../plugin/compare_manifests.py" --any-pids "$out/drm-manifest-before.json" \
 		"$out/drm-manifest-after.json" | sed 's/^/  manifests: /'
 	[ "${PIPESTATUS[0]}" = 0 ] || fail "the daemon's view after the restore differs" || return 1

@@ -13,6 +13,7 @@
 #              runs_once names those that run once, under auto). A scenario that passes under
 #              a second path must have had the same manifests accepted as under the first.
 #   ATTACH_TIMEOUT, SETTLE_TIMEOUT, PHASE_TIMEOUT, STOP_TIMEOUT: seconds (60, 10, 120, 30)
+#   SCENARIO_TIMEOUT   seconds after which a scenario counts as hung (watchdog.sh; 420)
 # Prints one line per scenario: PASS name / FAIL name: reason / SKIP name: reason, then
 # "N passed, N failed, N skipped" (and the count per hook path). Exits 1 if anything failed.
 set -u
@@ -31,12 +32,14 @@ PHASE_TIMEOUT=${PHASE_TIMEOUT:-120}
 STOP_TIMEOUT=${STOP_TIMEOUT:-30}
 HOOK_PATHS=${HOOK_PATHS:-tracepoint fexit}
 WORK_ROOT=/run/gpuwatch-vmtests
+. "$VMTESTS/guest/watchdog.sh"
 passed=0 failed=0 skipped=0
 PASSED=()
 declare -A per_path=()
 
 finish() {
 	local line="$passed passed, $failed failed, $skipped skipped" p
+	watchdog_stop
 	for p in "${!per_path[@]}"; do echo "ran under $p: ${per_path[$p]} scenarios"; done | sort
 	echo "$line"
 	echo "$line" >"$RESULTS/summary"
@@ -126,8 +129,9 @@ same_as_other_paths() {
 }
 
 run_one() {
-	local fn=$1 rc
+	local fn=$1 rc t0=$SECONDS
 	shift
+	watchdog_begin "$NAME"
 	WORK=$WORK_ROOT/$NAME
 	rm -rf "$WORK" && mkdir -p "$WORK"
 	REASON='' GW_PID='' MANIFEST='' CLEANUP_PIDS=() CLEANUP_CGS=()
@@ -149,10 +153,12 @@ run_one() {
 	fi
 	per_path[${HOOKS:-auto}]=$((${per_path[${HOOKS:-auto}]:-0} + 1))
 	case $rc in
-	0) echo "PASS $NAME"; passed=$((passed + 1)); PASSED+=("$NAME") ;;
-	2) echo "SKIP $NAME: $REASON"; skipped=$((skipped + 1)) ;;
-	*) echo "FAIL $NAME: ${REASON:-scenario function returned $rc without a reason}"; failed=$((failed + 1)) ;;
+	0) echo "PASS $NAME ($((SECONDS - t0)) s)"; passed=$((passed + 1)); PASSED+=("$NAME") ;;
+	2) echo "SKIP $NAME ($((SECONDS - t0)) s): $REASON"; skipped=$((skipped + 1)) ;;
+	*) echo "FAIL $NAME ($((SECONDS - t0)) s): ${REASON:-scenario function returned $rc without a reason}"; failed=$((failed + 1)) ;;
 	esac
+	watchdog_counts $passed $failed $skipped
+	watchdog_end
 }
 
 mkdir -p "$RESULTS"
@@ -162,6 +168,7 @@ if ! setup; then
 	failed=1
 	finish
 fi
+watchdog_start
 echo "kernel $(uname -r); gpuwatch: ${GPUWATCH:-none}$([ "$HAVE_GW" = 1 ] || echo ' (missing)'); workloads: $WL_DIR"
 echo "hook paths: $HOOK_PATHS (per-path scenarios), auto (check_hooks, CRIU)"
 for entry in "${SCENARIOS[@]}"; do
