@@ -65,7 +65,10 @@ guest_cmd=$(printf '%s GPUWATCH=%q WL_DIR=%q RESULTS=%q ONLY=%q bash %q >%q 2>&1
 	"${GUEST_ENV:-}" "$GPUWATCH" "$WL_DIR" "$RESULTS" "${ONLY:-}" "${GUEST_SCRIPT:-$here/guest/run-scenarios.sh}" "$RESULTS/guest.log")
 echo "vmtests: kernel $kernel, results in $RESULTS"
 start=$(date +%s%N)
+# --verbose: the guest kernel's console goes to console.log, so that a wedged guest leaves its
+# hung-task, soft-lockup and RCU-stall reports there (rcu_tasks stalls after 60 s, not 10 min)
 timeout -k 10 "${VM_TIMEOUT:-1800}" vng --run "$kernel" --disable-kvm --force-9p --memory 1G --cpus 2 \
+	--verbose --append "rcupdate.rcu_task_stall_timeout=15000" \
 	--rwdir "$RESULTS" -- "$guest_cmd" </dev/null >"$RESULTS/console.log" 2>&1 &
 vng_pid=$!
 touch "$RESULTS/guest.log"
@@ -80,9 +83,19 @@ printf 'vmtests: boot + suite took %d.%d s (guest uptime when the suite started:
 	$((ms / 1000)) $((ms % 1000 / 100)) "$boot"
 if [ ! -s "$RESULTS/summary" ] || [ ! -s "$RESULTS/status" ]; then
 	[ $vng_rc = 124 ] && echo "vmtests: the VM was killed after ${VM_TIMEOUT:-1800}s"
+	first=$(grep -nE 'INFO: task .* blocked|soft lockup|hard LOCKUP|rcu_tasks.*(stall|grace period)|BUG:|WARNING:|Oops' \
+		"$RESULTS/console.log" | head -n 1 | cut -d: -f1)
+	if [ -n "$first" ]; then
+		echo "vmtests: the guest kernel reported (from line $first of $RESULTS/console.log):"
+		tail -n +"$first" "$RESULTS/console.log" | head -n 80 | sed 's/^/    /'
+	fi
 	echo "vmtests: last lines of the VM console ($RESULTS/console.log):"
 	tail -n 20 "$RESULTS/console.log" | sed 's/^/    /'
 	echo "FAIL: the VM reported no result (vng exit status $vng_rc)"
+	# what the guest finished before it went silent counts; the unfinished suite is one failure
+	p=$(grep -c '^PASS ' "$RESULTS/guest.log") f=$(grep -c '^FAIL ' "$RESULTS/guest.log")
+	s=$(grep -c '^SKIP ' "$RESULTS/guest.log")
+	echo "$p passed, $((f + 1)) failed, $s skipped (the suite did not finish: last scenario line above)"
 	exit 1
 fi
 cat "$RESULTS/summary"
