@@ -14,7 +14,7 @@
 #              a second path must have had the same manifests accepted as under the first.
 #   ATTACH_TIMEOUT, SETTLE_TIMEOUT, PHASE_TIMEOUT, STOP_TIMEOUT: seconds (60, 10, 120, 30)
 #   SCENARIO_TIMEOUT   seconds after which a scenario counts as hung (watchdog.sh; 420)
-# Prints one line per scenario: PASS name / FAIL name: reason / SKIP name: reason, then
+# Prints one line per scenario: PASS name (N s) / FAIL name (N s): reason / SKIP ..., then
 # "N passed, N failed, N skipped" (and the count per hook path). Exits 1 if anything failed.
 set -u
 
@@ -69,7 +69,7 @@ setup() {
 # running PID: it exists and is not a zombie
 running() {
 	local st
-	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
+	st=$(task_state "$1")
 	[ -n "$st" ] && [ "$st" != Z ]
 }
 
@@ -87,12 +87,12 @@ cleanup() {
 			STUCK+=("$pid")
 			{
 				echo "process $pid did not end 20 s after SIGKILL:"
-				ps -o pid,ppid,stat,wchan:32,args -p "$pid"
+				ps -o pid,ppid,stat,wchan:32,comm -p "$pid"
 				echo "kernel stack:"
 				cat "/proc/$pid/stack"
 				for t in /proc/"$pid"/task/*; do echo "thread ${t##*/}: $(cat "$t/wchan" 2>/dev/null)"; done
-				echo "--- all processes not sleeping normally:"
-				ps -eo pid,ppid,stat,wchan:32,args | awk 'NR == 1 || $3 !~ /^[SI]/'
+				echo "--- tasks not sleeping interruptibly (pid, state, comm, wchan, kernel stack):"
+				tasks_not_sleeping
 				echo "--- kernel log (last 80 lines):"
 				dmesg | tail -n 80
 			} >>"$WORK/stuck.txt" 2>&1

@@ -7,6 +7,8 @@
 # FAIL with the kernel's view (hang.txt in RESULTS: blocked tasks and their stacks), the
 # summary so far is written, and the VM powers off so that the host prints that summary.
 #
+# Also the task helpers the runner's cleanup uses (task_state, tasks_not_sleeping).
+#
 # Contract with the runner: watchdog_begin NAME before a scenario, watchdog_end after it;
 # watchdog_counts PASSED FAILED SKIPPED after each result.
 
@@ -17,19 +19,26 @@ watchdog_begin() { echo "$1 $(date +%s)" >"$WATCHDOG_STATE.current"; }
 watchdog_end() { rm -f "$WATCHDOG_STATE.current"; }
 watchdog_counts() { echo "$1 $2 $3" >"$WATCHDOG_STATE.counts"; }
 
-# the kernel's view of every task that is not sleeping interruptibly: never reads a task's
-# memory (cmdline, environ), which blocks when the task holds its mmap lock
-watchdog_report() {
-	local name=$1 age=$2 d st comm
-	echo "scenario $name still running after $age s (SCENARIO_TIMEOUT=$SCENARIO_TIMEOUT)"
-	echo "--- tasks not sleeping interruptibly (pid, state, comm, wchan, kernel stack):"
+# task_state PID: the state letter of /proc/PID/stat (empty when it is gone)
+task_state() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1; }
+
+# every task that is not sleeping interruptibly: pid, state, comm, wchan and kernel stack.
+# Never reads a task's memory (cmdline, environ): that blocks when the task's mmap lock is held.
+tasks_not_sleeping() {
+	local d st
 	for d in /proc/[0-9]*; do
-		st=$(sed 's/.*) //' "$d/stat" 2>/dev/null | cut -d' ' -f1)
+		st=$(task_state "${d#/proc/}")
 		case $st in S | I | "") continue ;; esac
-		comm=$(cat "$d/comm" 2>/dev/null)
-		echo "${d#/proc/} $st $comm $(cat "$d/wchan" 2>/dev/null)"
+		echo "${d#/proc/} $st $(cat "$d/comm" 2>/dev/null) $(cat "$d/wchan" 2>/dev/null)"
 		sed 's/^/    /' "$d/stack" 2>/dev/null
 	done
+}
+
+watchdog_report() {
+	local name=$1 age=$2 d
+	echo "scenario $name still running after $age s (SCENARIO_TIMEOUT=$SCENARIO_TIMEOUT)"
+	echo "--- tasks not sleeping interruptibly (pid, state, comm, wchan, kernel stack):"
+	tasks_not_sleeping
 	echo "--- every task (pid, ppid, state, comm):"
 	for d in /proc/[0-9]*; do
 		echo "${d#/proc/} $(sed 's/^[0-9]* (\(.*\)) \([A-Z]\) \([0-9]*\).*/\3 \2 \1/' "$d/stat" 2>/dev/null)"
