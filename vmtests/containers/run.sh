@@ -19,7 +19,7 @@ done
 rm -rf "$out" && mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cmd=$(printf 'CASES=%q bash %q %q %q >%q 2>&1' "${CASES:-config drm export annot plain gone}" "$here/guest.sh" "$build" "$out" "$out/guest.log")
-timeout -k 10 "${VM_TIMEOUT:-1500}" vng --run "$kernel" --disable-kvm --force-9p --memory 2G --cpus 2 \
+timeout -k 10 "${VM_TIMEOUT:-1500}" vng --run "$kernel" --disable-kvm "--qemu-opts=-accel tcg,thread=single" --force-9p --memory 2G --cpus 2 \
 	--rwdir "$out" -- "$cmd" </dev/null >"$out/console.log" 2>&1
 cat "$out/guest.log"
 grep -q '^[0-9]* passed, [0-9]* failed' "$out/guest.log" ||

@@ -79,7 +79,7 @@ GUEST
 echo "run-smoke: kernel $kernel, results in $results"
 start=$(date +%s%N)
 cmd=$(printf 'bash %q %q %q %q %q >%q 2>&1' "$results/guest.sh" "$results" "$module" "$driver" "$smoke" "$results/guest.log")
-timeout -k 10 "${VM_TIMEOUT:-300}" vng --run "$kernel" --disable-kvm --force-9p --memory 1G --cpus 2 \
+timeout -k 10 "${VM_TIMEOUT:-300}" vng --run "$kernel" --disable-kvm "--qemu-opts=-accel tcg,thread=single" --force-9p --memory 1G --cpus 2 \
 	--rwdir "$results" -- "$cmd" </dev/null >"$results/console.log" 2>&1
 vng_rc=$?
 ms=$((($(date +%s%N) - start) / 1000000))

@@ -16,7 +16,7 @@ out=$(cd "$out" && pwd)
 cmd=$(printf 'CASES=%q bash %q %q %q >%q 2>&1' "${CASES:-daemon manifest degraded corrupt predump criuargs device}" "$here/guest_criu.sh" "$build" "$out" "$out/guest.log")
 # A bochs display device: its DRM driver (bochs, PCI 1234:1111) takes card0 when loaded
 # before vgem (the "device" case). Blacklisted for udev's autoload: only that case loads it.
-timeout -k 10 "${VM_TIMEOUT:-900}" vng --run "$kernel" --disable-kvm --force-9p --memory 1G --cpus 2 \
+timeout -k 10 "${VM_TIMEOUT:-900}" vng --run "$kernel" --disable-kvm "--qemu-opts=-accel tcg,thread=single" --force-9p --memory 1G --cpus 2 \
 	--qemu-opts="-device bochs-display" --append modprobe.blacklist=bochs --rwdir "$out" -- "$cmd" </dev/null >"$out/console.log" 2>&1
 cat "$out/guest.log"
 grep -q '^[0-9]* passed, [0-9]* failed' "$out/guest.log" ||

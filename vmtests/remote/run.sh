@@ -27,7 +27,7 @@ fi
 }
 cmd=$(printf 'CASES=%q SIGKILL_AT=%q bash %q %q %q >%q 2>&1' "${CASES:-}" "${SIGKILL_AT:-}" "$here/guest.sh" "$build" "$out" "$out/guest.log")
 start=$SECONDS
-timeout -k 10 "${VM_TIMEOUT:-900}" vng --run "$kernel" --disable-kvm --force-9p --memory 1G --cpus 2 \
+timeout -k 10 "${VM_TIMEOUT:-900}" vng --run "$kernel" --disable-kvm "--qemu-opts=-accel tcg,thread=single" --force-9p --memory 1G --cpus 2 \
 	--rwdir "$out" -- "$cmd" </dev/null >"$out/console.log" 2>&1
 cat "$out/guest.log" 2>/dev/null
 echo "remote-vm: boot + cases took $((SECONDS - start)) s (per case: $(tr '\n' ',' <"$out/timings.txt" 2>/dev/null | sed 's/,$//'); artefacts in $out)"
