@@ -1,9 +1,9 @@
 # shellcheck shell=bash
 # A scenario watchdog for run-scenarios.sh (sourced). Every wait of a scenario is bounded, but a
-# scenario can still hang where no bound reaches: a command blocked in the kernel (seen under
-# TCG: a `gpuwatch attach` that never returns from detaching its BPF trampolines, a process
-# stuck after SIGKILL). Without the watchdog the host kills the whole VM at VM_TIMEOUT and
-# learns nothing. With it, a scenario running longer than SCENARIO_TIMEOUT seconds is reported
+# scenario can still hang where no bound reaches: a command blocked in the kernel (a process
+# stuck after SIGKILL was seen once). Without the watchdog the host kills the whole VM at
+# VM_TIMEOUT and learns nothing. (A guest whose CPUs all spin, as with multi-threaded TCG, runs
+# no watchdog either: run.sh then shows the kernel's soft-lockup report from console.log.) With it, a scenario running longer than SCENARIO_TIMEOUT seconds is reported
 # FAIL with the kernel's view (hang.txt in RESULTS: blocked tasks and their stacks), the
 # summary so far is written, and the VM powers off so that the host prints that summary.
 #
@@ -52,7 +52,7 @@ watchdog_report() {
 }
 
 watchdog_loop() {
-	local name since age c p f s
+	local name since age p f s
 	while sleep 10; do
 		read -r name since <"$WATCHDOG_STATE.current" 2>/dev/null || continue
 		age=$(($(date +%s) - since))
