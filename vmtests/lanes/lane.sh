@@ -1,0 +1,142 @@
+# Sourced by every VM suite's host side: which stack a suite runs on (a "lane"), and the one
+# way this project boots a VM. Nothing here runs on import.
+#
+# Lanes (env LANE, or lane_init's argument; default debian12):
+#   debian12  Debian 12's kernel (linux-image-amd64, 6.1) over this host's own root, read-only
+#             over 9p: CRIU 3.17.1, podman 4.3, runc 1.1.5 (setup.sh installs them here).
+#   debian13  Debian 13's root (vmtests/lanes/mkroot-debian13.sh, made by setup.sh), booted with
+#             its own kernel (6.12): CRIU 4.1, podman 5.4, runc 1.1.15, crun 1.21. This source
+#             tree and the build directory are mapped read-only at the same paths; gpuwatch
+#             built on Debian 12 runs there unchanged.
+#
+# lane_init [LANE]                     sets LANE, LANE_KERNEL, LANE_KVER, LANE_ROOT ("" for the
+#                                      host's root), LANE_DESC; on a missing prerequisite prints
+#                                      one line on stderr and returns 2
+# lane_map HOST_DIR                    a directory the guest also needs (the build directory,
+#                                      when it is not under the source tree), read-only
+# lane_out HOST_DIR                    the suite's results directory: writable in the guest;
+#                                      sets LANE_GUEST_OUT to its path there
+# lane_boot TIMEOUT MEMORY CONSOLE CMD [vng options...]
+#                                      boots the lane's kernel and runs CMD (a shell command
+#                                      line) as root; the guest kernel's console goes to
+#                                      CONSOLE; returns vng's exit status (124: TIMEOUT)
+# lane_modules BUILD_DIR               prints the directory holding the test modules (gwi915.ko,
+#                                      gwxe.ko, gwdummy.ko) built for the lane's kernel, building
+#                                      them first for a lane whose kernel is not the host's 6.1
+#                                      headers' (lanes/build-modules.sh); "" when none could be
+#                                      built (the .skip files in it say why)
+
+LANE_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+LANE_ROOTS=${GPUWATCH_VM_ROOTS:-/var/lib/gpuwatch/vm-roots}
+
+lane_init() {
+	LANE=${1:-${LANE:-debian12}}
+	LANE_RW=() LANE_RO=()
+	command -v vng >/dev/null || { echo "lane $LANE: vng not found: pip install virtme-ng (setup.sh)" >&2; return 2; }
+	command -v qemu-system-x86_64 >/dev/null ||
+		{ echo "lane $LANE: qemu-system-x86_64 not found: apt-get install qemu-system-x86 (setup.sh)" >&2; return 2; }
+	case $LANE in
+	debian12)
+		LANE_ROOT=
+		LANE_KERNEL=${KERNEL:-$(ls /boot/vmlinuz-6.1.*-amd64 2>/dev/null | sort -V | tail -n1)}
+		[ -n "$LANE_KERNEL" ] && [ -r "$LANE_KERNEL" ] ||
+			{ echo "lane debian12: no /boot/vmlinuz-6.1.*-amd64: apt-get install linux-image-amd64 (setup.sh)" >&2; return 2; }
+		;;
+	debian13)
+		LANE_ROOT=$LANE_ROOTS/debian13
+		[ -f "$LANE_ROOT/.gpuwatch-root" ] ||
+			{ echo "lane debian13: no Debian 13 root at $LANE_ROOT: run setup.sh (vmtests/lanes/mkroot-debian13.sh)" >&2; return 2; }
+		LANE_KERNEL=$(ls "$LANE_ROOT"/boot/vmlinuz-6.12.*-amd64 2>/dev/null | sort -V | tail -n1)
+		[ -n "$LANE_KERNEL" ] || { echo "lane debian13: no 6.12 kernel in $LANE_ROOT/boot" >&2; return 2; }
+		# this tree (scripts, checkers, the default build directory) at the same path
+		LANE_RO+=("$LANE_SRC")
+		;;
+	*)
+		echo "lane $LANE: unknown (debian12 or debian13)" >&2
+		return 2
+		;;
+	esac
+	LANE_KVER=${LANE_KERNEL##*/vmlinuz-}
+	LANE_DESC="$LANE (kernel $LANE_KVER, $(lane_criu_version))"
+}
+
+# the CRIU the lane's guest runs
+lane_criu_version() {
+	local c
+	if [ -n "$LANE_ROOT" ]; then
+		c=$(chroot "$LANE_ROOT" criu --version 2>/dev/null | sed -n 's/^Version: //p')
+	else
+		c=$(criu --version 2>/dev/null | sed -n 's/^Version: //p')
+	fi
+	echo "CRIU ${c:-missing}"
+}
+
+lane_under() { # PATH DIR: PATH is DIR or below it
+	case $1/ in "$2"/*) return 0 ;; esac
+	return 1
+}
+
+lane_map() {
+	local d
+	d=$(cd "$1" && pwd) || return 1
+	[ -z "$LANE_ROOT" ] && return 0
+	local r
+	for r in "${LANE_RO[@]}"; do lane_under "$d" "$r" && return 0; done
+	LANE_RO+=("$d")
+}
+
+lane_out() {
+	local d
+	d=$(cd "$1" && pwd) || return 1
+	case $d/ in
+	/run/* | /var/tmp/* | /var/log/* | /var/cache/* | /dev/shm/*)
+		# the guest mounts its own tmpfs there (debian12 lane); keep one rule for both lanes
+		echo "lane: $d is under a directory the guest mounts its own tmpfs on: use another location" >&2
+		return 2
+		;;
+	esac
+	if [ -z "$LANE_ROOT" ]; then
+		LANE_GUEST_OUT=$d
+	else
+		# virtme mounts every read-write directory before the read-only ones: a results
+		# directory inside the mapped source tree would be hidden by it, so it gets a path of
+		# its own in the guest
+		LANE_GUEST_OUT=/gw-out${#LANE_RW[@]}
+	fi
+	LANE_RW+=("$LANE_GUEST_OUT=$d")
+}
+
+lane_boot() {
+	local timeout=$1 memory=$2 console=$3 cmd=$4
+	shift 4
+	local args=(--disable-kvm --force-9p --memory "$memory" --cpus 2 --verbose
+		"--qemu-opts=-accel tcg,thread=${LANE_TCG_THREAD:-single}"
+		--append "no_timer_check rcupdate.rcu_task_stall_timeout=15000")
+	# no_timer_check: on a loaded host a TCG boot can panic at 0.05 s ("IO-APIC + timer doesn't
+	# work!"). thread=single: one host thread runs both vCPUs. With QEMU 7.2's multi-threaded
+	# TCG the guest now and then locked up for good, both vCPUs spinning on the jump-label site
+	# in syscall_trace_enter that a tracepoint attach was patching (vmtests/README.md, Hangs).
+	local m g
+	for m in "${LANE_RW[@]}"; do args+=(--rwdir "$m"); done
+	for m in "${LANE_RO[@]}"; do args+=(--rodir "$m=$m"); done
+	if [ -n "$LANE_ROOT" ]; then
+		# mount points must exist in the root (it is ours: made by mkroot-debian13.sh)
+		for m in "${LANE_RW[@]}" "${LANE_RO[@]/%/=}"; do
+			g=${m%%=*}
+			mkdir -p "$LANE_ROOT$g" || return 2
+		done
+		args+=(--root "$LANE_ROOT")
+	fi
+	timeout -k 10 "$timeout" vng --run "$LANE_KERNEL" "${args[@]}" "$@" -- "$cmd" </dev/null >"$console" 2>&1
+}
+
+lane_modules() {
+	local build=$1
+	if [ -z "$LANE_ROOT" ]; then
+		echo "$build/vmtests"   # CMake builds them for the host's 6.1 headers
+		return 0
+	fi
+	local dir=$build/lanes/$LANE
+	"$LANE_SRC/vmtests/lanes/build-modules.sh" "$LANE_ROOT" "$dir" >&2 || return 1
+	echo "$dir"
+}
