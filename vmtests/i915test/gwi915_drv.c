@@ -42,6 +42,7 @@
 #include <linux/nospec.h>
 #include <linux/platform_device.h>
 #include <linux/seq_file.h>
+#include <linux/version.h>
 #include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -364,7 +365,11 @@ static int gw_mmap(struct file *filp, struct vm_area_struct *vma)
 	/* the shmem helper pins the pages and installs its PFN fault handler */
 	err = drm_gem_mmap_obj(&bo->base.base, bo->base.base.size, vma);
 	if (!err) {
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+		vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP | VM_IO);
+#else
 		vma->vm_flags |= VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP | VM_IO;
+#endif
 		vma->vm_page_prot = vm_get_page_prot(vma->vm_flags);
 		if (type == I915_MMAP_OFFSET_GTT || type == I915_MMAP_OFFSET_WC)
 			vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
@@ -402,7 +407,25 @@ static const struct file_operations gw_fops = {
 	.llseek = noop_llseek,
 	.mmap = gw_mmap,
 	.show_fdinfo = gw_show_fdinfo,
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	.fop_flags = FOP_UNSIGNED_OFFSET,	/* drm_open() set FMODE_UNSIGNED_OFFSET before 6.12 */
+#endif
 };
+
+/*
+ * The pid of a file's user, with dev->filelist_mutex held. Since 6.7 drm_file.pid is
+ * RCU-managed, and drm core moves it to the last task that used the file (not a master)
+ * under that mutex.
+ */
+static pid_t gw_file_pid(struct drm_file *file)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	return pid_vnr(rcu_dereference_protected(file->pid,
+						 lockdep_is_held(&file->minor->dev->filelist_mutex)));
+#else
+	return pid_vnr(file->pid);
+#endif
+}
 
 /* Fixture-only ground truth: every open file's contexts, VMs and objects. */
 static int gw_state_show(struct seq_file *m, void *unused)
@@ -414,7 +437,7 @@ static int gw_state_show(struct seq_file *m, void *unused)
 	mutex_lock(&dev->filelist_mutex);
 	list_for_each_entry(file, &dev->filelist, lhead) {
 		seq_printf(m, "client %u pid %d minor %d\n", to_gw_file(file)->client_id,
-			   pid_vnr(file->pid), file->minor->index);
+			   gw_file_pid(file), file->minor->index);
 		gw_ctx_describe(m, file);
 		gw_gem_describe(m, file);
 	}
@@ -440,7 +463,9 @@ static const struct drm_driver gw_driver = {
 	.prime_handle_to_fd = drm_gem_prime_handle_to_fd,
 	.prime_fd_to_handle = drm_gem_prime_fd_to_handle,
 	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
-	.gem_prime_mmap = drm_gem_prime_mmap,
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 6, 0)
+	.gem_prime_mmap = drm_gem_prime_mmap,	/* 6.6+: what drm core does for every driver */
+#endif
 	.dumb_create = gw_dumb_create,
 	.dumb_map_offset = gw_dumb_map_offset,
 	.debugfs_init = gw_debugfs_init,
@@ -471,12 +496,19 @@ static int gw_probe(struct platform_device *pdev)
 	return drm_dev_register(&gw->drm, 0);
 }
 
+/* platform_driver.remove returns void since 6.11 */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+static void gw_remove(struct platform_device *pdev)
+#else
 static int gw_remove(struct platform_device *pdev)
+#endif
 {
 	struct gw_device *gw = platform_get_drvdata(pdev);
 
 	drm_dev_unregister(&gw->drm);
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 11, 0)
 	return 0;
+#endif
 }
 
 static const struct platform_device_id gw_platform_ids[] = {

@@ -179,7 +179,7 @@ static int gw_perf_release(struct inode *inode, struct file *f)
 
 static const struct file_operations gw_perf_fops = {
 	.owner = THIS_MODULE,
-	.llseek = no_llseek,
+	/* no .llseek: -ESPIPE, as i915's no_llseek (NULL since 6.0, gone in 6.12) */
 	.release = gw_perf_release,
 	.poll = gw_perf_poll,
 	.read = gw_perf_read,

@@ -31,6 +31,7 @@
 #include <linux/platform_device.h>
 #include <linux/seq_file.h>
 #include <linux/sizes.h>
+#include <linux/version.h>
 #include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
@@ -206,7 +207,25 @@ static const struct file_operations gwxe_fops = {
 	.llseek = noop_llseek,
 	.mmap = drm_gem_mmap,		/* the VMA keeps the device file, as with xe */
 	.show_fdinfo = gwxe_show_fdinfo,
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	.fop_flags = FOP_UNSIGNED_OFFSET,	/* drm_open() set FMODE_UNSIGNED_OFFSET before 6.12 */
+#endif
 };
+
+/*
+ * The pid of a file's user, with dev->filelist_mutex held. Since 6.7 drm_file.pid is
+ * RCU-managed, and drm core moves it to the last task that used the file (not a master)
+ * under that mutex.
+ */
+static pid_t gwxe_file_pid(struct drm_file *file)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	return pid_vnr(rcu_dereference_protected(file->pid,
+						 lockdep_is_held(&file->minor->dev->filelist_mutex)));
+#else
+	return pid_vnr(file->pid);
+#endif
+}
 
 /* Fixture-only ground truth: every open file's VMs, bindings, exec queues and handles. */
 static int gwxe_state_show(struct seq_file *m, void *unused)
@@ -218,7 +237,7 @@ static int gwxe_state_show(struct seq_file *m, void *unused)
 	mutex_lock(&dev->filelist_mutex);
 	list_for_each_entry(file, &dev->filelist, lhead) {
 		seq_printf(m, "client %u pid %d minor %d\n", to_gwxe_file(file)->client_id,
-			   pid_vnr(file->pid), file->minor->index);
+			   gwxe_file_pid(file), file->minor->index);
 		gwxe_vm_describe(m, file);
 		gwxe_bo_describe(m, file);
 	}
@@ -243,7 +262,9 @@ static const struct drm_driver gwxe_driver = {
 	.prime_handle_to_fd = drm_gem_prime_handle_to_fd,
 	.prime_fd_to_handle = drm_gem_prime_fd_to_handle,
 	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
-	.gem_prime_mmap = drm_gem_prime_mmap,
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 6, 0)
+	.gem_prime_mmap = drm_gem_prime_mmap,	/* 6.6+: what drm core does for every driver */
+#endif
 	.dumb_create = gwxe_dumb_create,
 	.debugfs_init = gwxe_debugfs_init,
 	.ioctls = gwxe_ioctls,
@@ -272,12 +293,19 @@ static int gwxe_probe(struct platform_device *pdev)
 	return drm_dev_register(&gx->drm, 0);
 }
 
+/* platform_driver.remove returns void since 6.11 */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+static void gwxe_remove(struct platform_device *pdev)
+#else
 static int gwxe_remove(struct platform_device *pdev)
+#endif
 {
 	struct gwxe_device *gx = platform_get_drvdata(pdev);
 
 	drm_dev_unregister(&gx->drm);
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 11, 0)
 	return 0;
+#endif
 }
 
 static const struct platform_device_id gwxe_platform_ids[] = {
