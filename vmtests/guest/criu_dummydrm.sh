@@ -1,92 +1,32 @@
 # shellcheck shell=bash
 # A featureless DRM device to move vgem off card0 (sourced by scenarios.sh, used by
 # criu_minor_changed). Debian's kernel has no vkms, and the VM has no display device, so
-# vgem is the only DRM driver that can load: this tiny out-of-tree module ("gwdummy", a
-# platform device with a primary node and no features) is built against the running kernel's
-# headers, once per boot, inside the VM (35 s to 2 min under TCG; a gwdummy.ko for this kernel
-# in WL_DIR is used instead if there is one). Loaded before vgem, it takes
-# card0 and vgem gets card1 (vgem keeps renderD128: gwdummy has no render node).
+# vgem is the only DRM driver that can load: this tiny out-of-tree module ("gwdummy",
+# vmtests/kmod/gwdummy/, a platform device with a primary node and no features) is built on the
+# host for the lane's kernel (CMake for 6.1, lanes/build-modules.sh for another lane) and found
+# in KO_DIR. Only when KO_DIR has none for the running kernel is it built here, against the
+# running kernel's headers, once per boot (35 s to 2 min under TCG). Loaded before vgem, it
+# takes card0 and vgem gets card1 (vgem keeps renderD128: gwdummy has no render node).
 
 GWDUMMY_DIR=/run/gpuwatch-vmtests-gwdummy
 
-# criu_dummydrm_build: 0 (GWDUMMY_KO set), 2 (skip: no headers or compiler), 1 (fail)
+# criu_dummydrm_build: 0 (GWDUMMY_KO set), 2 (skip: no module, and no headers or compiler to
+# build one), 1 (fail)
 criu_dummydrm_build() {
-	local kdir t0
+	local kdir t0 kodir=${KO_DIR:-$WL_DIR}
 	kdir=/lib/modules/$(uname -r)/build
-	GWDUMMY_KO=$WL_DIR/gwdummy.ko           # built on the host beforehand (faster), if it fits
+	GWDUMMY_KO=$kodir/gwdummy.ko           # built on the host beforehand, if it fits
 	[ -e "$GWDUMMY_KO" ] && [ "$(modinfo -F vermagic "$GWDUMMY_KO" 2>/dev/null | cut -d' ' -f1)" = "$(uname -r)" ] &&
 		return 0
 	GWDUMMY_KO=$GWDUMMY_DIR/gwdummy.ko
 	[ -e "$GWDUMMY_KO" ] && return 0
 	[ -e "$kdir/Makefile" ] ||
-		{ REASON="no kernel headers for $(uname -r) at $kdir (apt-get install linux-headers-amd64): cannot build the dummy DRM module that moves vgem to card1"; return 2; }
+		{ REASON="no gwdummy.ko for $(uname -r) in $kodir ($(cat "$kodir/gwdummy.skip" 2>/dev/null || echo 'see vmtests/kmod/gwdummy/build.sh')), and no kernel headers at $kdir to build it here: cannot move vgem to card1"; return 2; }
 	{ command -v make && command -v gcc; } >/dev/null ||
-		{ REASON="make or gcc missing: cannot build the dummy DRM module that moves vgem to card1"; return 2; }
+		{ REASON="no gwdummy.ko for $(uname -r) in $kodir, and make or gcc missing to build it here: cannot move vgem to card1"; return 2; }
 	mkdir -p "$GWDUMMY_DIR"
-	echo 'obj-m := gwdummy.o' >"$GWDUMMY_DIR/Kbuild"
-	cat >"$GWDUMMY_DIR/gwdummy.c" <<-'EOF'
-		// SPDX-License-Identifier: GPL-2.0
-		/* gwdummy: a DRM device without features (no GEM, no render node): it only takes a minor. */
-		#include <linux/module.h>
-		#include <linux/platform_device.h>
-		#include <drm/drm_drv.h>
-		#include <drm/drm_file.h>
-		#include <drm/drm_ioctl.h>
-
-		static const struct file_operations gwdummy_fops = {
-			.owner = THIS_MODULE,
-			.open = drm_open,
-			.release = drm_release,
-			.unlocked_ioctl = drm_ioctl,
-			.compat_ioctl = drm_compat_ioctl,
-			.poll = drm_poll,
-			.read = drm_read,
-			.llseek = noop_llseek,
-		};
-
-		static const struct drm_driver gwdummy_driver = {
-			.fops = &gwdummy_fops,
-			.name = "gwdummy",
-			.desc = "gpuwatch VM suite: a DRM device that only takes a minor",
-			.date = "20240101",
-			.major = 1,
-		};
-
-		static struct platform_device *gwdummy_pdev;
-		static struct drm_device *gwdummy_ddev;
-
-		static int __init gwdummy_init(void)
-		{
-			int ret;
-
-			gwdummy_pdev = platform_device_register_simple("gwdummy", -1, NULL, 0);
-			if (IS_ERR(gwdummy_pdev))
-				return PTR_ERR(gwdummy_pdev);
-			gwdummy_ddev = drm_dev_alloc(&gwdummy_driver, &gwdummy_pdev->dev);
-			if (IS_ERR(gwdummy_ddev)) {
-				platform_device_unregister(gwdummy_pdev);
-				return PTR_ERR(gwdummy_ddev);
-			}
-			ret = drm_dev_register(gwdummy_ddev, 0);
-			if (ret) {
-				drm_dev_put(gwdummy_ddev);
-				platform_device_unregister(gwdummy_pdev);
-			}
-			return ret;
-		}
-
-		static void __exit gwdummy_exit(void)
-		{
-			drm_dev_unregister(gwdummy_ddev);
-			drm_dev_put(gwdummy_ddev);
-			platform_device_unregister(gwdummy_pdev);
-		}
-
-		module_init(gwdummy_init);
-		module_exit(gwdummy_exit);
-		MODULE_LICENSE("GPL");
-		MODULE_DESCRIPTION("gpuwatch VM suite: a featureless DRM device");
-	EOF
+	cp "$VMTESTS/kmod/gwdummy/Kbuild" "$VMTESTS/kmod/gwdummy/gwdummy.c" "$GWDUMMY_DIR"/ ||
+		{ fail "cannot copy vmtests/kmod/gwdummy to $GWDUMMY_DIR"; return 1; }
 	t0=$SECONDS
 	if ! make -s -C "$kdir" M="$GWDUMMY_DIR" modules >"$GWDUMMY_DIR/build.log" 2>&1 || [ ! -e "$GWDUMMY_KO" ]; then
 		cp "$GWDUMMY_DIR/build.log" "$WORK/gwdummy-build.log"

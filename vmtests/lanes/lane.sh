@@ -23,8 +23,11 @@
 # lane_modules BUILD_DIR               prints the directory holding the test modules (gwi915.ko,
 #                                      gwxe.ko, gwdummy.ko) built for the lane's kernel, building
 #                                      them first for a lane whose kernel is not the host's 6.1
-#                                      headers' (lanes/build-modules.sh); "" when none could be
-#                                      built (the .skip files in it say why)
+#                                      headers' (lanes/build-modules.sh, which keeps them while
+#                                      sources and kernel are unchanged); a module that could not
+#                                      be built for want of something has NAME.skip there instead
+#                                      (one line why); returns 1 and prints nothing when a build
+#                                      failed (the first compiler error is on stderr)
 
 LANE_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 LANE_ROOTS=${GPUWATCH_VM_ROOTS:-/var/lib/gpuwatch/vm-roots}
