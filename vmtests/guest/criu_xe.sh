@@ -12,10 +12,11 @@
 
 # xe_load: 0 loaded (XE_STATE, XE_RENDER set), 2 skip (REASON), 1 fail
 xe_load() {
-	local ko=$WL_DIR/gwxe.ko card render
+	local kodir=${KO_DIR:-$WL_DIR} card render
+	local ko=$kodir/gwxe.ko
 	if ! grep -q '^gwxe ' /proc/modules; then
 		if [ ! -e "$ko" ]; then
-			REASON="$ko not built ($(cat "$WL_DIR/gwxe.skip" 2>/dev/null || echo 'see vmtests/xetest/build.sh'))"
+			REASON="$ko not built ($(cat "$kodir/gwxe.skip" 2>/dev/null || echo 'see vmtests/xetest/build.sh'))"
 			return 2
 		fi
 		[ "$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)" = "$(uname -r)" ] ||

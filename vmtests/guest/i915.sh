@@ -7,10 +7,11 @@
 
 # i915_load: 0 loaded (I915_STATE set), 2 skip (REASON), 1 fail
 i915_load() {
-	local ko=$WL_DIR/gwi915.ko f
+	local kodir=${KO_DIR:-$WL_DIR} f
+	local ko=$kodir/gwi915.ko
 	if ! grep -q '^gwi915 ' /proc/modules; then
 		if [ ! -e "$ko" ]; then
-			REASON="$ko not built ($(cat "$WL_DIR/gwi915.skip" 2>/dev/null || echo 'see vmtests/i915test/build.sh'))"
+			REASON="$ko not built ($(cat "$kodir/gwi915.skip" 2>/dev/null || echo 'see vmtests/i915test/build.sh'))"
 			return 2
 		fi
 		[ "$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)" = "$(uname -r)" ] ||

@@ -5,6 +5,8 @@
 #   GPUWATCH   the gpuwatch binary (missing: each scenario still runs its workload and checks
 #              its truth against /proc, then reports SKIP; never PASS)
 #   WL_DIR     directory of the built workloads (wl_*)
+#   KO_DIR     directory of the test modules built for the running kernel (gwi915.ko, gwxe.ko,
+#              gwdummy.ko, or NAME.skip saying why not; lane.sh's lane_modules); default WL_DIR
 #   RESULTS    directory for artefacts, `summary` and `status` (the host reads them)
 #   ONLY       optional: space-separated scenario names to run (two_opens: under every hook
 #              path; two_opens@fexit: under that one)
@@ -24,6 +26,7 @@ VMTESTS=$(cd "$(dirname "$0")/.." && pwd)
 
 GPUWATCH=${GPUWATCH:-}
 WL_DIR=${WL_DIR:-$VMTESTS/build}
+KO_DIR=${KO_DIR:-$WL_DIR}
 RESULTS=${RESULTS:-/tmp/gpuwatch-vmtests-results}
 PYTHON=${PYTHON:-python3}
 ATTACH_TIMEOUT=${ATTACH_TIMEOUT:-60}

@@ -22,6 +22,7 @@
 #   legacy         a legacy GEM_MMAP mapping (gwr_legacy) made a placeholder and put back by
 #                  gwremote (map_legacy): same place, and still the buffer's (a write through
 #                  it is what PREAD returns)
+# env KO_DIR: the directory holding gwi915.ko for the running kernel (default BUILD/vmtests)
 set -u
 build=$1 out=$2
 helper=$build/gpuwatch-criu-action
@@ -53,9 +54,10 @@ frozen() { grep -q '^frozen 1' "$1/cgroup.events"; }
 i915_lines() { grep -E 'anon_inode:i915.gem|/i915 \(deleted\)' "/proc/$1/maps"; }
 
 modprobe drm_shmem_helper 2>/dev/null
-ko=$build/vmtests/gwi915.ko
+ko_dir=${KO_DIR:-$build/vmtests}   # the test modules for this kernel (lane.sh's lane_modules)
+ko=$ko_dir/gwi915.ko
 if [ ! -e "$ko" ] || ! insmod "$ko" 2>"$out/insmod.txt"; then
-	why="gwi915.ko not loaded: $(cat "$build/vmtests/gwi915.skip" "$out/insmod.txt" 2>/dev/null | head -n1)"
+	why="gwi915.ko not loaded: $(cat "$ko_dir/gwi915.skip" "$out/insmod.txt" 2>/dev/null | head -n1)"
 	for c in convert criu_killed copy criu_noplugin criu_plugin criu_sigkill root_cgroup criu_cgroup no_i915 legacy entry_stop; do skip $c "$why"; done
 	echo "$passed passed, $failed failed, $skipped skipped"
 	exit 0
