@@ -84,6 +84,7 @@ for m in "${modules[@]}"; do
 		kmod_sources "$m" "$scratch"
 		kmod_build "$m" "$out" "$log" "$scratch"
 		rm -rf "$scratch"   # kept only when the build failed
+		rmdir "$(dirname "$scratch")" 2>/dev/null
 	) 2>"$out/$m.err"
 	rc=$?
 	ms=$((($(date +%s%N) - t0) / 1000000))
