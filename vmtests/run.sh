@@ -1,15 +1,17 @@
 #!/bin/bash
-# The VM suite, host side: boots Debian's kernel once under virtme-ng (TCG) and runs every
+# The VM suite, host side: boots one lane's kernel once under virtme-ng (TCG) and runs every
 # scenario of guest/scenarios.sh in it.
 #
 # usage: vmtests/run.sh [BUILD_DIR]          (as root)
 #   BUILD_DIR (or env GPUWATCH_BUILD): where gpuwatch and the workloads were built. Looked up:
 #     gpuwatch in BUILD_DIR/{,user/,bin/}gpuwatch; workloads (wl_*) in BUILD_DIR/{vmtests/,}
 #     Override with env GPUWATCH=/path/gpuwatch and WL_DIR=/dir/of/wl_binaries.
-#   env RESULTS=DIR     results (default BUILD_DIR/vmtests-results, emptied first)
+#   env LANE=debian12|debian13  the stack to run on (lanes/lane.sh; default debian12)
+#   env RESULTS=DIR     results (default BUILD_DIR/vmtests-results, BUILD_DIR/vmtests-results-LANE
+#                       for a lane other than debian12; emptied first)
 #   env ONLY="a b"      only these scenarios
 #   env VM_TIMEOUT=S    bound on boot + suite (default 1800)
-#   env KERNEL=PATH     kernel image (default: the newest /boot/vmlinuz-*-amd64)
+#   env KERNEL=PATH     debian12 lane: kernel image (default: the newest /boot/vmlinuz-6.1.*-amd64)
 #   env GUEST_ENV="K=V ..."  extra environment for the guest side (e.g. SETTLE_TIMEOUT=20)
 #   env GUEST_SCRIPT=PATH    guest-side script (default guest/run-scenarios.sh; the demo
 #                            uses guest/demo.sh); it writes RESULTS/summary and RESULTS/status
@@ -26,11 +28,8 @@ build=${1:-${GPUWATCH_BUILD:-}}
 [ -d "$build" ] || die "build directory $build does not exist"
 build=$(cd "$build" && pwd)
 [ "$(id -u)" = 0 ] || die "must run as root (the guest runs as the invoking user and needs root)"
-command -v vng >/dev/null || die "vng not found: pip install virtme-ng (see setup script)"
-command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 not found: apt-get install qemu-system-x86"
-
-kernel=${KERNEL:-$(ls /boot/vmlinuz-*-amd64 2>/dev/null | sort -V | tail -n1)}
-[ -n "$kernel" ] && [ -r "$kernel" ] || die "no /boot/vmlinuz-*-amd64: apt-get install linux-image-amd64"
+. "$here/lanes/lane.sh"
+lane_init || exit 2
 
 if [ -z "${GPUWATCH:-}" ]; then
 	GPUWATCH=$build/gpuwatch
@@ -47,33 +46,33 @@ fi
 	die "workloads not found in $build/vmtests or $build: cmake --build $build"
 [ -x "$GPUWATCH" ] || echo "vmtests/run.sh: note: $GPUWATCH is missing: scenarios will SKIP" >&2
 
-RESULTS=${RESULTS:-$build/vmtests-results}
+suffix=
+[ "$LANE" = debian12 ] || suffix=-$LANE
+RESULTS=${RESULTS:-$build/vmtests-results$suffix}
 if [ -d "$RESULTS" ] && [ -n "$(ls -A "$RESULTS")" ] && [ ! -e "$RESULTS/.vmtests-results" ]; then
 	die "$RESULTS exists and is not a previous results directory: refusing to empty it"
 fi
 rm -rf "$RESULTS" && mkdir -p "$RESULTS" && touch "$RESULTS/.vmtests-results" || die "cannot create $RESULTS"
 RESULTS=$(cd "$RESULTS" && pwd)
-# The guest sees the host's root read-only over 9p, but these are its own tmpfs mounts.
-for p in "$GPUWATCH" "$WL_DIR" "$here" "$RESULTS"; do
+# The guest sees the host's root (or the lane's) read-only over 9p, but these are its own tmpfs mounts.
+for p in "$GPUWATCH" "$WL_DIR" "$here"; do
 	case $p in
 	/run/* | /var/tmp/* | /var/log/* | /var/cache/* | /dev/shm/*)
 		die "$p is under a directory the guest mounts its own tmpfs on: use another location" ;;
 	esac
+	[ -e "$p" ] && { lane_map "$(dirname "$p")" || die "cannot map $p into the guest"; }
 done
+lane_out "$RESULTS" || exit 2
+KO_DIR=$(lane_modules "$build") || echo "vmtests/run.sh: note: no test modules for $LANE: the i915 and xe scenarios will SKIP" >&2
 
-guest_cmd=$(printf '%s GPUWATCH=%q WL_DIR=%q RESULTS=%q ONLY=%q bash %q >%q 2>&1' \
-	"${GUEST_ENV:-}" "$GPUWATCH" "$WL_DIR" "$RESULTS" "${ONLY:-}" "${GUEST_SCRIPT:-$here/guest/run-scenarios.sh}" "$RESULTS/guest.log")
-echo "vmtests: kernel $kernel, results in $RESULTS"
+guest_cmd=$(printf '%s LANE=%q GPUWATCH=%q WL_DIR=%q KO_DIR=%q RESULTS=%q ONLY=%q bash %q >%q 2>&1' \
+	"${GUEST_ENV:-}" "$LANE" "$GPUWATCH" "$WL_DIR" "${KO_DIR:-$WL_DIR}" "$LANE_GUEST_OUT" "${ONLY:-}" \
+	"${GUEST_SCRIPT:-$here/guest/run-scenarios.sh}" "$LANE_GUEST_OUT/guest.log")
+echo "vmtests: lane $LANE_DESC, results in $RESULTS"
 start=$(date +%s%N)
-# --verbose: the guest kernel's console goes to console.log, so that a wedged guest leaves its
-# hung-task, soft-lockup and RCU-stall reports there (rcu_tasks stalls after 60 s, not 10 min).
-# thread=single: one host thread runs both vCPUs. With QEMU 7.2's default multi-threaded TCG the
-# guest now and then locked up for good with both vCPUs spinning on the same jump-label site in
-# syscall_trace_enter while a tracepoint was being attached (soft lockups in console.log): code
-# patched by one vCPU while the other executes it. Costs 5-15% (main suite 795 -> 835 s).
-timeout -k 10 "${VM_TIMEOUT:-1800}" vng --run "$kernel" --disable-kvm --force-9p --memory 1G --cpus 2 \
-	--verbose --append "rcupdate.rcu_task_stall_timeout=15000" "--qemu-opts=-accel tcg,thread=single" \
-	--rwdir "$RESULTS" -- "$guest_cmd" </dev/null >"$RESULTS/console.log" 2>&1 &
+# lane_boot keeps the guest kernel's console in console.log, so that a wedged guest leaves its
+# hung-task, soft-lockup and RCU-stall reports there (rcu_tasks stalls after 15 s, not 10 min).
+lane_boot "${VM_TIMEOUT:-1800}" 1G "$RESULTS/console.log" "$guest_cmd" &
 vng_pid=$!
 touch "$RESULTS/guest.log"
 tail -n +1 -F --pid="$vng_pid" "$RESULTS/guest.log" 2>/dev/null

@@ -5,7 +5,8 @@
 #
 # usage: vmtests/bench/run.sh BUILD_DIR [OUT_DIR]       (as root; OUT_DIR: BUILD_DIR/vm-bench)
 #   BUILD_DIR: where gpuwatch, the CRIU plugin and BUILD_DIR/vmtests/bench_* were built
-#   env KERNEL=PATH      kernel image (default: the newest /boot/vmlinuz-*-amd64)
+#   env LANE=debian12|debian13   the stack (vmtests/lanes/lane.sh; default debian12)
+#   env KERNEL=PATH      debian12 lane: kernel image (default: the newest /boot/vmlinuz-6.1.*-amd64)
 #   env VM_MEMORY=3G     guest RAM (the 256 MiB cells hold the workload and its image in it)
 #   env VM_TIMEOUT=S     bound on boot + benchmarks (default 2400)
 #   env GUEST_ENV="K=V ..."  guest.sh's knobs, e.g. "SECTIONS=criu CELLS='1:4 1000:4'"
@@ -21,9 +22,8 @@ build=${1:-}
 [ -n "$build" ] && [ -d "$build" ] || die "usage: $0 BUILD_DIR [OUT_DIR]"
 build=$(cd "$build" && pwd)
 [ "$(id -u)" = 0 ] || die "must run as root"
-command -v vng >/dev/null || die "vng not found: pip install virtme-ng (see setup.sh)"
-kernel=${KERNEL:-$(ls /boot/vmlinuz-*-amd64 2>/dev/null | sort -V | tail -n1)}
-[ -n "$kernel" ] && [ -r "$kernel" ] || die "no /boot/vmlinuz-*-amd64: apt-get install linux-image-amd64"
+. "$here/../lanes/lane.sh"
+lane_init || exit 2
 gpuwatch=
 for c in "$build/gpuwatch" "$build/user/gpuwatch" "$build/bin/gpuwatch"; do
 	[ -x "$c" ] && { gpuwatch=$c; break; }
@@ -39,16 +39,14 @@ if [ -d "$out" ] && [ -n "$(ls -A "$out")" ] && [ ! -e "$out/.vm-bench" ]; then
 fi
 rm -rf "$out" && mkdir -p "$out" && touch "$out/.vm-bench" || die "cannot create $out"
 out=$(cd "$out" && pwd)
-case $out in
-/run/* | /var/tmp/* | /var/log/* | /var/cache/* | /dev/shm/*) die "$out is under a directory the guest mounts a tmpfs on" ;;
-esac
+lane_map "$build" && lane_out "$out" || exit 2
 
 guest_cmd=$(printf '%s GPUWATCH=%q WL_DIR=%q OUT=%q bash %q >%q 2>&1' \
-	"${GUEST_ENV:-}" "$gpuwatch" "$build/vmtests" "$out" "$here/guest.sh" "$out/guest.log")
-echo "vm-bench: kernel $kernel, results in $out"
+	"${GUEST_ENV:-}" "$gpuwatch" "$build/vmtests" "$LANE_GUEST_OUT" "$here/guest.sh" "$LANE_GUEST_OUT/guest.log")
+echo "vm-bench: lane $LANE_DESC, results in $out"
 start=$(date +%s)
-timeout -k 10 "${VM_TIMEOUT:-2400}" vng --run "$kernel" --disable-kvm --force-9p --memory "${VM_MEMORY:-3G}" \
-	--cpus 2 --rwdir "$out" -- "$guest_cmd" </dev/null >"$out/console.log" 2>&1 &
+# multi-threaded TCG, unlike the test suites: the figures stay comparable with earlier runs
+LANE_TCG_THREAD=multi lane_boot "${VM_TIMEOUT:-2400}" "${VM_MEMORY:-3G}" "$out/console.log" "$guest_cmd" &
 vng_pid=$!
 touch "$out/guest.log"
 tail -n +1 -F --pid="$vng_pid" "$out/guest.log" 2>/dev/null
@@ -64,7 +62,7 @@ fi
 machine="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1), $(nproc) cores, host $(uname -r)"
 echo
 python3 "$here/report.py" "$out/raw.tsv" --json "$out/vm-bench.json" \
-	--meta "date=$(date -u +%Y-%m-%d)" --meta "machine=$machine" --meta "vm=vng TCG --cpus 2 --memory ${VM_MEMORY:-3G}" ||
+	--meta "date=$(date -u +%Y-%m-%d)" --meta "machine=$machine" --meta "vm=vng TCG --cpus 2 --memory ${VM_MEMORY:-3G}" --meta "lane=$LANE_DESC" ||
 	exit 1
 echo
 echo "vm-bench: JSON in $out/vm-bench.json"
