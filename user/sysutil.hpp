@@ -28,6 +28,7 @@ public:
 	UniqueFd &operator=(const UniqueFd &) = delete;
 	~UniqueFd();
 	int get() const { return fd_; }
+	int release() { return std::exchange(fd_, -1); } // the caller owns it now
 	explicit operator bool() const { return fd_ >= 0; }
 
 private:

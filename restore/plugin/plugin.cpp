@@ -1,26 +1,52 @@
-// gpuwatch's CRIU plugin: the descriptor and the hook table (CRIU 3.17 plugin ABI).
+// gpuwatch's CRIU plugin: the hook table, for the plugin ABI of the CRIU that loads it (3.17 to
+// 4.2, see criu_abi.hpp).
 //
 // DUMP_EXT_FILE        DRM files (character devices of major 226) and dma-bufs of their buffers
 // HANDLE_DEVICE_VMA    accepts mappings of DRM files (their pages are ours to save, not CRIU's)
 // RESTORE_EXT_FILE     reopens a DRM file with its handles, or recreates a dma-buf
 // UPDATE_VMA_MAP       gives each DRM mapping its new fake offset and the fd to map it through
-// RESUME_DEVICES_LATE  tells the gpuwatch daemon to look at the restored tasks
+// RESUME_DEVICES_LATE  maps converted i915 buffers back, tells the gpuwatch daemon to look at the
+//                      restored tasks
+// PAUSE_DEVICES        (4.0+) `criu pre-dump` of a task with i915 mappings: refused, one line
+// CHECKPOINT_DEVICES   (4.0+) `criu dump`: converts the task's i915 mappings (CRIU has seized it
+//                      and has not read its mappings yet)
 // Everything else is declined with -ENOTSUP, so other plugins (or CRIU's error) handle it.
 #include <cerrno>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <type_traits>
+#include <unistd.h>
 
 extern "C" {
 #include <criu-plugin.h>
 }
 
+#include "criu_abi.hpp"
+#include "descriptor.hpp"
 #include "drm_ops.hpp"
 #include "dump.hpp"
 #include "fence_files.hpp"
+#include "i915_predump.hpp"
 #include "late_maps.hpp"
 #include "log.hpp"
+#include "proc_tree.hpp"
 #include "restore.hpp"
+
+// The descriptor defined in descriptor.cpp has cr_plugin_desc_t's layout, with more hooks.
+static_assert(offsetof(gwcriu::PluginDescriptor, name) == offsetof(cr_plugin_desc_t, name));
+static_assert(offsetof(gwcriu::PluginDescriptor, init) == offsetof(cr_plugin_desc_t, init));
+static_assert(offsetof(gwcriu::PluginDescriptor, exit) == offsetof(cr_plugin_desc_t, exit));
+static_assert(offsetof(gwcriu::PluginDescriptor, version) == offsetof(cr_plugin_desc_t, version));
+static_assert(offsetof(gwcriu::PluginDescriptor, max_hooks) == offsetof(cr_plugin_desc_t, max_hooks));
+static_assert(offsetof(gwcriu::PluginDescriptor, hooks) == offsetof(cr_plugin_desc_t, hooks));
+static_assert(CR_PLUGIN_HOOK__MAX <= gwcriu::kMaxKnownHooks);
+static_assert(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE < gwcriu::kHookPauseDevices);
+// The hooks of 3.17 we use keep their (int)-only RESTORE_EXT_FILE in every ABI we accept.
+static_assert(std::is_same_v<CR_PLUGIN_HOOK__RESTORE_EXT_FILE_t, int(int)>,
+              "built against a criu-plugin.h whose RESTORE_EXT_FILE is not (int): see criu_abi.hpp");
 
 namespace {
 
@@ -39,19 +65,83 @@ template <typename F> int guarded(const char *hook, F &&body)
 	return -1;
 }
 
+// CRIU 3.x only: `criu pre-dump` has no per-task hook there, so the target is read from criu's
+// own command line (-t/--tree PID). Under RPC (no command line) nothing is checked, and CRIU
+// fails on such a mapping with its own error.
+uint32_t predump_tree_from_cmdline()
+{
+	auto cmd = gwcriu::read_text("/proc/self/cmdline", 1 << 16);
+	if (!cmd)
+		return 0;
+	std::vector<std::string> args;
+	for (std::size_t i = 0; i < cmd->size();) {
+		std::size_t z = cmd->find('\0', i);
+		if (z == std::string::npos)
+			z = cmd->size();
+		args.push_back(cmd->substr(i, z - i));
+		i = z + 1;
+	}
+	for (std::size_t i = 0; i < args.size(); ++i) {
+		std::string v;
+		if ((args[i] == "-t" || args[i] == "--tree") && i + 1 < args.size())
+			v = args[i + 1];
+		else if (args[i].rfind("--tree=", 0) == 0)
+			v = args[i].substr(7);
+		else if (args[i].rfind("-t", 0) == 0 && args[i].size() > 2)
+			v = args[i].substr(2);
+		char *end = nullptr;
+		unsigned long pid = v.empty() ? 0 : strtoul(v.c_str(), &end, 10);
+		if (pid && end && !*end && pid <= 0x7fffffff)
+			return static_cast<uint32_t>(pid);
+	}
+	return 0;
+}
+
+// pre-dump of a task with i915 mappings: CRIU cannot read them and, since no hook runs after a
+// pre-dump, the plugin could not put converted ones back. One line, and the pre-dump fails
+// before it touches the task.
+int refuse_i915_predump(uint32_t pid)
+{
+	std::string which;
+	if (!gwaction::has_i915_mappings(pid, &which))
+		return 0;
+	gwcriu::log_error("criu pre-dump: process %u has i915 GEM mappings (%s), which criu pre-dump cannot handle (no "
+	                  "CRIU runs a device hook after a pre-dump, so converted mappings could not be put back): "
+	                  "checkpoint it with a single criu dump",
+	                  pid, which.c_str());
+	return -1;
+}
+
 int gw_init(int stage)
 {
+	const gwaction::CriuAbi &abi = gwaction::criu_abi();
+	if (!abi.refusal.empty()) {
+		gwcriu::log_error("%s", abi.refusal.c_str());
+		return -1;
+	}
 	g_stage = stage;
+	gwcriu::log_info("CRIU %s plugin ABI (%u hooks; the fd UPDATE_VMA_MAP returns is %s)", abi.versions.c_str(),
+	                 abi.hooks, abi.owns_vma_fd ? "CRIU's to close" : "dup'ed by CRIU");
 	if (stage == CR_PLUGIN_STAGE__RESTORE)
 		return gwcriu::load_restore_images();
+	if (stage == CR_PLUGIN_STAGE__PRE_DUMP && !abi.checkpoint_devices)
+		return guarded("pre-dump", [&] {
+			uint32_t pid = predump_tree_from_cmdline();
+			if (!pid)
+				return 0;
+			for (uint32_t p : gwaction::process_tree(pid))
+				if (refuse_i915_predump(p) != 0)
+					return -1;
+			return 0;
+		});
 	return 0;
 }
 
 void gw_exit(int stage, int ret)
 {
-	// The tasks are still seized: put back the i915 mappings the action script replaced (after
-	// --leave-running, a failed dump or a pre-dump the tasks carry on with them).
-	if (stage == CR_PLUGIN_STAGE__DUMP || stage == CR_PLUGIN_STAGE__PRE_DUMP)
+	// The tasks are still seized: put back the i915 mappings converted for the dump (after
+	// --leave-running or a failed dump the tasks carry on with them).
+	if (stage == CR_PLUGIN_STAGE__DUMP)
 		guarded("dump end (i915 mappings)", [&] {
 			gwcriu::revert_converted_maps();
 			return 0;
@@ -101,19 +191,6 @@ int gpuwatch_restore_ext_file(int id)
 	return guarded("RESTORE_EXT_FILE", [&] { return gwcriu::restore_ext_file(static_cast<uint32_t>(id)); });
 }
 
-// CRIU's development branch (after 4.2) passes `bool *retry_needed` to RESTORE_EXT_FILE and
-// reads it afterwards without initialising it: a plugin must always set it. We never ask for a
-// retry (*retry_needed = false); a DRM file that needs a buffer another task has not restored
-// yet waits for it (GPUWATCH_SHARE_WAIT_MS) or makes a copy. Which signature is registered is
-// decided by the criu-plugin.h we are compiled against (see the hook table below): build
-// against the header of the CRIU that will load the plugin.
-int gpuwatch_restore_ext_file_retry(int id, bool *retry_needed)
-{
-	if (retry_needed)
-		*retry_needed = false;
-	return gpuwatch_restore_ext_file(id);
-}
-
 int gpuwatch_update_vma_map(const char *path, const uint64_t addr, const uint64_t old_pgoff, uint64_t *new_pgoff,
                             int *plugin_fd)
 {
@@ -125,9 +202,25 @@ int gpuwatch_resume_devices_late(int pid)
 	return guarded("RESUME_DEVICES_LATE", [&] { return gwcriu::resume_devices_late(pid); });
 }
 
-__attribute__((visibility("default"))) cr_plugin_desc_t CR_PLUGIN_DESC = {
-	"gpuwatch", gw_init, gw_exit, CRIU_PLUGIN_VERSION, CR_PLUGIN_HOOK__MAX, {},
-};
+// 4.0+: before CRIU seizes pid (dump and pre-dump).
+int gpuwatch_pause_devices(int pid)
+{
+	if (g_stage != CR_PLUGIN_STAGE__PRE_DUMP)
+		return -ENOTSUP;
+	return guarded("PAUSE_DEVICES", [&] {
+		return refuse_i915_predump(static_cast<uint32_t>(pid)) != 0 ? -1 : -ENOTSUP;
+	});
+}
+
+// 4.0+: pid is seized (and, with --freeze-cgroup, frozen); its mappings are read next.
+int gpuwatch_checkpoint_devices(int pid)
+{
+	if (g_stage != CR_PLUGIN_STAGE__DUMP)
+		return -ENOTSUP; // 4.0 also calls it at pre-dump: PAUSE_DEVICES refused i915 tasks already
+	return guarded("CHECKPOINT_DEVICES", [&] {
+		return gwcriu::convert_seized_maps(gwcriu::dump_session(), static_cast<uint32_t>(pid));
+	});
+}
 
 } // extern "C"
 
@@ -135,23 +228,29 @@ namespace {
 
 template <typename F> void *hook_ptr(F *f) { return reinterpret_cast<void *>(f); }
 
-// The RESTORE_EXT_FILE signature of the header we build against: (int) in 3.17..4.2,
-// (int, bool *) in the development branch.
-void *restore_ext_file_hook()
-{
-	if constexpr (std::is_same_v<CR_PLUGIN_HOOK__RESTORE_EXT_FILE_t, int(int, bool *)>)
-		return hook_ptr(&gpuwatch_restore_ext_file_retry);
-	else
-		return hook_ptr(&gpuwatch_restore_ext_file);
-}
-
+// Runs inside CRIU's dlopen(), before CRIU reads the descriptor: announce exactly the hooks the
+// running CRIU has (it refuses a descriptor with more), or none when its ABI is unknown (then
+// init fails with the reason).
 __attribute__((constructor)) void register_hooks()
 {
-	CR_PLUGIN_DESC.hooks[CR_PLUGIN_HOOK__DUMP_EXT_FILE] = hook_ptr(&gpuwatch_dump_ext_file);
-	CR_PLUGIN_DESC.hooks[CR_PLUGIN_HOOK__RESTORE_EXT_FILE] = restore_ext_file_hook();
-	CR_PLUGIN_DESC.hooks[CR_PLUGIN_HOOK__HANDLE_DEVICE_VMA] = hook_ptr(&gpuwatch_handle_device_vma);
-	CR_PLUGIN_DESC.hooks[CR_PLUGIN_HOOK__UPDATE_VMA_MAP] = hook_ptr(&gpuwatch_update_vma_map);
-	CR_PLUGIN_DESC.hooks[CR_PLUGIN_HOOK__RESUME_DEVICES_LATE] = hook_ptr(&gpuwatch_resume_devices_late);
+	gwcriu::PluginDescriptor &d = gwcriu::descriptor();
+	d.name = "gpuwatch";
+	d.init = gw_init;
+	d.exit = gw_exit;
+	d.version = CRIU_PLUGIN_VERSION;
+	const gwaction::CriuAbi &abi = gwaction::criu_abi();
+	d.max_hooks = abi.refusal.empty() ? abi.hooks : 0;
+	if (!abi.refusal.empty())
+		return;
+	d.hooks[CR_PLUGIN_HOOK__DUMP_EXT_FILE] = hook_ptr(&gpuwatch_dump_ext_file);
+	d.hooks[CR_PLUGIN_HOOK__RESTORE_EXT_FILE] = hook_ptr(&gpuwatch_restore_ext_file);
+	d.hooks[CR_PLUGIN_HOOK__HANDLE_DEVICE_VMA] = hook_ptr(&gpuwatch_handle_device_vma);
+	d.hooks[CR_PLUGIN_HOOK__UPDATE_VMA_MAP] = hook_ptr(&gpuwatch_update_vma_map);
+	d.hooks[CR_PLUGIN_HOOK__RESUME_DEVICES_LATE] = hook_ptr(&gpuwatch_resume_devices_late);
+	if (abi.checkpoint_devices) {
+		d.hooks[gwcriu::kHookPauseDevices] = hook_ptr(&gpuwatch_pause_devices);
+		d.hooks[gwcriu::kHookCheckpointDevices] = hook_ptr(&gpuwatch_checkpoint_devices);
+	}
 }
 
 } // namespace

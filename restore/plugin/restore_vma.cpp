@@ -1,5 +1,10 @@
-// UPDATE_VMA_MAP: each DRM mapping comes back at its address on its buffer. CRIU mmaps a dup
-// of the fd we give (DRM lets only a file holding the offset grant map it) at the offset we give.
+// UPDATE_VMA_MAP: each DRM mapping comes back at its address on its buffer, through a file that
+// holds its offset grant (DRM lets only such a file map it), at the offset we give. What CRIU
+// does with the fd we give depends on its version (criu_abi.hpp): 3.17/3.18 mmap a dup of it and
+// leave ours alone, so we hand over the task's own fd; from 3.19 CRIU owns it and closes it once
+// the mapping is made, so we hand over a dup of our own. CRIU gives every device mapping a file
+// id of its own (file-ids.c, "Don't cache the id for mapped devices"), so it never maps one
+// through the fd given for another: the fd given is always used.
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -11,6 +16,7 @@
 
 #include "drm_devices.hpp"
 #include "control.hpp"
+#include "criu_abi.hpp"
 #include "device.hpp"
 #include "late_maps.hpp"
 #include "log.hpp"
@@ -19,8 +25,20 @@
 namespace gwcriu {
 namespace {
 
-// Private backing files handed to CRIU by the previous call: CRIU has dup'ed them since.
+// CRIU 3.17/3.18: private backing files handed to CRIU by the previous call (CRIU has dup'ed
+// them since; the last one stays open in the task, see restore/plugin/README.md).
 std::vector<UniqueFd> g_pending;
+
+// The fd to give CRIU for a mapping through fd (the task's own, or one of ours).
+int give(int fd)
+{
+	if (!gwaction::criu_abi().owns_vma_fd)
+		return fd;
+	int d = fcntl(fd, F_DUPFD_CLOEXEC, kHighFd);
+	if (d < 0)
+		throw Error(std::string("cannot duplicate fd ") + std::to_string(fd) + " for CRIU: " + gw::errno_text(errno));
+	return d;
+}
 
 bool drm_fd(int fd)
 {
@@ -60,7 +78,7 @@ bool through_own_file(const VmaRec &v, uint64_t *new_off, int *plugin_fd, std::s
 				return false;
 			}
 			*new_off = off + v.delta;
-			*plugin_fd = fd;
+			*plugin_fd = give(fd);
 			return true;
 		}
 	}
@@ -95,10 +113,14 @@ void through_private_file(const VmaRec &v, const std::string &why, uint64_t *new
 	if (int e = map_offset(pf.get(), h, &off); e != 0)
 		throw Error("cannot get a fake offset on " + card + ": " + gw::errno_text(-e));
 	*new_off = off;
-	*plugin_fd = pf.get();
 	log_warn("mapping %#llx-%#llx of pid %d: %s; it comes back on %s", (unsigned long long)v.start,
 	         (unsigned long long)(v.start + v.length), getpid(), why.c_str(), what.c_str());
-	g_pending.push_back(std::move(pf));
+	if (gwaction::criu_abi().owns_vma_fd) {
+		*plugin_fd = pf.release(); // CRIU closes it once the mapping is made
+	} else {
+		*plugin_fd = pf.get();
+		g_pending.push_back(std::move(pf));
+	}
 }
 
 } // namespace

@@ -1,0 +1,127 @@
+// See criu_abi.hpp.
+#include "criu_abi.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <link.h>
+#include <unistd.h>
+
+#include "sysutil.hpp"
+
+namespace gwaction {
+
+CriuAbi classify(const CriuSymbols &s)
+{
+	CriuAbi a;
+	if (!s.have_ctl || s.ctl_size == 0) {
+		a.refusal = "the program that loaded gpuwatch_criu.so exports no cr_plugin_ctl: it is not a CRIU "
+		            "this plugin can identify (CRIU 3.17 to 4.2 export it)";
+		return a;
+	}
+	const size_t list_head = 2 * sizeof(void *);
+	if (s.ctl_size % list_head != 0 || s.ctl_size / list_head < 2) {
+		a.refusal = "CRIU's cr_plugin_ctl has an unexpected size (" + std::to_string(s.ctl_size) +
+		            " bytes): not a plugin ABI of CRIU 3.17 to 4.2";
+		return a;
+	}
+	unsigned hooks = static_cast<unsigned>(s.ctl_size / list_head - 1);
+	switch (hooks) {
+	case 10:
+		a.versions = s.rpc_query_external_files ? "3.19" : "3.17-3.18";
+		a.owns_vma_fd = s.rpc_query_external_files;
+		break;
+	case 12:
+		a.versions = s.dont_use_freeze_cgroup ? "4.0" : "4.1";
+		a.owns_vma_fd = true;
+		a.checkpoint_devices = true;
+		a.checkpoint_at_predump = s.dont_use_freeze_cgroup;
+		break;
+	case 13:
+		a.versions = "4.2";
+		a.owns_vma_fd = true;
+		a.checkpoint_devices = true;
+		break;
+	default:
+		a.refusal = "this CRIU has " + std::to_string(hooks) +
+		            " plugin hooks; gpuwatch knows the plugin ABIs of CRIU 3.17 to 4.2 (10, 12 or 13 hooks) and "
+		            "refuses others (CRIU's development branch changed RESTORE_EXT_FILE): use a CRIU release "
+		            "from 3.17 to 4.2, or a gpuwatch that supports this one";
+		return a;
+	}
+	a.hooks = hooks;
+	return a;
+}
+
+namespace {
+
+CriuAbi detect()
+{
+	CriuSymbols s;
+	if (void *ctl = dlsym(RTLD_DEFAULT, "cr_plugin_ctl")) {
+		Dl_info info;
+		void *extra = nullptr; // dladdr1 stores a const ElfW(Sym) * here
+		const auto *sym = static_cast<const ElfW(Sym) *>(extra);
+		if (dladdr1(ctl, &info, &extra, RTLD_DL_SYMENT) != 0 && (sym = static_cast<const ElfW(Sym) *>(extra))) {
+			s.have_ctl = true;
+			s.ctl_size = sym->st_size;
+		}
+	}
+	s.rpc_query_external_files = dlsym(RTLD_DEFAULT, "rpc_query_external_files") != nullptr;
+	s.dont_use_freeze_cgroup = dlsym(RTLD_DEFAULT, "dont_use_freeze_cgroup") != nullptr;
+	return classify(s);
+}
+
+} // namespace
+
+CriuAbi criu_abi_of_binary(const std::string &path)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		throw gw::Error("libelf: " + std::string(elf_errmsg(-1)));
+	gw::UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+	if (!fd)
+		throw gw::Error("cannot open " + path + ": " + gw::errno_text(errno));
+	Elf *elf = elf_begin(fd.get(), ELF_C_READ, nullptr);
+	if (!elf)
+		throw gw::Error(path + " is not an ELF file: " + elf_errmsg(-1));
+	if (elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		throw gw::Error(path + " is not an ELF file");
+	}
+	CriuSymbols s;
+	Elf_Scn *scn = nullptr;
+	while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || sh.sh_entsize == 0)
+			continue;
+		Elf_Data *data = elf_getdata(scn, nullptr);
+		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; ++i) {
+			GElf_Sym sym;
+			if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF)
+				continue;
+			const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name)
+				continue;
+			if (!strcmp(name, "cr_plugin_ctl")) {
+				s.have_ctl = true;
+				s.ctl_size = sym.st_size;
+			} else if (!strcmp(name, "rpc_query_external_files")) {
+				s.rpc_query_external_files = true;
+			} else if (!strcmp(name, "dont_use_freeze_cgroup")) {
+				s.dont_use_freeze_cgroup = true;
+			}
+		}
+	}
+	elf_end(elf);
+	return classify(s);
+}
+
+const CriuAbi &criu_abi()
+{
+	static const CriuAbi abi = detect();
+	return abi;
+}
+
+} // namespace gwaction
