@@ -4,7 +4,8 @@
 //   pre-dump          sync the daemon following CRTOOLS_INIT_PID, copy its manifest into the
 //                     image dir (gpuwatch-manifest.json) and record the DRM nodes the tasks
 //                     see (gpuwatch-nodes.json); then, if the tree has i915 GEM mappings
-//                     (anon_inode:i915.gem, legacy GEM_MMAP), which CRIU 3.17 cannot dump,
+//                     (anon_inode:i915.gem, legacy GEM_MMAP), which CRIU cannot dump, and the
+//                     CRIU running it is a 3.x (4.x runs the plugin's CHECKPOINT_DEVICES),
 //                     freeze its cgroup, convert them in the tasks and leave a watcher behind
 //                     (i915_predump.hpp; gpuwatch-i915-maps.json, gpuwatch-watcher.log)
 //   post-restore      create the recorded DRM nodes still missing in the restored root (the
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #include "control.hpp"
+#include "criu_abi.hpp"
 #include "drm_devices.hpp"
 #include "i915_predump.hpp"
 #include "model.hpp"
@@ -70,6 +72,27 @@ std::string image_dir()
 	return d;
 }
 
+// The i915 mapping conversion of the pre-dump, for CRIU 3.x only: from CRIU 4.0 the plugin
+// converts the mappings itself at CHECKPOINT_DEVICES, in tasks CRIU has seized (no freeze, no
+// watcher). Which CRIU runs is read from its binary (the same test the plugin makes).
+void i915_predump_if_needed(uint32_t pid, pid_t criu, const std::string &dir, const nlohmann::json *m)
+{
+	gwaction::CriuAbi abi = gwaction::criu_abi_of_binary("/proc/" + std::to_string(criu) + "/exe");
+	if (!abi.refusal.empty())
+		throw Error(abi.refusal);
+	if (abi.checkpoint_devices) {
+		std::string which;
+		for (uint32_t p : gwaction::process_tree(pid))
+			if (gwaction::has_i915_mappings(p, &which)) {
+				log("CRIU " + abi.versions + ": the i915 mappings (" + which +
+				    ", ...) are converted by the plugin at CHECKPOINT_DEVICES, once CRIU has seized the tasks");
+				break;
+			}
+		return;
+	}
+	gwaction::i915_predump(pid, criu, dir, m);
+}
+
 int pre_dump()
 {
 	uint32_t pid = init_pid();
@@ -79,7 +102,7 @@ int pre_dump()
 	if (!daemon) {
 		log("no gpuwatch daemon follows process " + std::to_string(pid) + " (" + cgroup_v2_dir_of_pid(pid) +
 		    "): the dump goes on without a manifest; the CRIU plugin falls back to what it can probe");
-		gwaction::i915_predump(pid, criu, dir, nullptr);
+		i915_predump_if_needed(pid, criu, dir, nullptr);
 		return 0;
 	}
 	nlohmann::json m = control::sync(*daemon);
@@ -100,7 +123,7 @@ int pre_dump()
 	log("manifest of daemon " + std::to_string(daemon->pid) + " (" + daemon->cgroup + ", generation " +
 	    std::to_string(m.value("generation", 0)) + ") and " + std::to_string(nodes.size()) +
 	    " device node(s) saved in " + dir);
-	gwaction::i915_predump(pid, criu, dir, &m);
+	i915_predump_if_needed(pid, criu, dir, &m);
 	return 0;
 }
 

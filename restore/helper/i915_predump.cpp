@@ -95,8 +95,53 @@ int prot_of(const std::string &perms)
 	return (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | (perms[2] == 'x' ? PROT_EXEC : 0);
 }
 
-// The i915 mappings of one process, each with how it will be converted.
-std::vector<MapRecord> plan_process(uint32_t pid, const json *manifest, std::vector<std::string> &notes)
+bool under(const std::string &dir, const std::string &cg) { return dir == cg || dir.rfind(cg + "/", 0) == 0; }
+
+
+// Everything that must hold before anything is changed; throws one line.
+std::vector<pid_t> check_tree(const std::set<uint32_t> &tree, uint32_t init_pid, pid_t criu_pid, const std::string &cg)
+{
+	std::string why;
+	if (!gwremote::available(&why))
+		throw Error("i915 mappings cannot be converted: " + why);
+	for (uint32_t p : tree)
+		if (std::string c = gw::cgroup_v2_dir_of_pid(p); c != cg)
+			throw Error("process " + std::to_string(p) + " is in " + c + ", not in " + cg +
+				    " with process " + std::to_string(init_pid) + ": the tree must be in one cgroup v2 of its own");
+	if (!std::filesystem::exists(cg + "/cgroup.freeze"))
+		throw Error("the tree's cgroup " + cg + " cannot be frozen (the root cgroup, or no cgroup v2 freezer): run it in a cgroup v2 of its own");
+	for (pid_t p : {criu_pid, getpid()})
+		if (under(gw::cgroup_v2_dir_of_pid((uint32_t)p), cg))
+			throw Error("process " + std::to_string(p) + (p == criu_pid ? " (criu)" : " (this helper)") +
+				    " is inside the tree's cgroup " + cg + ": it would freeze itself");
+	for (uint32_t p : read_ids(cg + "/cgroup.procs"))
+		if (!tree.count(p))
+			throw Error("cgroup " + cg + " also holds process " + std::to_string(p) +
+				    ", which is not in the dumped tree: freezing it is not ours to do");
+	std::error_code ec;
+	for (const auto &ent : std::filesystem::directory_iterator(cg, ec))
+		if (ent.is_directory(ec))
+			throw Error("cgroup " + cg + " has child cgroups (" + ent.path().filename().string() +
+				    "): the tree must be in a leaf cgroup of its own");
+	Freezer fz {cg};
+	if (fz.requested() || fz.frozen())
+		throw Error("cgroup " + cg + " is already frozen: someone else froze it");
+	std::vector<pid_t> tids;
+	for (uint32_t p : tree)
+		for (uint32_t t : threads_of(p)) {
+			if (std::string tr = status_field(t, "TracerPid"); !tr.empty() && tr != "0")
+				throw Error("thread " + std::to_string(t) + " of process " + std::to_string(p) +
+					    " is already traced by process " + tr);
+			tids.push_back((pid_t)t);
+		}
+	return tids;
+}
+
+std::map<pid_t, int> g_pending_signal; // tid -> signal seen at its seize stop, re-sent at detach
+
+} // namespace
+
+std::vector<MapRecord> plan_conversion(uint32_t pid, const json *manifest, std::vector<std::string> &notes)
 {
 	std::vector<MapRecord> out;
 	const json *proc = find_by(member(manifest, "processes"), "pid", pid);
@@ -161,50 +206,17 @@ std::vector<MapRecord> plan_process(uint32_t pid, const json *manifest, std::vec
 	return out;
 }
 
-bool under(const std::string &dir, const std::string &cg) { return dir == cg || dir.rfind(cg + "/", 0) == 0; }
-
-// Everything that must hold before anything is changed; throws one line.
-std::vector<pid_t> check_tree(const std::set<uint32_t> &tree, uint32_t init_pid, pid_t criu_pid, const std::string &cg)
+bool has_i915_mappings(uint32_t pid, std::string *which)
 {
-	std::string why;
-	if (!gwremote::available(&why))
-		throw Error("i915 mappings cannot be converted: " + why);
-	for (uint32_t p : tree)
-		if (std::string c = gw::cgroup_v2_dir_of_pid(p); c != cg)
-			throw Error("process " + std::to_string(p) + " is in " + c + ", not in " + cg +
-				    " with process " + std::to_string(init_pid) + ": the tree must be in one cgroup v2 of its own");
-	if (!std::filesystem::exists(cg + "/cgroup.freeze"))
-		throw Error("the tree's cgroup " + cg + " cannot be frozen (the root cgroup, or no cgroup v2 freezer): run it in a cgroup v2 of its own");
-	for (pid_t p : {criu_pid, getpid()})
-		if (under(gw::cgroup_v2_dir_of_pid((uint32_t)p), cg))
-			throw Error("process " + std::to_string(p) + (p == criu_pid ? " (criu)" : " (this helper)") +
-				    " is inside the tree's cgroup " + cg + ": it would freeze itself");
-	for (uint32_t p : read_ids(cg + "/cgroup.procs"))
-		if (!tree.count(p))
-			throw Error("cgroup " + cg + " also holds process " + std::to_string(p) +
-				    ", which is not in the dumped tree: freezing it is not ours to do");
-	std::error_code ec;
-	for (const auto &ent : std::filesystem::directory_iterator(cg, ec))
-		if (ent.is_directory(ec))
-			throw Error("cgroup " + cg + " has child cgroups (" + ent.path().filename().string() +
-				    "): the tree must be in a leaf cgroup of its own");
-	Freezer fz {cg};
-	if (fz.requested() || fz.frozen())
-		throw Error("cgroup " + cg + " is already frozen: someone else froze it");
-	std::vector<pid_t> tids;
-	for (uint32_t p : tree)
-		for (uint32_t t : threads_of(p)) {
-			if (std::string tr = status_field(t, "TracerPid"); !tr.empty() && tr != "0")
-				throw Error("thread " + std::to_string(t) + " of process " + std::to_string(p) +
-					    " is already traced by process " + tr);
-			tids.push_back((pid_t)t);
+	for (const Found &f : read_maps(pid))
+		if (f.name == "anon_inode:i915.gem" ||
+		    (f.name == "/i915 (deleted)" && f.perms.size() >= 4 && f.perms[3] == 's')) {
+			if (which)
+				*which = f.name + " at " + hex(f.start) + "-" + hex(f.end);
+			return true;
 		}
-	return tids;
+	return false;
 }
-
-std::map<pid_t, int> g_pending_signal; // tid -> signal seen at its seize stop, re-sent at detach
-
-} // namespace
 
 void seize_threads(const std::vector<pid_t> &tids, int timeout_ms)
 {
@@ -285,7 +297,7 @@ void i915_predump(uint32_t init_pid, pid_t criu_pid, const std::string &image_di
 	std::vector<MapRecord> plan;
 	std::vector<std::string> notes;
 	for (uint32_t p : tree) {
-		auto mine = plan_process(p, manifest, notes);
+		auto mine = plan_conversion(p, manifest, notes);
 		plan.insert(plan.end(), mine.begin(), mine.end());
 	}
 	if (plan.empty())

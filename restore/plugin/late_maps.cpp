@@ -9,6 +9,7 @@
 
 #include "i915_maps.hpp"
 #include "i915_ops.hpp"
+#include "i915_predump.hpp"
 #include "log.hpp"
 #include "restore.hpp"
 
@@ -19,21 +20,25 @@ using gwremote::MapKind;
 using gwremote::MapMode;
 using gwremote::MapRecord;
 
-// The record the helper left in the image directory, read once per CRIU process.
-const std::vector<MapRecord> &converted()
+// The record the helper left in the image directory (CRIU 3.x), or the plugin's own
+// conversions (CRIU 4.x, CHECKPOINT_DEVICES), read once per CRIU process.
+std::optional<gwremote::MapsRecord> g_record;
+
+gwremote::MapsRecord &record()
 {
-	static std::optional<std::vector<MapRecord>> maps;
-	if (maps)
-		return *maps;
-	maps.emplace();
+	if (g_record)
+		return *g_record;
+	g_record.emplace();
 	try {
 		if (image_exists(gwremote::kMapsRecordName))
-			*maps = gwremote::parse_maps_record(read_image(gwremote::kMapsRecordName, kMaxJsonImage)).maps;
+			*g_record = gwremote::parse_maps_record(read_image(gwremote::kMapsRecordName, kMaxJsonImage));
 	} catch (const std::exception &e) {
 		log_error("%s", e.what());
 	}
-	return *maps;
+	return *g_record;
 }
+
+const std::vector<MapRecord> &converted() { return record().maps; }
 
 bool traced_by_me(uint32_t pid)
 {
@@ -56,10 +61,12 @@ std::string range(uint64_t start, uint64_t len)
 
 } // namespace
 
-void add_converted_vmas(DumpSession &s)
+void add_converted_vmas(DumpSession &s) { add_converted_vmas(s, converted()); }
+
+void add_converted_vmas(DumpSession &s, const std::vector<MapRecord> &maps)
 {
 	std::size_t placeholders = 0, copies = 0;
-	for (const MapRecord &m : converted()) {
+	for (const MapRecord &m : maps) {
 		if (m.mode == MapMode::Copy) {
 			++copies;
 			log_warn("mapping %s of pid %u (%s) was copied into anonymous memory before the dump (no handle "
@@ -87,8 +94,55 @@ void add_converted_vmas(DumpSession &s)
 		s.attributed.push_back(false);
 	}
 	if (placeholders || copies)
-		log_info("dump: %zu i915 mappings were replaced by placeholders and %zu by copies before the tasks were "
-		         "frozen (%s)", placeholders, copies, gwremote::kMapsRecordName);
+		log_info("dump: %zu i915 mappings were replaced by placeholders and %zu by copies (%s)", placeholders, copies,
+		         gwremote::kMapsRecordName);
+}
+
+int convert_seized_maps(DumpSession &s, uint32_t pid)
+{
+	const nlohmann::json *manifest = nullptr;
+	for (const nlohmann::json &m : s.manifests)
+		for (const nlohmann::json &p : jget(m, "processes"))
+			if (jget(p, "pid") == pid)
+				manifest = &m;
+	std::vector<std::string> notes;
+	std::vector<MapRecord> plan = gwaction::plan_conversion(pid, manifest, notes);
+	if (plan.empty())
+		return -ENOTSUP;
+	std::string why;
+	if (!gwremote::available(&why))
+		throw Error("pid " + std::to_string(pid) + " has i915 mappings CRIU cannot dump, and they cannot be converted: " + why);
+	gwremote::MapsRecord &rec = record();
+	if (rec.cgroup.empty()) {
+		rec.cgroup = gw::cgroup_v2_dir_of_pid(pid);
+		rec.criu_pid = static_cast<uint32_t>(getpid());
+	}
+	std::vector<MapRecord> done;
+	{
+		gwremote::RemoteTask t = gwremote::RemoteTask::attach(static_cast<pid_t>(pid));
+		try {
+			for (const MapRecord &m : plan) {
+				gwremote::convert_map(t, m);
+				done.push_back(m);
+			}
+		} catch (const std::exception &e) {
+			gwremote::RevertResult r = gwremote::revert_maps(t, done);
+			t.finish();
+			throw Error("pid " + std::to_string(pid) + ": converting its i915 mappings failed: " + e.what() + " (" +
+			            std::to_string(r.reverted) + " put back" +
+			            (r.errors.empty() ? "" : ", " + std::to_string(r.errors.size()) + " could not be") + ")");
+		}
+		t.finish();
+	}
+	for (const std::string &n : notes)
+		log_warn("%s", n.c_str());
+	rec.maps.insert(rec.maps.end(), done.begin(), done.end());
+	write_image(gwremote::kMapsRecordName, gwremote::to_json(rec).dump() + "\n");
+	std::size_t before = s.vmas.size();
+	add_converted_vmas(s, done);
+	log_info("pid %u: %zu i915 mappings converted in the seized task (%zu placeholders) before CRIU reads its mappings",
+	         pid, done.size(), s.vmas.size() - before);
+	return 0;
 }
 
 void attribute_late_maps(DumpSession &s, int lfd, const FileImage &img)

@@ -128,25 +128,40 @@ ci_count_i915_maps() {
 	cat "$WORK"/maps."$1".* 2>/dev/null | grep -cE ' (anon_inode:i915\.gem|/i915 \(deleted\))$'
 }
 
-# ci_dump_log_checks LEAVE: the plugin said it handled every i915 mapping (the action script
-# replaced each by a placeholder, none by a copy: every mapping of this workload has a handle),
+# ci_dump_log_checks LEAVE: the plugin said it handled every i915 mapping (each replaced by a
+# placeholder, none by a copy: every mapping of this workload has a handle) on the path the
+# running CRIU calls for (3.x: the action script, freezing the cgroup, before CRIU seizes the
+# tasks; 4.x: the plugin's CHECKPOINT_DEVICES in the seized tasks, nothing frozen, no watcher),
 # put them all back (in the dumped tasks with LEAVE=1, in the restored ones otherwise), and
 # brought none back degraded. Wording from restore/plugin (late_maps.cpp, dump_session.cpp,
-# restore_vma.cpp, dump_probe.cpp):
-#   "gpuwatch: dump: N i915 mappings were replaced by placeholders and N by copies ..."
+# restore_vma.cpp, dump_probe.cpp) and restore/helper (criu_action.cpp):
+#   "gpuwatch: dump: N i915 mappings were replaced by placeholders and N by copies ..."  (once,
+#      or once per task on 4.x)
+#   "gpuwatch: pid P: N i915 mappings converted in the seized task ..."  (4.x)
+#   "gpuwatch-criu-action: CRIU 4.x: the i915 mappings (...) are converted by the plugin ..."
 #   "gpuwatch: pid P: N i915 mappings put back in the dumped task"     (dump end)
 #   "gpuwatch: pid P: N i915 mappings back at their addresses"         (RESUME_DEVICES_LATE)
 #   "gpuwatch: mapping 0x...: ... comes back ..." / "contents not saved" / "does not fit"
 ci_dump_log_checks() {
-	local leave=$1 want line held copies back log pat degraded
+	local leave=$1 want lines held copies back log pat degraded criu_major
 	want=$(ci_count_i915_maps before)
-	line=$(grep -m1 -oE 'gpuwatch: dump: [0-9]+ i915 mappings were replaced by placeholders and [0-9]+ by copies' "$WORK/dump.log")
-	[ -n "$line" ] || { fail "dump.log has no 'gpuwatch: dump: N i915 mappings were replaced by placeholders' line: the plugin saw no converted mapping (or its wording changed: see ci_dump_log_checks)"; return 1; }
-	held=$(echo "$line" | sed -E 's/.*dump: ([0-9]+) i915.*/\1/')
-	copies=$(echo "$line" | sed -E 's/.* and ([0-9]+) by copies/\1/')
-	echo "    plugin: ${line#gpuwatch: } (the tasks had $want i915 mappings)"
+	lines=$(grep -oE 'gpuwatch: dump: [0-9]+ i915 mappings were replaced by placeholders and [0-9]+ by copies' "$WORK/dump.log")
+	[ -n "$lines" ] || { fail "dump.log has no 'gpuwatch: dump: N i915 mappings were replaced by placeholders' line: the plugin saw no converted mapping (or its wording changed: see ci_dump_log_checks)"; return 1; }
+	held=$(echo "$lines" | sed -E 's/.*dump: ([0-9]+) i915.*/\1/' | awk '{ n += $1 } END { print n + 0 }')
+	copies=$(echo "$lines" | sed -E 's/.* and ([0-9]+) by copies/\1/' | awk '{ n += $1 } END { print n + 0 }')
+	echo "    plugin: $held i915 mappings replaced by placeholders and $copies by copies (the tasks had $want i915 mappings)"
 	[ "$held" = "$want" ] && [ "$copies" = 0 ] ||
 		{ fail "the plugin took $held placeholder(s) and $copies copy(ies) at dump; the tasks had $want i915 mappings, all with a handle"; return 1; }
+	criu_major=$(criu --version | sed -n 's/^Version: \([0-9]*\).*/\1/p')
+	if [ "${criu_major:-0}" -ge 4 ]; then
+		grep -q 'i915 mappings converted in the seized task' "$WORK/dump.log" && ! grep -q 'frozen until criu' "$WORK/dump.log" &&
+			[ ! -e "$WORK/img/gpuwatch-watcher.log" ] ||
+			{ fail "CRIU $(criu --version | head -n1): the i915 mappings were not converted by the plugin's CHECKPOINT_DEVICES alone (no freeze, no watcher)"; return 1; }
+		echo "    converted at CHECKPOINT_DEVICES (CRIU $criu_major.x): nothing frozen, no watcher"
+	else
+		grep -q 'frozen until criu' "$WORK/dump.log" ||
+			{ fail "CRIU 3.x: the action script did not convert the i915 mappings at pre-dump"; return 1; }
+	fi
 	if [ "$leave" = 1 ]; then
 		log=$WORK/dump.log pat='i915 mappings put back in the dumped task'
 	else
