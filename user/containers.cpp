@@ -28,38 +28,6 @@ namespace {
 
 constexpr unsigned kDrmMajor = 226;
 
-// A CRIU configuration line's option name and value ("libdir /x" -> {"libdir", "/x"}); option
-// names may be written with leading dashes. Comments and blank lines give an empty name.
-std::pair<std::string, std::string> conf_option(const std::string &line)
-{
-	std::size_t b = line.find_first_not_of(" \t");
-	if (b == std::string::npos || line[b] == '#')
-		return {};
-	std::size_t e = line.find_first_of(" \t=", b);
-	std::string name = line.substr(b, e == std::string::npos ? std::string::npos : e - b);
-	name.erase(0, name.find_first_not_of('-'));
-	std::string value;
-	if (e != std::string::npos) {
-		std::size_t v = line.find_first_not_of(" \t=", e);
-		if (v != std::string::npos)
-			value = line.substr(v);
-	}
-	while (!value.empty() && (value.back() == ' ' || value.back() == '\t' || value.back() == '\r'))
-		value.pop_back();
-	if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
-		value = value.substr(1, value.size() - 2);
-	return {name, value};
-}
-
-// "/a/b/" and "/a/./b" -> "/a/b"
-std::string plain_dir(const std::string &p)
-{
-	std::string s = fs::path(p).lexically_normal().string();
-	while (s.size() > 1 && s.back() == '/')
-		s.pop_back();
-	return s;
-}
-
 std::string run_capture(const std::string &cmd)
 {
 	std::string out;
@@ -91,9 +59,9 @@ std::string merge_criu_conf(const std::string &existing, const std::string &libd
 	bool have_libdir = false, have_script = false;
 	std::istringstream in(existing);
 	for (std::string line; std::getline(in, line);) {
-		auto [name, value] = conf_option(line);
+		auto [name, value] = criu_conf_option(line);
 		if (name == "libdir" || name == "L") {
-			if (plain_dir(value) != plain_dir(libdir))
+			if (plain_dir_path(value) != plain_dir_path(libdir))
 				throw Error("it already loads CRIU plugins from " + value + " (\"" + line +
 				            "\"), and CRIU takes one plugin directory: link gpuwatch_criu.so from " + libdir +
 				            " into it and remove this line, or remove the line");
@@ -155,7 +123,7 @@ int run_container_config(const ContainerConfigOptions &opts)
 	std::string vstr = std::to_string((*version)[0]) + "." + std::to_string((*version)[1]) + "." +
 	                   std::to_string((*version)[2]);
 
-	// the CRIU configuration runc hands to CRIU
+	// the CRIU configuration every CRIU reads (default), or the one given
 	std::string existing;
 	if (::access(opts.criu_conf.c_str(), F_OK) == 0) {
 		auto text = read_text(opts.criu_conf, 1 << 20);
@@ -187,8 +155,12 @@ int run_container_config(const ContainerConfigOptions &opts)
 	}
 	if (!scripts)
 		std::cout << "criu " << vstr << " runs no action script when a runtime drives it (RPC, before 3.19): "
-		          << "the plugin syncs the daemon and creates device nodes itself; GPUWATCH_RESTORE_SIGNAL "
-		          << "and the i915 mapping conversion need the action script (see README \"Containers\")\n";
+		          << "the plugin syncs the daemon and creates device nodes itself; GPUWATCH_RESTORE_SIGNAL, "
+		          << "following a container restored by crun and the i915 mapping conversion need the action "
+		          << "script or CRIU 4 (see README \"Containers\")\n";
+	if (opts.criu_conf != "/etc/criu/default.conf")
+		std::cout << opts.criu_conf << " is read only by a CRIU that is handed it (runc: the annotation "
+		          << "org.criu.config=" << opts.criu_conf << "; crun 1.21 hands CRIU no file)\n";
 
 	// the OCI hook definitions
 	std::string exe = self_exe();
@@ -229,16 +201,47 @@ bool oci_config_has_drm_device(const json &config)
 	return false;
 }
 
+namespace {
+
+bool plain_container_id(const std::string &s)
+{
+	static const std::regex ok("[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}");
+	return std::regex_match(s, ok);
+}
+
+} // namespace
+
 std::string checked_container_id(const json &state)
 {
 	auto id = state.find("id");
 	if (id == state.end() || !id->is_string())
 		throw Error("the OCI state on stdin has no container id");
 	std::string s = id->get<std::string>();
-	static const std::regex ok("[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}");
-	if (!std::regex_match(s, ok))
+	if (!plain_container_id(s))
 		throw Error("container id \"" + s.substr(0, 64) + "\" is not a plain name");
 	return s;
+}
+
+std::optional<std::string> container_id_of_cgroup(const std::string &cgroup_dir)
+{
+	std::string last = cgroup_dir.substr(cgroup_dir.find_last_of('/') + 1);
+	static const std::regex id_re("(?:(?:libpod|crio|docker|cri-containerd)-)?([0-9a-f]{64})(?:\\.scope)?");
+	std::smatch m;
+	if (!std::regex_match(last, m, id_re))
+		return std::nullopt;
+	return m[1].str();
+}
+
+std::optional<std::string> container_of_manifest(const std::string &run_dir, const std::string &manifest)
+{
+	std::string prefix = run_dir + "/containers/", suffix = "/manifest.json";
+	if (manifest.size() <= prefix.size() + suffix.size() || manifest.compare(0, prefix.size(), prefix) != 0 ||
+	    manifest.compare(manifest.size() - suffix.size(), suffix.size(), suffix) != 0)
+		return std::nullopt;
+	std::string id = manifest.substr(prefix.size(), manifest.size() - prefix.size() - suffix.size());
+	if (!plain_container_id(id))
+		return std::nullopt;
+	return id;
 }
 
 namespace {
@@ -309,9 +312,9 @@ std::string tail_of(const std::string &path)
 // Starts `gpuwatch attach --pid PID` detached (its own session, stdio on the log, in the
 // cgroup v2 root: outside the container and outside the runtime's cgroups, which the runtime
 // removes when it is done) and waits until it registered and wrote its first manifest.
-pid_t start_daemon(const HookPaths &p, uint32_t pid, const std::string &run_dir)
+pid_t start_daemon(const HookPaths &p, uint32_t pid, const std::string &run_dir, const std::string &exe)
 {
-	std::string exe = self_exe(), pid_s = std::to_string(pid);
+	std::string pid_s = std::to_string(pid);
 	std::string root_procs;
 	try {
 		root_procs = cgroup2_mount_point() + "/cgroup.procs";
@@ -399,6 +402,20 @@ int run_oci_hook(const std::string &stage, const std::string &run_dir)
 	if (pid == state.end() || !pid->is_number_unsigned() || pid->get<uint64_t>() == 0 ||
 	    pid->get<uint64_t>() > 0x3fffffff)
 		throw Error("oci-hook prestart: the OCI state of container " + id + " has no pid");
+	pid_t d = *follow_container(run_dir, id, static_cast<uint32_t>(pid->get<uint64_t>()), self_exe(), true);
+	std::cerr << "gpuwatch oci-hook: container " << id << " (pid " << pid->get<uint64_t>()
+	          << ") has a DRM device: followed by gpuwatch daemon " << d << ", manifest " << paths.manifest << "\n";
+	return 0;
+}
+
+std::optional<pid_t> follow_container(const std::string &run_dir, const std::string &id, uint32_t pid,
+                                      const std::string &gpuwatch, bool replace)
+{
+	if (!plain_container_id(id))
+		throw Error("container id \"" + id.substr(0, 64) + "\" is not a plain name");
+	HookPaths paths = hook_paths(run_dir, id);
+	if (!replace && recorded_daemon(paths))
+		return std::nullopt;
 	// at restore the previous daemon stopped at poststop; one left over (a failed stop) is
 	// replaced: it follows a cgroup that may be gone
 	stop_daemon(paths, id);
@@ -406,11 +423,9 @@ int run_oci_hook(const std::string &stage, const std::string &run_dir)
 	for (const std::string &d : {run_dir, run_dir + "/containers", paths.dir})
 		if (::mkdir(d.c_str(), 0700) != 0 && errno != EEXIST)
 			throw Error("cannot create " + d + ": " + errno_text(errno));
-	pid_t d = start_daemon(paths, static_cast<uint32_t>(pid->get<uint64_t>()), run_dir);
+	pid_t d = start_daemon(paths, pid, run_dir, gpuwatch);
 	write_file_atomic(paths.pidfile, std::to_string(d) + "\n", 0600);
-	std::cerr << "gpuwatch oci-hook: container " << id << " (pid " << pid->get<uint64_t>()
-	          << ") has a DRM device: followed by gpuwatch daemon " << d << ", manifest " << paths.manifest << "\n";
-	return 0;
+	return d;
 }
 
 } // namespace gw

@@ -1,6 +1,7 @@
 #include "criu_args.hpp"
 
 #include <filesystem>
+#include <sstream>
 #include <unistd.h>
 
 #include "sysutil.hpp"
@@ -31,13 +32,62 @@ CriuPaths find_criu_paths()
 	throw Error("the gpuwatch CRIU plugin or action script is not installed (looked for " + looked + ")");
 }
 
-std::string criu_args(const CriuPaths &p)
+// A CRIU configuration line's option name and value ("libdir /x" -> {"libdir", "/x"}); option
+// names may be written with leading dashes. Comments and blank lines give an empty name.
+std::pair<std::string, std::string> criu_conf_option(const std::string &line)
+{
+	std::size_t b = line.find_first_not_of(" \t");
+	if (b == std::string::npos || line[b] == '#')
+		return {};
+	std::size_t e = line.find_first_of(" \t=", b);
+	std::string name = line.substr(b, e == std::string::npos ? std::string::npos : e - b);
+	name.erase(0, name.find_first_not_of('-'));
+	std::string value;
+	if (e != std::string::npos) {
+		std::size_t v = line.find_first_not_of(" \t=", e);
+		if (v != std::string::npos)
+			value = line.substr(v);
+	}
+	while (!value.empty() && (value.back() == ' ' || value.back() == '\t' || value.back() == '\r'))
+		value.pop_back();
+	if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
+		value = value.substr(1, value.size() - 2);
+	return {name, value};
+}
+
+// "/a/b/" and "/a/./b" -> "/a/b"
+std::string plain_dir_path(const std::string &p)
+{
+	std::string s = fs::path(p).lexically_normal().string();
+	while (s.size() > 1 && s.back() == '/')
+		s.pop_back();
+	return s;
+}
+
+std::string criu_args(const CriuPaths &p, const std::string &global_conf)
 {
 	for (const auto &s : {p.plugin_dir, p.action_script}) {
 		if (s.find_first_of(" \t\n'\"\\$") != std::string::npos)
 			throw Error("path " + s + " has characters that do not survive $(gpuwatch criu-args): install elsewhere");
 	}
-	return "--libdir " + p.plugin_dir + " --action-script " + p.action_script;
+	bool libdir = false, script = false;
+	std::istringstream in(global_conf);
+	for (std::string line; std::getline(in, line);) {
+		auto [name, value] = criu_conf_option(line);
+		libdir |= (name == "libdir" || name == "L") && plain_dir_path(value) == plain_dir_path(p.plugin_dir);
+		script |= name == "action-script" && value == p.action_script;
+	}
+	std::string out;
+	if (!libdir)
+		out = "--libdir " + p.plugin_dir;
+	if (!script)
+		out += (out.empty() ? "" : " ") + std::string("--action-script ") + p.action_script;
+	return out;
+}
+
+std::string global_criu_conf()
+{
+	return read_text(kGlobalCriuConf, 1 << 20).value_or("");
 }
 
 } // namespace gw

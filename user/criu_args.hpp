@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 namespace gw {
 
@@ -14,7 +15,21 @@ struct CriuPaths {
 
 // Throws gw::Error naming the places it looked when the plugin or the helper is missing.
 CriuPaths find_criu_paths();
-// "--libdir DIR --action-script PATH"
-std::string criu_args(const CriuPaths &p);
+
+// The configuration file every CRIU reads first (`criu` by hand, and `criu swrk` under runc,
+// crun or CRI-O); `gpuwatch container-config` adds gpuwatch's plugin to it.
+constexpr const char *kGlobalCriuConf = "/etc/criu/default.conf";
+// Its text ("" when absent or unreadable).
+std::string global_criu_conf();
+// "--libdir DIR --action-script PATH", without what GLOBAL_CONF (the text of kGlobalCriuConf)
+// sets already: CRIU runs an action script once per `action-script` it is given, and would run
+// it twice. Throws gw::Error for paths CRIU's option parsing would split.
+std::string criu_args(const CriuPaths &p, const std::string &global_conf = "");
+
+// A CRIU configuration line's option name and value ("libdir /x" -> {"libdir", "/x"}, leading
+// dashes dropped); comments and blank lines give an empty name.
+std::pair<std::string, std::string> criu_conf_option(const std::string &line);
+// "/a/b/" and "/a/./b" -> "/a/b"
+std::string plain_dir_path(const std::string &p);
 
 } // namespace gw

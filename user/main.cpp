@@ -47,13 +47,16 @@ int main(int argc, char **argv)
 	auto *show = app.add_subcommand("show", "print a readable summary of a manifest");
 	show->add_option("manifest", show_file, "manifest file")->required();
 
-	auto *cargs = app.add_subcommand("criu-args", "print the CRIU options that load gpuwatch's plugin and action script: criu dump ... $(gpuwatch criu-args)");
+	auto *cargs = app.add_subcommand("criu-args", "print the CRIU options that load gpuwatch's plugin and action script "
+	                                 "(those /etc/criu/default.conf does not set already): criu dump ... $(gpuwatch criu-args)");
 
 	gw::ContainerConfigOptions ccopts;
 	auto *ccfg = app.add_subcommand("container-config",
-	                                "configure runc's CRIU (plugin) and the OCI hooks so that containers with a DRM "
+	                                "configure CRIU (plugin) and the OCI hooks so that containers with a DRM "
 	                                "device are followed, checkpointed and restored (needs root)");
-	ccfg->add_option("--criu-conf", ccopts.criu_conf, "CRIU configuration runc passes to CRIU (merged, not replaced)")
+	ccfg->add_option("--criu-conf", ccopts.criu_conf,
+	                 "CRIU configuration to add gpuwatch's plugin to (merged, not replaced); the default is read by "
+	                 "every CRIU, another file only by a runc container naming it (org.criu.config)")
 		->capture_default_str();
 	ccfg->add_option("--hooks-dir", ccopts.hooks_dirs,
 	                 "OCI hooks directory, repeatable (default: /usr/share/containers/oci/hooks.d, podman's, and "
@@ -85,7 +88,7 @@ int main(int argc, char **argv)
 			return gw::run_check(copts);
 		}
 		if (cargs->parsed()) {
-			std::cout << gw::criu_args(gw::find_criu_paths()) << "\n";
+			std::cout << gw::criu_args(gw::find_criu_paths(), gw::global_criu_conf()) << "\n";
 			return 0;
 		}
 		if (ccfg->parsed())

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "containers.hpp"
+#include "criu_args.hpp"
 #include "sysutil.hpp"
 
 using json = nlohmann::json;
@@ -97,3 +98,43 @@ TEST(OciHook, ContainerIdMustBeAPlainName)
 }
 
 } // namespace
+
+TEST(CriuArgs, WhatTheGlobalConfigurationSetsIsNotRepeated)
+{
+	gw::CriuPaths p {"/usr/lib/gpuwatch/criu", "/usr/libexec/gpuwatch/gpuwatch-criu-action"};
+	EXPECT_EQ(gw::criu_args(p, ""),
+	          "--libdir /usr/lib/gpuwatch/criu --action-script /usr/libexec/gpuwatch/gpuwatch-criu-action");
+	// container-config wrote both: CRIU would load the plugin and run the script already (twice)
+	std::string conf = gw::merge_criu_conf("tcp-established\n", p.plugin_dir, p.action_script, nullptr);
+	EXPECT_EQ(gw::criu_args(p, conf), "");
+	// CRIU 3.17 (no action script under RPC): the libdir only
+	conf = gw::merge_criu_conf("", p.plugin_dir + "/", std::nullopt, nullptr);
+	EXPECT_EQ(gw::criu_args(p, conf), "--action-script /usr/libexec/gpuwatch/gpuwatch-criu-action");
+	// another plugin directory or a comment do not count
+	EXPECT_EQ(gw::criu_args(p, "# libdir /usr/lib/gpuwatch/criu\nlibdir /elsewhere\n"),
+	          "--libdir /usr/lib/gpuwatch/criu --action-script /usr/libexec/gpuwatch/gpuwatch-criu-action");
+	EXPECT_THROW(gw::criu_args({"/opt/my dir", "/x"}, ""), gw::Error);
+}
+
+TEST(Containers, IdFromTheRuntimesCgroupName)
+{
+	const std::string id(64, 'a');
+	EXPECT_EQ(gw::container_id_of_cgroup("/sys/fs/cgroup/machine.slice/libpod-" + id + ".scope"), id);
+	EXPECT_EQ(gw::container_id_of_cgroup("/sys/fs/cgroup/libpod_parent/libpod-" + id), id);
+	EXPECT_EQ(gw::container_id_of_cgroup("/sys/fs/cgroup/kubepods.slice/crio-" + id + ".scope"), id);
+	EXPECT_EQ(gw::container_id_of_cgroup("/sys/fs/cgroup/docker/" + id), id);
+	EXPECT_FALSE(gw::container_id_of_cgroup("/sys/fs/cgroup/libpod-" + id + "/container"));
+	EXPECT_FALSE(gw::container_id_of_cgroup("/sys/fs/cgroup/libpod-" + id.substr(1)));
+	EXPECT_FALSE(gw::container_id_of_cgroup("/sys/fs/cgroup/libpod-../../" + id.substr(6)));
+	EXPECT_FALSE(gw::container_id_of_cgroup("/sys/fs/cgroup/user.slice"));
+	EXPECT_FALSE(gw::container_id_of_cgroup("/sys/fs/cgroup"));
+}
+
+TEST(Containers, HookDaemonManifestNamesItsContainer)
+{
+	EXPECT_EQ(gw::container_of_manifest("/run/gpuwatch", "/run/gpuwatch/containers/abc123/manifest.json"), "abc123");
+	EXPECT_FALSE(gw::container_of_manifest("/run/gpuwatch", "/run/gpuwatch/ctr.json"));
+	EXPECT_FALSE(gw::container_of_manifest("/run/gpuwatch", "/run/gpuwatch/containers/../x/manifest.json"));
+	EXPECT_FALSE(gw::container_of_manifest("/run/gpuwatch", "/run/gpuwatch/containers/a/b/manifest.json"));
+	EXPECT_FALSE(gw::container_of_manifest("/run/gpuwatch", "/elsewhere/containers/abc/manifest.json"));
+}
