@@ -285,7 +285,7 @@ private:
 		epoll_ctl(ep.get(), EPOLL_CTL_ADD, reg_->listen_fd(), &ev);
 
 		bool dirty = false, busy = false;
-		Clock::time_point dirty_since {};
+		Clock::time_point dirty_since {}, cgroup_checked = Clock::now();
 		for (;;) {
 			int timeout = 500;
 			if (dirty) {
@@ -323,9 +323,17 @@ private:
 			refresh_counters();
 			if (control)
 				serve_control();
-			if (stop) {
+			/* the followed cgroup was removed (its container ended, a runtime deleted it after a
+			 * checkpoint): nothing is left to follow, and nobody may be left to stop us */
+			bool gone = false;
+			if (Clock::now() - cgroup_checked >= std::chrono::seconds(1)) {
+				cgroup_checked = Clock::now();
+				gone = ::faccessat(cg_.fd.get(), "cgroup.procs", F_OK, 0) != 0 && errno == ENOENT;
+			}
+			if (stop || gone) {
 				write_manifest();
-				log("stopped; records by hook: tracepoint %llu, fexit %llu; final manifest written to %s",
+				log("%s; records by hook: tracepoint %llu, fexit %llu; final manifest written to %s",
+				    gone ? ("cgroup " + cg_.path + " was removed: stopped").c_str() : "stopped",
 				    (unsigned long long)by_hook_[GW_HOOK_TRACEPOINT], (unsigned long long)by_hook_[GW_HOOK_FEXIT],
 				    opts_.manifest.c_str());
 				return 0;

@@ -109,6 +109,32 @@ TEST_F(HostTest, AttachEmptyCgroupWritesManifestAndStopsCleanly)
 	EXPECT_TRUE(j["processes"].empty());
 }
 
+// A container's cgroup is removed when it ends (or is checkpointed): its daemon stops by itself,
+// writing its final manifest, even when nobody runs the poststop hook.
+TEST_F(HostTest, AttachStopsWhenItsCgroupIsRemoved)
+{
+	std::string m = dir_ + "/manifest.json", run = dir_ + "/run";
+	int early = 0;
+	pid_t pid = start_attach({"--cgroup", cg_, "--manifest", m, "--run-dir", run}, m, &early);
+	ASSERT_GT(pid, 0) << "attach failed, status " << early;
+	std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+	EXPECT_EQ(waitpid(pid, nullptr, WNOHANG), 0) << "attach stopped while its cgroup exists";
+	ASSERT_EQ(rmdir(cg_.c_str()), 0) << cg_;
+	int st = 0;
+	pid_t r = 0;
+	for (int i = 0; i < 100 && (r = waitpid(pid, &st, WNOHANG)) == 0; i++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(100));
+	if (r == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, nullptr, 0);
+		FAIL() << "attach still runs 10 s after its cgroup was removed";
+	}
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(WEXITSTATUS(st), 0);
+	EXPECT_TRUE(gw::control::list_daemons(run).empty()) << "its registration is left behind";
+	EXPECT_NO_THROW(gw::read_manifest_file(m));
+}
+
 TEST_F(HostTest, ControlSocketSyncsAndRegistrationIsRemovedOnStop)
 {
 	std::string m = dir_ + "/manifest.json", run = dir_ + "/run";
