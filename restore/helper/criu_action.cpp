@@ -8,6 +8,8 @@
 //                     CRIU running it is a 3.x (4.x runs the plugin's CHECKPOINT_DEVICES),
 //                     freeze its cgroup, convert them in the tasks and leave a watcher behind
 //                     (i915_predump.hpp; gpuwatch-i915-maps.json, gpuwatch-watcher.log)
+//   setup-namespaces  (CRIU >= 3.19) a restored container that no runtime hook follows (crun
+//                     runs none at restore) gets its daemon, as the prestart hook starts it
 //   post-restore      create the recorded DRM nodes still missing in the restored root (the
 //                     plugin has created those its files needed, from inside the tasks)
 //   post-resume       if GPUWATCH_RESTORE_SIGNAL is set (e.g. SIGUSR2), send it to the
@@ -17,6 +19,8 @@
 // GPUWATCH_WATCH_TIMEOUT_S (the i915 watcher's bound for the whole dump, default 600).
 #include <cerrno>
 #include <csignal>
+#include <fcntl.h>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "containers.hpp"
 #include "control.hpp"
 #include "criu_abi.hpp"
 #include "drm_devices.hpp"
@@ -45,6 +50,7 @@ namespace {
 
 constexpr const char *kManifest = "gpuwatch-manifest.json";
 constexpr const char *kNodes = "gpuwatch-nodes.json";
+
 
 void log(const std::string &msg) { fprintf(stderr, "gpuwatch-criu-action: %s\n", msg.c_str()); }
 
@@ -207,6 +213,80 @@ int parse_signal(const std::string &s)
 	return (int)v;
 }
 
+// A small regular file of the image directory, not through a symlink and never blocking on a
+// FIFO (the image may come from elsewhere); nullopt when absent.
+std::optional<std::string> read_small_image(const std::string &name, std::size_t max)
+{
+	std::string path = image_dir() + "/" + name;
+	UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+	if (!fd) {
+		if (errno == ENOENT)
+			return std::nullopt;
+		throw Error("cannot open " + name + " in the image: " + errno_text(errno));
+	}
+	struct stat st {};
+	if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::size_t>(st.st_size) > max)
+		throw Error(name + " in the image is not a regular file of at most " + std::to_string(max) + " bytes");
+	std::string text(static_cast<std::size_t>(st.st_size), '\0');
+	if (::read(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+		throw Error("cannot read " + name + " in the image: " + errno_text(errno));
+	return text;
+}
+
+// The gpuwatch binary of this installation: next to the helper in a build tree, <prefix>/bin
+// when installed (the helper is <prefix>/libexec/gpuwatch/gpuwatch-criu-action).
+std::string gpuwatch_binary()
+{
+	std::error_code ec;
+	std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+	if (ec)
+		throw Error("cannot find this helper's path (/proc/self/exe): " + ec.message());
+	for (const auto &c : {self.parent_path() / "gpuwatch", self.parent_path().parent_path().parent_path() / "bin" / "gpuwatch"})
+		if (::access(c.c_str(), X_OK) == 0)
+			return c.lexically_normal().string();
+	throw Error("no gpuwatch binary next to " + self.string() + " or in its prefix's bin/");
+}
+
+// setup-namespaces (CRIU >= 3.19 runs it under RPC too): the restored tree's root exists, in
+// its cgroup, and no DRM file is restored yet. runc has run the container's prestart hooks by
+// now (at the same notification), and they started its daemon; crun runs no hook at restore.
+// A container whose hook daemon synced the dump (gpuwatch-container.json) and that nothing
+// follows now gets its daemon here, as the hook would have started it: it sees the files come
+// back. The id it is recorded under is the one the runtime put in the restored cgroup's name
+// (the image's may be another container's: an import under a new name, or a forged image),
+// and a daemon already recorded for that id is left alone.
+int follow_restored_container()
+{
+	auto text = read_small_image(kContainerImage, 4096);
+	if (!text)
+		return 0;
+	nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+	if (j.is_discarded() || !j.is_object() || j.value("schema", "") != kContainerSchema)
+		throw Error(std::string(kContainerImage) + " in the image is not a " + kContainerSchema + " record");
+	uint32_t pid = init_pid();
+	std::string run = control::default_run_dir();
+	if (auto d = control::daemon_for_pid(run, pid)) {
+		log("the restored container (pid " + std::to_string(pid) + ") is followed by daemon " + std::to_string(d->pid) +
+		    " (the runtime's prestart hook)");
+		return 0;
+	}
+	std::string cg = cgroup_v2_dir_of_pid(pid);
+	auto id = container_id_of_cgroup(cg);
+	if (!id) {
+		log("the restored process " + std::to_string(pid) + " was a followed container's, but its cgroup " + cg +
+		    " names no container id: it is not followed (its next checkpoint has no manifest)");
+		return 0;
+	}
+	auto d = follow_container(run, *id, pid, gpuwatch_binary(), false);
+	if (!d) {
+		log("container " + id->substr(0, 12) + " already has a gpuwatch daemon recorded: left as it is");
+		return 0;
+	}
+	log("restored container " + id->substr(0, 12) + " (pid " + std::to_string(pid) +
+	    "): no runtime hook followed it (crun runs none at restore): followed by gpuwatch daemon " + std::to_string(*d));
+	return 0;
+}
+
 int post_resume()
 {
 	std::string sig = env("GPUWATCH_RESTORE_SIGNAL");
@@ -237,6 +317,8 @@ int main()
 		 * CR_STATE_FORKING): a node made then would land in criu's own /dev. The plugin
 		 * creates the nodes a DRM file needs from inside the task; post-restore, when the
 		 * tasks are in their namespaces, checks that every node they had is back. */
+		if (action == "setup-namespaces")
+			return follow_restored_container();
 		if (action == "post-restore")
 			return check_nodes();
 		if (action == "post-resume")

@@ -8,6 +8,7 @@
 #include "dump.hpp"
 #include "late_maps.hpp"
 #include "log.hpp"
+#include "containers.hpp"
 #include "control.hpp"
 #include "model.hpp"
 
@@ -37,6 +38,12 @@ void from_daemons(DumpSession &s)
 			gw::validate_manifest(m);
 			s.manifests.push_back(std::move(m));
 			log_info("synced the manifest of daemon %u (cgroup %s)", d->pid, d->cgroup.c_str());
+			// a container's hook daemon: the restore follows that container again even where
+			// the runtime runs no hook (crun)
+			if (auto id = gw::container_of_manifest(run, d->manifest); id && asked.size() == 1) {
+				write_image(gw::kContainerImage, json{{"schema", gw::kContainerSchema}, {"id", *id}}.dump() + "\n");
+				log_info("daemon %u follows container %s", d->pid, id->c_str());
+			}
 		} catch (const std::exception &e) {
 			log_warn("daemon %u (cgroup %s) did not sync: %s", d->pid, d->cgroup.c_str(), e.what());
 		}
