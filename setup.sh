@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs everything gpuwatch needs to build, run and test on Debian 12 (root).
-# Idempotent: packages already present are left alone.
+# Installs everything gpuwatch needs to build, run and test on Debian 12 (root), and the
+# Debian 13 root of the VM suite's second lane. Idempotent: packages already present are left
+# alone, a complete lane root is kept.
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "setup.sh: must run as root (apt-get install)" >&2; exit 1; }
 
@@ -28,4 +29,8 @@ fi
 # Where `gpuwatch container-config` writes by default. The VM suite (whose root is this
 # machine's, read-only) mounts a scratch tmpfs over them, which needs them to exist.
 mkdir -p /etc/criu /etc/containers/oci/hooks.d /usr/share/containers/oci/hooks.d
+# The VM suite's second lane: a Debian 13 root (kernel 6.12, CRIU 4.1, podman 5.4, runc, crun)
+# from Debian's archive, made once (about 3-8 minutes, 820 MB) and kept in
+# ${GPUWATCH_VM_ROOTS:-/var/lib/gpuwatch/vm-roots}/debian13.
+"$(dirname "$0")/vmtests/lanes/mkroot-debian13.sh"
 echo "setup: all dependencies present"

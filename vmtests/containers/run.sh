@@ -5,7 +5,9 @@
 #
 # usage: vmtests/containers/run.sh BUILD_DIR [OUT_DIR]     (as root; after cmake --build)
 #   env LANE=debian12|debian13   the stack (vmtests/lanes/lane.sh; default debian12)
-#   env CASES="config drm export annot plain gone"   which cases (see guest.sh)
+#   env CASES="config drm export annot plain gone i915"   which cases (see guest.sh)
+#   env RUNTIMES="runc crun"     runtimes to run every case with (default: runc on debian12,
+#                                whose crun cannot checkpoint; runc and crun on debian13)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?usage: $0 BUILD_DIR [OUT_DIR]}" && pwd)
@@ -23,11 +25,15 @@ done
 rm -rf "$out" && mkdir -p "$out"
 out=$(cd "$out" && pwd)
 lane_map "$build" && lane_out "$out" || { echo "0 passed, 1 failed, 0 skipped"; exit 1; }
-cmd=$(printf 'LANE=%q CASES=%q bash %q %q %q >%q 2>&1' "$LANE" "${CASES:-config drm export annot plain gone}" \
+runtimes=${RUNTIMES:-runc}
+[ "$LANE" = debian12 ] || runtimes=${RUNTIMES:-runc crun}
+ko_dir=$(lane_modules "$build")
+cmd=$(printf 'LANE=%q CASES=%q RUNTIMES=%q KO_DIR=%q bash %q %q %q >%q 2>&1' "$LANE" \
+	"${CASES:-config drm export annot plain gone i915}" "$runtimes" "${ko_dir:-$build/vmtests}" \
 	"$here/guest.sh" "$build" "$LANE_GUEST_OUT" "$LANE_GUEST_OUT/guest.log")
 echo "containers-vm: lane $LANE_DESC, results in $out"
 start=$SECONDS
-lane_boot "${VM_TIMEOUT:-1500}" 2G "$out/console.log" "$cmd"
+lane_boot "${VM_TIMEOUT:-2400}" 2G "$out/console.log" "$cmd"
 cat "$out/guest.log"
 echo "containers-vm: boot + cases took $((SECONDS - start)) s"
 grep -q '^[0-9]* passed, [0-9]* failed' "$out/guest.log" ||

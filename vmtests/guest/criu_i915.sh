@@ -239,6 +239,35 @@ sc_criu_i915() {
 	gw_stop
 }
 
+# criu_i915_predump: `criu pre-dump` of a task holding i915 mappings is refused before the tasks
+# are touched, with gpuwatch's one line (no CRIU runs a device hook after a pre-dump, so
+# converted mappings could not be put back); the workload carries on intact (its self-check, and
+# the kernel's state, as before), and finishes its work.
+sc_criu_i915_predump() {
+	local cg dir=$WORK/wl img=$WORK/img rc
+	ci_need plugin
+	rc=$?
+	[ $rc = 0 ] || return $rc
+	cg_make cg "gwt-$NAME" || return 1
+	gw_start "$cg" || return 1
+	ci_start "$cg" "$dir" || return 1
+	ci_ready "$dir" || return 1
+	ci_verified "$dir" || return 1
+	ci_snapshot "$dir" before || return 1
+	mkdir -p "$img"
+	criu_run "pre-dump" "$WORK/pre-dump.log" pre-dump -t "$(cat "$dir/pid.parent")" -D "$img" --shell-job "${CRIU_GW_ARGS[@]}"
+	criu_timings
+	[ "$CRIU_RC" != 0 ] || { fail "criu pre-dump of i915 mappings succeeded"; return 1; }
+	grep -q "gpuwatch: criu pre-dump: process [0-9]* has i915 GEM mappings" "$WORK/pre-dump.log" ||
+		{ criu_show "$WORK/pre-dump.log"; fail "criu pre-dump failed (exit $CRIU_RC) without gpuwatch's line$(criu_why "$WORK/pre-dump.log")"; return 1; }
+	echo "    refused: $(grep -o "gpuwatch: criu pre-dump: .*" "$WORK/pre-dump.log" | head -n1 | cut -c1-200)"
+	ci_snapshot "$dir" after || return 1
+	ci_same "$dir" || return 1
+	ci_verified "$dir" || return 1
+	ci_finish "$dir" || return 1
+	gw_stop
+}
+
 # One line per case: KIND, the workload check that must report it (verify: the ~100 ms loop;
 # result: the go.after work) with a phrase of its reason, and whether the kernel-side
 # comparison (check_i915_restore.py) must see it too (1) or cannot (0: not kernel state).

@@ -33,6 +33,7 @@ SCENARIOS=(
 	"criu_i915                 sc_criu_i915"
 	"criu_i915_leave_running   sc_criu_i915 --leave-running"
 	"criu_i915_va              sc_criu_i915_va"
+	"criu_i915_predump         sc_criu_i915_predump"
 	"criu_minor_changed        sc_criu_minor_changed"
 	# xe (guest/criu_xe.sh): the gwxe fixture; VMs, bindings, exec queues through CRIU
 	"criu_xe                   sc_criu_xe"

@@ -119,7 +119,11 @@ case_predump() {
 	criu pre-dump -t "$PID" -D "$W/pre" --shell-job $CRIU_ARGS -v4 -o pre-dump.log ||
 		{ echo "FAIL predump: criu pre-dump exited $?"; grep -E "Error" "$W/pre/pre-dump.log" | tail -n 5; return 1; }
 	cp "$W/pre/pre-dump.log" "$out/predump/"
-	echo "  pre-dump done"
+	grep -q "Plugin \"gpuwatch\"" "$W/pre/pre-dump.log" || { echo "FAIL predump: the pre-dump did not load the plugin"; return 1; }
+	# new contents after the pre-dump: only the final dump can bring them back
+	touch "$W/rewrite"
+	wait_file "$W/rewritten" 30 || { echo "FAIL predump: the workload did not rewrite A.3"; return 1; }
+	echo "  pre-dump done; A.3 rewritten since"
 	dump predump --prev-images-dir=../pre --track-mem && restore_and_finish predump
 }
 case_criuargs() {
