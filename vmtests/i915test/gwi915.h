@@ -88,6 +88,7 @@ struct gw_ctx {
 };
 
 struct gw_file {
+	struct pid *opener;	/* the task that opened it (drm_file.pid moves to the last user since 6.7) */
 	struct mutex lock;	/* contexts and vms */
 	struct xarray contexts;	/* id 0 = default context, new ids lowest free from 1 */
 	struct xarray vms;	/* ids lowest free from 1, each holds a gw_vm reference */

@@ -91,6 +91,7 @@ int gw_file_open(struct drm_device *dev, struct drm_file *file)
 	if (err)
 		goto err;
 	fp->client_id = atomic_inc_return(&to_gw(dev)->next_client_id) - 1;
+	fp->opener = get_pid(task_pid(current));
 	file->driver_priv = fp;
 	return 0;
 err:
@@ -114,6 +115,7 @@ void gw_file_postclose(struct drm_device *dev, struct drm_file *file)
 		gw_vm_put(vm);
 	xa_destroy(&fp->vms);
 	mutex_destroy(&fp->lock);
+	put_pid(fp->opener);
 	kfree(fp);
 }
 

@@ -144,6 +144,7 @@ struct gwxe_queue {
 };
 
 struct gwxe_file {
+	struct pid *opener;		/* the opener (drm_file.pid moves to the last user since 6.7) */
 	struct mutex lock;		/* vms, queues, bindings */
 	struct xarray vms;		/* XA_FLAGS_ALLOC1: ids from 1, lowest free */
 	struct xarray queues;		/* XA_FLAGS_ALLOC1 */

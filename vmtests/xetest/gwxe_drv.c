@@ -213,18 +213,12 @@ static const struct file_operations gwxe_fops = {
 };
 
 /*
- * The pid of a file's user, with dev->filelist_mutex held. Since 6.7 drm_file.pid is
- * RCU-managed, and drm core moves it to the last task that used the file (not a master)
- * under that mutex.
+ * The pid of the task that opened a file: what drm_file.pid was until 6.7 (since then drm core
+ * moves it to the last task that used the file, criu's plugin after a restore).
  */
 static pid_t gwxe_file_pid(struct drm_file *file)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
-	return pid_vnr(rcu_dereference_protected(file->pid,
-						 lockdep_is_held(&file->minor->dev->filelist_mutex)));
-#else
-	return pid_vnr(file->pid);
-#endif
+	return pid_vnr(to_gwxe_file(file)->opener);
 }
 
 /* Fixture-only ground truth: every open file's VMs, bindings, exec queues and handles. */

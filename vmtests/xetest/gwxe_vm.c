@@ -34,6 +34,7 @@ int gwxe_file_open(struct drm_device *dev, struct drm_file *file)
 	xa_init_flags(&fp->vms, XA_FLAGS_ALLOC1);
 	xa_init_flags(&fp->queues, XA_FLAGS_ALLOC1);
 	fp->client_id = atomic_inc_return(&to_gwxe(dev)->next_client_id) - 1;
+	fp->opener = get_pid(task_pid(current));
 	file->driver_priv = fp;
 	return 0;
 }
@@ -97,6 +98,7 @@ void gwxe_file_postclose(struct drm_device *dev, struct drm_file *file)
 		gwxe_vm_close_and_put(vm);
 	xa_destroy(&fp->vms);
 	mutex_destroy(&fp->lock);
+	put_pid(fp->opener);
 	kfree(fp);
 }
 
