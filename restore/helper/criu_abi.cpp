@@ -21,6 +21,7 @@ CriuAbi classify(const CriuSymbols &s)
 		            "this plugin can identify (CRIU 3.17 to 4.2 export it)";
 		return a;
 	}
+	a.is_criu = true;
 	const size_t list_head = 2 * sizeof(void *);
 	if (s.ctl_size % list_head != 0 || s.ctl_size / list_head < 2) {
 		a.refusal = "CRIU's cr_plugin_ctl has an unexpected size (" + std::to_string(s.ctl_size) +

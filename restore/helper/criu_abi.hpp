@@ -26,6 +26,7 @@ struct CriuAbi {
 	bool checkpoint_devices = false; // CHECKPOINT_DEVICES (11) and PAUSE_DEVICES (10) exist (4.0+)
 	bool checkpoint_at_predump = false; // CHECKPOINT_DEVICES also runs for `criu pre-dump` (4.0)
 	std::string refusal;             // non-empty: an ABI this build does not know (one line)
+	bool is_criu = false;            // it exports cr_plugin_ctl: a CRIU, known or not
 };
 
 // What the running process exports, as classify() needs it (detect() reads it with dlsym).

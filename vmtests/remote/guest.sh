@@ -221,8 +221,20 @@ sys.exit(1 if err else 0)
 EOF
 }
 
+# The real-criu cases drive the helper as a CRIU 3.x runs it. A CRIU 4.x runs the plugin's
+# CHECKPOINT_DEVICES instead, and the helper leaves the mappings to it (scenarios criu_i915*
+# of the main suite, and the container suite's i915 case, cover that path).
+criu_major=$(criu --version 2>/dev/null | sed -n 's/^Version: \([0-9]*\).*/\1/p')
+criu_3x_only() {
+	case $1 in criu_noplugin | criu_plugin | criu_sigkill) [ "${criu_major:-0}" -ge 4 ] ;; *) return 1 ;; esac
+}
+
 run_case() { # NAME: runs case_NAME, PASS or FAIL with its last output line
 	local name=$1 log t0=$SECONDS
+	if criu_3x_only "$name"; then
+		skip "$name" "CRIU $criu_major.x converts i915 mappings in the plugin (CHECKPOINT_DEVICES); the helper's path with a real criu is CRIU 3.x's"
+		return
+	fi
 	mkdir -p "$out/$name"
 	log=$out/$name/case.log
 	if "case_$name" >"$log" 2>&1; then
