@@ -23,42 +23,73 @@ s=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*\*\*\*Skipped' "$ctest_log")
 rm -f "$ctest_log"
 passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 
-declare -A lane_p=() lane_f=() lane_s=() lane_t=()
-report=()
-
-# run_vm LANE NAME CMD...: a VM suite that ends with "N passed, N failed, N skipped"
+# run_vm LANE NAME CMD...: a VM suite that ends with "N passed, N failed, N skipped"; appends
+# "NAME|that line|seconds" to $BUILD/lane-LANE.results; progress lines go to fd 3
 run_vm() {
 	local lane=$1 name=$2 out line t0=$SECONDS
 	shift 2
+	echo "lane $lane: $name started" >&3
 	out=$(mktemp)
-	LANE=$lane "$@" | tee "$out"
+	LANE=$lane "$@" >"$out" 2>&1
+	cat "$out"
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
 	rm -f "$out"
 	if [ -z "$line" ]; then
 		echo "FAIL $name ($lane): no summary line"
 		line="0 passed, 1 failed, 0 skipped"
 	fi
-	set -- $(echo "$line" | grep -oE '[0-9]+')
-	passed=$((passed + $1)) failed=$((failed + $2)) skipped=$((skipped + ${3:-0}))
-	lane_p[$lane]=$((${lane_p[$lane]:-0} + $1)) lane_f[$lane]=$((${lane_f[$lane]:-0} + $2))
-	lane_s[$lane]=$((${lane_s[$lane]:-0} + ${3:-0})) lane_t[$lane]=$((${lane_t[$lane]:-0} + SECONDS - t0))
-	report+=("  $lane $name: $line ($((SECONDS - t0)) s)")
+	echo "$name|$line|$((SECONDS - t0))" >>"$BUILD/lane-$lane.results"
+	echo "lane $lane: $name: $line ($((SECONDS - t0)) s)" >&3
+}
+
+# run_lane LANE: every VM suite of one lane, one VM at a time
+run_lane() {
+	local lane=$1
+	: >"$BUILD/lane-$lane.results"
+	run_vm "$lane" vm-suite vmtests/run.sh "$BUILD"
+	run_vm "$lane" plugin-vm vmtests/plugin/vm_criu.sh "$BUILD"
+	run_vm "$lane" remote-vm vmtests/remote/run.sh "$BUILD"
+	run_vm "$lane" containers-vm vmtests/containers/run.sh "$BUILD"
 }
 
 if [ "${GPUWATCH_SKIP_VM:-0}" = 1 ]; then
 	echo "SKIP vm-suites: GPUWATCH_SKIP_VM=1"
 	skipped=$((skipped + 4))
 else
-	for lane in ${LANES:-debian12 debian13}; do
-		run_vm "$lane" vm-suite vmtests/run.sh "$BUILD"
-		run_vm "$lane" plugin-vm vmtests/plugin/vm_criu.sh "$BUILD"
-		run_vm "$lane" remote-vm vmtests/remote/run.sh "$BUILD"
-		run_vm "$lane" containers-vm vmtests/containers/run.sh "$BUILD"
+	lanes=${LANES:-debian12 debian13}
+	# The lanes run side by side, one VM each: a VM runs its two vCPUs on one host thread
+	# (single-threaded TCG, vmtests/README.md "Hangs"), so two lanes keep two cores busy.
+	# Each lane's output goes to BUILD/lane-LANE.log, shown when the lane is done.
+	# LANES_IN_PARALLEL=0 runs them one after the other.
+	t0=$SECONDS
+	pids=()
+	for lane in $lanes; do
+		if [ "${LANES_IN_PARALLEL:-1}" = 1 ]; then
+			run_lane "$lane" 3>&1 >"$BUILD/lane-$lane.log" 2>&1 &
+			pids+=($!)
+			echo "lane $lane: running (output in $BUILD/lane-$lane.log)"
+		else
+			run_lane "$lane" 3>/dev/null 2>&1 | tee "$BUILD/lane-$lane.log"
+		fi
 	done
-	echo "VM suites:"
-	printf '%s\n' "${report[@]}"
-	for lane in ${LANES:-debian12 debian13}; do
-		echo "lane $lane: ${lane_p[$lane]:-0} passed, ${lane_f[$lane]:-0} failed, ${lane_s[$lane]:-0} skipped in ${lane_t[$lane]:-0} s"
+	for p in "${pids[@]}"; do wait "$p"; done
+	if [ "${LANES_IN_PARALLEL:-1}" = 1 ]; then
+		for lane in $lanes; do
+			echo "=== lane $lane"
+			cat "$BUILD/lane-$lane.log"
+		done
+	fi
+	echo "VM suites ($((SECONDS - t0)) s in all):"
+	for lane in $lanes; do
+		lp=0 lf=0 ls=0 lt=0
+		while IFS='|' read -r name line secs; do
+			echo "  $lane $name: $line ($secs s)"
+			set -- $(echo "$line" | grep -oE '[0-9]+')
+			lp=$((lp + $1)) lf=$((lf + $2)) ls=$((ls + ${3:-0})) lt=$((lt + secs))
+		done <"$BUILD/lane-$lane.results"
+		[ -s "$BUILD/lane-$lane.results" ] || { echo "  $lane: no suite reported"; lf=1; }
+		echo "lane $lane: $lp passed, $lf failed, $ls skipped in $lt s"
+		passed=$((passed + lp)) failed=$((failed + lf)) skipped=$((skipped + ls))
 	done
 fi
 
