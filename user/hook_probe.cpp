@@ -89,6 +89,17 @@ const FexitProbes &probe_fexit()
 	return *cache;
 }
 
+FexitProbes fexit_targets_present()
+{
+	FexitProbes probes;
+	for (HookGroup g : kHookGroups) {
+		FexitProbe &p = probes[static_cast<size_t>(g)];
+		p.why_not = find_fexit_target(fexit_target(g));
+		p.ok = p.why_not.empty();
+	}
+	return probes;
+}
+
 KernelInfo kernel_info()
 {
 	KernelInfo k;

@@ -11,6 +11,9 @@ namespace gw {
 
 // Probes each group once per process (later calls return the cached result).
 const FexitProbes &probe_fexit();
+// Only the BTF half of probe_fexit (cheap: no program loaded): ok where the kernel has the
+// target function with the parameters the programs read. What Tracer assumes first.
+FexitProbes fexit_targets_present();
 
 // "" when t.function is in the kernel's BTF (vmlinux, or t.module's) with the parameters
 // gpuwatch's programs read; else why not ("drm_ioctl not found in kernel BTF: drm module not loaded").

@@ -155,7 +155,32 @@ Tracer::Tracer(const Options &opts, RecordFn on_record) : impl_(std::make_unique
 	impl_->on_record = std::move(on_record);
 
 	FexitProbes unprobed;
-	impl_->plan = plan_hooks(opts.hooks, opts.hooks.mode == HookMode::tracepoint ? unprobed : probe_fexit());
+	if (opts.hooks.mode == HookMode::tracepoint) {
+		impl_->plan = plan_hooks(opts.hooks, unprobed);
+		impl_->load(opts);
+		return;
+	}
+	/* Optimistic first: every group whose target the kernel's BTF has goes on fexit, in the one
+	 * load and attach. Where that is refused (a kernel without BPF trampolines, lockdown), the
+	 * groups are probed one by one (a load and an attach each: seconds under emulation) and the
+	 * plan made from what each probe says. The plan's reasons read the same either way: a group
+	 * on fexit did load and attach. */
+	bool optimistic = true;
+	try {
+		impl_->plan = plan_hooks(opts.hooks, fexit_targets_present());
+	} catch (const Error &) {
+		optimistic = false; /* an explicit request the BTF already refuses: say it as a probe does */
+		impl_->plan = plan_hooks(opts.hooks, probe_fexit());
+	}
+	try {
+		impl_->load(opts);
+		return;
+	} catch (const Error &e) {
+		if (!optimistic || !impl_->plan.any_fexit())
+			throw;
+		impl_->reset();
+	}
+	impl_->plan = plan_hooks(opts.hooks, probe_fexit());
 	try {
 		impl_->load(opts);
 	} catch (const Error &e) {
