@@ -152,11 +152,11 @@ ci_dump_log_checks() {
 	echo "    plugin: $held i915 mappings replaced by placeholders and $copies by copies (the tasks had $want i915 mappings)"
 	[ "$held" = "$want" ] && [ "$copies" = 0 ] ||
 		{ fail "the plugin took $held placeholder(s) and $copies copy(ies) at dump; the tasks had $want i915 mappings, all with a handle"; return 1; }
-	criu_major=$(criu --version | sed -n 's/^Version: \([0-9]*\).*/\1/p')
+	criu_major=$("$CRIU" --version | sed -n 's/^Version: \([0-9]*\).*/\1/p')
 	if [ "${criu_major:-0}" -ge 4 ]; then
 		grep -q 'i915 mappings converted in the seized task' "$WORK/dump.log" && ! grep -q 'frozen until criu' "$WORK/dump.log" &&
 			[ ! -e "$WORK/img/gpuwatch-watcher.log" ] ||
-			{ fail "CRIU $(criu --version | head -n1): the i915 mappings were not converted by the plugin's CHECKPOINT_DEVICES alone (no freeze, no watcher)"; return 1; }
+			{ fail "CRIU $("$CRIU" --version | head -n1): the i915 mappings were not converted by the plugin's CHECKPOINT_DEVICES alone (no freeze, no watcher)"; return 1; }
 		echo "    converted at CHECKPOINT_DEVICES (CRIU $criu_major.x): nothing frozen, no watcher"
 	else
 		grep -q 'frozen until criu' "$WORK/dump.log" ||
