@@ -8,8 +8,8 @@
 //                     CRIU running it is a 3.x (4.x runs the plugin's CHECKPOINT_DEVICES),
 //                     freeze its cgroup, convert them in the tasks and leave a watcher behind
 //                     (i915_predump.hpp; gpuwatch-i915-maps.json, gpuwatch-watcher.log)
-//   setup-namespaces  (CRIU >= 3.19) a restored container that no runtime hook follows (crun
-//                     runs none at restore) gets its daemon, as the prestart hook starts it
+//   post-setup-namespaces  (CRIU >= 3.19) a restored container that no runtime hook follows
+//                     (crun runs none at restore) gets its daemon, as the prestart hook starts it
 //   post-restore      create the recorded DRM nodes still missing in the restored root (the
 //                     plugin has created those its files needed, from inside the tasks)
 //   post-resume       if GPUWATCH_RESTORE_SIGNAL is set (e.g. SIGUSR2), send it to the
@@ -253,9 +253,10 @@ std::string gpuwatch_binary()
 	throw Error("no gpuwatch binary next to " + self.string() + " or in its prefix's bin/");
 }
 
-// setup-namespaces (CRIU >= 3.19 runs it under RPC too): the restored tree's root exists, in
-// its cgroup, and no DRM file is restored yet. runc has run the container's prestart hooks by
-// now (at the same notification), and they started its daemon; crun runs no hook at restore.
+// post-setup-namespaces (CRIU >= 3.19 runs it under RPC too): the restored tree's root exists,
+// CRIU has put it in its cgroup (at setup-namespaces it is still in criu's under crun), and no
+// DRM file is restored yet. runc has run the container's prestart hooks at setup-namespaces,
+// and they started its daemon; crun runs no hook at restore.
 // A container whose hook daemon synced the dump (gpuwatch-container.json) and that nothing
 // follows now gets its daemon here, as the hook would have started it: it sees the files come
 // back. The id it is recorded under is the one the runtime put in the restored cgroup's name
@@ -323,7 +324,7 @@ int main()
 		 * CR_STATE_FORKING): a node made then would land in criu's own /dev. The plugin
 		 * creates the nodes a DRM file needs from inside the task; post-restore, when the
 		 * tasks are in their namespaces, checks that every node they had is back. */
-		if (action == "setup-namespaces")
+		if (action == "post-setup-namespaces")
 			return follow_restored_container();
 		if (action == "post-restore")
 			return check_nodes();

@@ -23,7 +23,7 @@ mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 pkgs=(
 	criu libcriu2 podman runc crun conmon catatonit iptables
 	linux-image-amd64 linux-headers-amd64 make gcc
-	kmod busybox-static procps psmisc iproute2 util-linux python3 strace
+	kmod busybox-static procps psmisc iproute2 util-linux python3 strace zstd
 	libbpf1 libelf1t64 zlib1g libdrm2 libdrm-intel1 libstdc++6
 )
 stamp_text="gpuwatch vm root: debian13 trixie ${pkgs[*]}"
