@@ -10,7 +10,7 @@
 #   env RESULTS=DIR     results (default BUILD_DIR/vmtests-results, BUILD_DIR/vmtests-results-LANE
 #                       for a lane other than debian12; emptied first)
 #   env ONLY="a b"      only these scenarios
-#   env VM_TIMEOUT=S    bound on boot + suite (default 1800)
+#   env VM_TIMEOUT=S    bound on boot + suite (default 3000)
 #   env KERNEL=PATH     debian12 lane: kernel image (default: the newest /boot/vmlinuz-6.1.*-amd64)
 #   env GUEST_ENV="K=V ..."  extra environment for the guest side (e.g. SETTLE_TIMEOUT=20)
 #   env GUEST_SCRIPT=PATH    guest-side script (default guest/run-scenarios.sh; the demo
@@ -72,7 +72,7 @@ echo "vmtests: lane $LANE_DESC, results in $RESULTS"
 start=$(date +%s%N)
 # lane_boot keeps the guest kernel's console in console.log, so that a wedged guest leaves its
 # hung-task, soft-lockup and RCU-stall reports there (rcu_tasks stalls after 15 s, not 10 min).
-lane_boot "${VM_TIMEOUT:-1800}" 1G "$RESULTS/console.log" "$guest_cmd" &
+lane_boot "${VM_TIMEOUT:-3000}" 1G "$RESULTS/console.log" "$guest_cmd" &
 vng_pid=$!
 touch "$RESULTS/guest.log"
 tail -n +1 -F --pid="$vng_pid" "$RESULTS/guest.log" 2>/dev/null
@@ -85,7 +85,7 @@ ms=$(((end - start) / 1000000))
 printf 'vmtests: boot + suite took %d.%d s (guest uptime when the suite started: %s s)\n' \
 	$((ms / 1000)) $((ms % 1000 / 100)) "$boot"
 if [ ! -s "$RESULTS/summary" ] || [ ! -s "$RESULTS/status" ]; then
-	[ $vng_rc = 124 ] && echo "vmtests: the VM was killed after ${VM_TIMEOUT:-1800}s"
+	[ $vng_rc = 124 ] && echo "vmtests: the VM was killed after ${VM_TIMEOUT:-3000}s"
 	first=$(grep -nE 'INFO: task .* blocked|soft lockup|hard LOCKUP|rcu_tasks.*(stall|grace period)|BUG:|WARNING:|Oops' \
 		"$RESULTS/console.log" | head -n 1 | cut -d: -f1)
 	if [ -n "$first" ]; then

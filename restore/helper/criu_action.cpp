@@ -38,6 +38,7 @@
 #include "control.hpp"
 #include "criu_abi.hpp"
 #include "drm_devices.hpp"
+#include "dump_marker.hpp"
 #include "i915_predump.hpp"
 #include "model.hpp"
 #include "nodes.hpp"
@@ -110,6 +111,15 @@ int pre_dump()
 	uint32_t pid = init_pid();
 	std::string dir = image_dir();
 	pid_t criu = getppid(); /* criu execs this helper itself */
+	/* what an earlier dump left in this directory is not this dump's (dump_marker.hpp) */
+	{
+		UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		if (!dfd)
+			throw Error("cannot open the image directory " + dir + ": " + errno_text(errno));
+		if (int n = gwaction::remove_gpuwatch_images(dfd.get()))
+			log("removed " + std::to_string(n) + " gpuwatch image(s) of an earlier dump from " + dir);
+		write_file_atomic(dir + "/" + gwaction::kDumpMarker, gwaction::dump_marker(static_cast<uint32_t>(criu)), 0600);
+	}
 	auto daemon = control::daemon_for_pid(control::default_run_dir(), pid);
 	if (!daemon) {
 		log("no gpuwatch daemon follows process " + std::to_string(pid) + " (" + cgroup_v2_dir_of_pid(pid) +

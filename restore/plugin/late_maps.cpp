@@ -10,6 +10,7 @@
 #include "i915_maps.hpp"
 #include "i915_ops.hpp"
 #include "i915_predump.hpp"
+#include "proc_tree.hpp"
 #include "log.hpp"
 #include "restore.hpp"
 
@@ -222,9 +223,12 @@ void revert_converted_maps()
 int map_back_late(int pid)
 {
 	const RestoreImages &im = restore_images();
+	// pid is CRIU's (the host's) pid of the restored task; in a new pid namespace (a container)
+	// it is not the dump's, but the task's own pid there (its vpid) is restored as it was
+	uint32_t vpid = gwaction::inner_pid(static_cast<uint32_t>(pid));
 	std::vector<const VmaRec *> mine;
 	for (const VmaRec &v : im.vmas)
-		if (v.late && (v.pid == static_cast<uint32_t>(pid) || v.vpid == static_cast<uint32_t>(pid)))
+		if (v.late && v.vpid == vpid)
 			mine.push_back(&v);
 	if (mine.empty())
 		return 0;

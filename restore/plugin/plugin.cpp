@@ -26,6 +26,7 @@ extern "C" {
 
 #include "criu_abi.hpp"
 #include "descriptor.hpp"
+#include "dump_marker.hpp"
 #include "drm_ops.hpp"
 #include "dump.hpp"
 #include "fence_files.hpp"
@@ -124,6 +125,16 @@ int gw_init(int stage)
 	                 abi.hooks, abi.owns_vma_fd ? "CRIU's to close" : "dup'ed by CRIU");
 	if (stage == CR_PLUGIN_STAGE__RESTORE)
 		return gwcriu::load_restore_images();
+	if (stage == CR_PLUGIN_STAGE__DUMP)
+		return guarded("dump start", [&] {
+			// images of an earlier dump into this directory are not this one's; the action
+			// script, when it ran for this dump, removed them and marked what it wrote
+			int dir = gwcriu::image_dir();
+			if (!gwaction::dump_marker_is(dir, static_cast<uint32_t>(getpid())))
+				if (int n = gwaction::remove_gpuwatch_images(dir))
+					gwcriu::log_info("removed %d gpuwatch image(s) of an earlier dump from the image directory", n);
+			return 0;
+		});
 	if (stage == CR_PLUGIN_STAGE__PRE_DUMP && !abi.checkpoint_devices)
 		return guarded("pre-dump", [&] {
 			uint32_t pid = predump_tree_from_cmdline();

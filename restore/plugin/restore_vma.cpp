@@ -19,6 +19,7 @@
 #include "criu_abi.hpp"
 #include "device.hpp"
 #include "late_maps.hpp"
+#include "proc_tree.hpp"
 #include "log.hpp"
 #include "restore.hpp"
 
@@ -168,13 +169,15 @@ int resume_devices_late(int pid)
 		return -ENOTSUP;
 	if (map_back_late(pid) != 0)
 		return -1;
-	// pid is CRIU's view (host pid); images hold the dump's, equal unless pid namespaces differ.
+	// pid is CRIU's view (host pid); the images hold the dump's, which differs in a new pid
+	// namespace (a container): the task's pid in its own namespace is restored as it was.
+	uint32_t vpid = gwaction::inner_pid(static_cast<uint32_t>(pid));
 	bool drm = false;
 	for (const VmaRec &v : im.vmas)
-		drm |= v.pid == static_cast<uint32_t>(pid) || v.vpid == static_cast<uint32_t>(pid);
+		drm |= v.vpid == vpid;
 	for (const auto &[id, f] : im.files)
 		for (const Holder &h : f.holders)
-			drm |= h.pid == static_cast<uint32_t>(pid) || h.vpid == static_cast<uint32_t>(pid);
+			drm |= h.vpid == vpid;
 	// The daemon still attached learns the restored state now rather than at its next event.
 	static std::set<uint32_t> synced;
 	try {

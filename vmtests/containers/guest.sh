@@ -375,6 +375,22 @@ sum_log() {
 }
 latest_log() { ls -t "$T"/root/vfs-containers/*/userdata/"$1".log 2>/dev/null | head -n 1; }
 
+# i915_record_check ID WANT: the checkpoint's gpuwatch-i915-maps.json holds WANT placeholders,
+# made by the plugin (no watcher: CHECKPOINT_DEVICES), and no watcher log is there
+i915_record_check() {
+	local ck=$T/root/vfs-containers/$1/userdata/checkpoint
+	[ -e "$ck/gpuwatch-i915-maps.json" ] || { fail "no gpuwatch-i915-maps.json in $ck"; return 1; }
+	[ ! -e "$ck/gpuwatch-watcher.log" ] || { fail "a watcher ran (the action script converted, not the plugin)"; return 1; }
+	python3 - "$ck/gpuwatch-i915-maps.json" "$2" >"$T/record-check.txt" 2>&1 <<-'EOF' || { fail "the conversion record: $(tail -n 1 "$T/record-check.txt")"; return 1; }
+	import json, sys
+	r = json.load(open(sys.argv[1]))
+	ph = [m for m in r["maps"] if m["mode"] == "placeholder"]
+	assert r["watcher_pid"] is None, "a watcher was started: the action script converted them"
+	assert len(ph) == len(r["maps"]) == int(sys.argv[2]), f"{len(ph)} placeholders of {len(r['maps'])} records, want {sys.argv[2]}"
+	EOF
+	echo "  the checkpoint's record: $2 placeholders made at CHECKPOINT_DEVICES, no watcher"
+}
+
 case_i915() {
 	local d=$T/w-i915 tar=$T/i915.tar.gz want n major log rc
 	i915_node
@@ -406,26 +422,29 @@ case_i915() {
 		pm rm -f i915 >/dev/null 2>&1
 		return 0
 	fi
-	# checkpoint + restore
-	checkpoint i915 || return 1
-	log=$(latest_log dump)
-	n=$(sum_log "$log" 'dump: [0-9]+ i915 mappings were replaced by placeholders and 0 by copies')
-	[ "$n" = "$want" ] && grep -q 'converted in the seized task' "$log" ||
-		{ grep gpuwatch "$log" | tail -n 5 | sed 's/^/  /'; fail "dump: $n of $want i915 mappings converted by the plugin (CHECKPOINT_DEVICES)"; return 1; }
-	restore i915 || return 1
+	# checkpoint + restore (--keep: podman 5 deletes CRIU's logs of a successful run otherwise)
+	checkpoint i915 --keep || return 1
+	cp "$(latest_log dump)" "$out/$name-dump1.log" 2>/dev/null
+	i915_record_check "$(pm inspect -f '{{.Id}}' i915)" "$want" || return 1
+	n=$(sum_log "$(latest_log dump)" 'dump: [0-9]+ i915 mappings were replaced by placeholders and 0 by copies')
+	[ "$n" = "$want" ] || { fail "dump.log: $n of $want i915 mappings converted"; return 1; }
+	restore i915 --keep || return 1
 	n=$(sum_log "$(latest_log restore)" 'pid [0-9]+: [0-9]+ i915 mappings back at their addresses')
-	[ "$n" = "$want" ] || { fail "restore: $n of $want i915 mappings mapped back"; return 1; }
+	[ "$n" = "$want" ] || { fail "restore.log: $n of $want i915 mappings mapped back"; return 1; }
 	i915_verified "$d" "after restore" || return 1
 	daemon_of i915 >/dev/null || { fail "no daemon follows the restored container"; return 1; }
 	# --leave-running + --export, then --import
-	checkpoint i915 --leave-running --export="$tar" || return 1
+	checkpoint i915 --keep --leave-running --export="$tar" || return 1
+	cp "$(latest_log dump)" "$out/$name-dump2.log" 2>/dev/null
 	[ "$(pm inspect -f '{{.State.Running}}' i915)" = true ] || { fail "--leave-running: the container stopped"; return 1; }
 	n=$(sum_log "$(latest_log dump)" 'pid [0-9]+: [0-9]+ i915 mappings put back in the dumped task')
 	[ "$n" = "$want" ] || { fail "--leave-running: $n of $want i915 mappings put back in the original"; return 1; }
 	i915_verified "$d" "the original after --leave-running" || return 1
 	pm rm -f i915 >/dev/null 2>&1
-	pm container restore --import="$tar" >"$T/i915.import.log" 2>&1 ||
+	pm container restore --keep --import="$tar" >"$T/i915.import.log" 2>&1 ||
 		{ tail -n 5 "$T/i915.import.log"; criu_log i915 restore; fail "podman container restore --import exited $?"; return 1; }
+	n=$(sum_log "$(latest_log restore)" 'pid [0-9]+: [0-9]+ i915 mappings back at their addresses')
+	[ "$n" = "$want" ] || { fail "--import: $n of $want i915 mappings mapped back"; return 1; }
 	i915_verified "$d" "after --import" || return 1
 	# the after-work: new patterns through every mapping, new buffers, contexts and a VM
 	touch "$d/go.after"

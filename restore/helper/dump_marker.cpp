@@ -1,0 +1,61 @@
+// See dump_marker.hpp.
+#include "dump_marker.hpp"
+
+#include <cerrno>
+#include <dirent.h>
+#include <fcntl.h>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+#include "proc_tree.hpp"
+#include "sysutil.hpp"
+
+namespace gwaction {
+
+int remove_gpuwatch_images(int dirfd)
+{
+	int dup = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dup < 0)
+		throw gw::Error("cannot read the image directory: " + gw::errno_text(errno));
+	DIR *d = ::fdopendir(dup);
+	if (!d) {
+		::close(dup);
+		throw gw::Error("cannot read the image directory: " + gw::errno_text(errno));
+	}
+	std::vector<std::string> names;
+	while (struct dirent *e = ::readdir(d)) {
+		std::string n = e->d_name;
+		struct stat st;
+		if (n.rfind("gpuwatch-", 0) == 0 && ::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			names.push_back(n);
+	}
+	::closedir(d);
+	for (const std::string &n : names)
+		if (::unlinkat(dirfd, n.c_str(), 0) != 0 && errno != ENOENT)
+			throw gw::Error("cannot remove " + n + " of an earlier dump from the image directory: " +
+			                gw::errno_text(errno));
+	return static_cast<int>(names.size());
+}
+
+std::string dump_marker(uint32_t criu_pid)
+{
+	nlohmann::json j{{"schema", "gpuwatch.criu.dump/v1"}, {"criu_pid", criu_pid}, {"criu_start", start_time(criu_pid)}};
+	return j.dump() + "\n";
+}
+
+bool dump_marker_is(int dirfd, uint32_t criu_pid)
+{
+	gw::UniqueFd fd(::openat(dirfd, kDumpMarker, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+	struct stat st;
+	if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > 4096)
+		return false;
+	std::string text(static_cast<std::size_t>(st.st_size), '\0');
+	if (::read(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+		return false;
+	return text == dump_marker(criu_pid);
+}
+
+} // namespace gwaction
