@@ -250,7 +250,7 @@ int map_back_late(int pid)
 			log_debug("pid %d: mapping %s back on handle %u of fd %d", pid, range(v->start, v->length).c_str(),
 			          *v->handle, v->late->fd);
 		}
-		t.finish(true);
+		t.finish();
 	} catch (const std::exception &e) {
 		log_error("pid %d: cannot map its i915 buffers back (%s): killing it rather than resuming it with holes in "
 		          "its memory", pid, e.what());

@@ -70,7 +70,8 @@ struct RemoteTask::Impl {
 	parasite_ctl *ctl = nullptr;
 	pid_t pid = 0;
 	uint64_t syscall_ip = 0;
-	user_regs_struct regs {}; // at attach, for finish(true)
+	user_regs_struct regs {}; // at attach, for finish()
+	bool at_syscall_entry = false; // attached at a syscall-entry stop (PTRACE_GET_SYSCALL_INFO)
 	uint64_t sigmask = 0;
 	std::vector<std::pair<uint64_t, std::size_t>> scratch;
 	bool finished = false;
@@ -84,7 +85,7 @@ RemoteTask::~RemoteTask()
 	if (!impl_ || impl_->finished)
 		return;
 	try {
-		finish(false);
+		finish();
 	} catch (const std::exception &e) {
 		fprintf(stderr, "gwremote: %s\n", e.what());
 	}
@@ -98,6 +99,11 @@ RemoteTask RemoteTask::attach(pid_t pid)
 		throw Error(who(pid) + " is not stopped under our ptrace (PTRACE_GETREGS: " + errno_text(errno) + ")");
 	if (ptrace((__ptrace_request)PTRACE_GETSIGMASK, pid, sizeof(impl->sigmask), &impl->sigmask) != 0)
 		throw Error(who(pid) + ": PTRACE_GETSIGMASK: " + errno_text(errno));
+	// Which stop: only at a syscall-entry stop does finish() have to re-enter the syscall.
+	// Tracers that do not set PTRACE_O_TRACESYSGOOD get op NONE here: no entry stop then.
+	__ptrace_syscall_info info {};
+	long n = ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof info, &info);
+	impl->at_syscall_entry = n > 0 && info.op == PTRACE_SYSCALL_INFO_ENTRY;
 	impl->syscall_ip = find_executable_area(pid);
 	impl->ctl = compel_prepare_noctx(pid);
 	if (!impl->ctl)
@@ -122,7 +128,7 @@ long RemoteTask::syscall(long nr, unsigned long a1, unsigned long a2, unsigned l
 	return ret;
 }
 
-void RemoteTask::finish(bool at_syscall_entry)
+void RemoteTask::finish()
 {
 	if (!impl_ || impl_->finished)
 		return;
@@ -142,7 +148,7 @@ void RemoteTask::finish(bool at_syscall_entry)
 		err = who(pid_) + ": compel_cure_local failed";
 	impl_->ctl = nullptr;
 	impl_->finished = true;
-	if (at_syscall_entry && err.empty()) {
+	if (impl_->at_syscall_entry && err.empty()) {
 		/* back to a syscall-entry stop of the original syscall (see the header) */
 		const pid_t pid = pid_;
 		const uint64_t ip = impl_->syscall_ip;
@@ -210,7 +216,7 @@ long RemoteTask::syscall(long, unsigned long, unsigned long, unsigned long, unsi
 {
 	throw Error("no libcompel");
 }
-void RemoteTask::finish(bool) {}
+void RemoteTask::finish() {}
 
 #endif
 

@@ -6,7 +6,7 @@
 //
 // Contract:
 //  - The caller already traces `pid` (PTRACE_SEIZE/ATTACH) and the task is in a ptrace stop
-//    (an interrupt/group stop, a signal-delivery stop or a syscall-entry stop). Only that task
+//    (an interrupt/group stop, a signal-delivery stop, a syscall-entry or -exit stop). Only that task
 //    (thread) runs the injected code; other threads of the process must be stopped too if they
 //    could touch what is changed (all of them are, under CRIU and in the helper).
 //  - Every injected syscall runs with all signals blocked and the task's registers, signal mask
@@ -64,17 +64,21 @@ public:
 	void read(uint64_t addr, void *p, std::size_t n);
 
 	// Ends the session: unmaps the scratch areas and frees compel's context. The task stays
-	// stopped and traced.
-	// at_syscall_entry: the task was at a syscall-entry stop when attached (CRIU restore's
-	// RESUME_DEVICES_LATE: every task stopped at the entry of rt_sigreturn). After injected
-	// syscalls it sits in a signal-delivery stop instead, from which resuming would not run
-	// the pending syscall. finish(true) puts it back: a `syscall` instruction is written at the
-	// borrowed address, the task runs it with PTRACE_SYSCALL and the original syscall number
-	// (orig_ax) in ax and stops at its entry; then the code bytes, the original registers and
-	// the signal mask are restored. The task is again at the entry of its original syscall
-	// (rt_sigreturn), as CRIU left it (compel_unmap() in CRIU does the same dance to reach
-	// that stop).
-	void finish(bool at_syscall_entry = false);
+	// stopped and traced, with its registers and signal mask as at attach.
+	// After injected syscalls the task sits in a signal-delivery stop (the trap that ends each
+	// one). Resuming from there returns to user space with the registers as they are, which is
+	// what a task attached in an interrupt/group stop or a syscall-exit stop expects: CRIU
+	// restore's RESUME_DEVICES_LATE, where every task is at the *exit* of rt_sigreturn with
+	// its own registers loaded and orig_ax -1 (compel_stop_on_syscall stops there).
+	// Only a task attached at a syscall-entry stop (PTRACE_GET_SYSCALL_INFO says so at attach,
+	// which needs the tracer's PTRACE_O_TRACESYSGOOD) would lose its pending syscall that way;
+	// for it finish() writes a `syscall` instruction at the borrowed address, runs it with
+	// PTRACE_SYSCALL and the original syscall number in ax to stop at its entry again, then
+	// restores the code bytes, registers and signal mask.
+	// Doing that dance at an exit stop would enter syscall -1 on resume, and a seccomp filter
+	// that refuses unknown syscalls (podman's profile: ENOSYS) then overwrites ax: the task
+	// sees -ENOSYS where it had a syscall's result.
+	void finish();
 
 private:
 	struct Impl;

@@ -17,8 +17,12 @@
 #   root_cgroup    the tree in the root cgroup: one error line, nothing changed
 #   criu_cgroup    "criu" inside the tree's cgroup: one error line, nothing changed
 #   no_i915        a tree without i915 mappings: exit 0, nothing frozen, no record
-#   entry_stop     gwremote's finish(true) on a task stopped at a syscall entry (what the plugin
-#                  meets in RESUME_DEVICES_LATE): same registers after, and the syscall runs
+#   entry_stop     gwremote's finish() on a task stopped at a syscall entry: same registers
+#                  after, and the syscall runs
+#   exit_stop      finish() on a task stopped at the exit of rt_sigreturn (what the plugin meets
+#                  in RESUME_DEVICES_LATE) under a seccomp filter that answers ENOSYS to
+#                  unknown syscalls: same registers, and the task carries on with its syscall's
+#                  result intact (gwr_peek --sigloop exits 3 if it ever sees tgkill fail)
 #   legacy         a legacy GEM_MMAP mapping (gwr_legacy) made a placeholder and put back by
 #                  gwremote (map_legacy): same place, and still the buffer's (a write through
 #                  it is what PREAD returns)
@@ -504,8 +508,21 @@ while True: os.getppid()' &
 	[ $? = 143 ] || { echo "the task did not survive (exit status $?)"; return 1; }
 }
 
+case_exit_stop() {
+	"$peek" --sigloop &
+	PID=$!
+	sleep 0.5
+	"$peek" --exit "$PID" || { kill "$PID"; return 1; }
+	sleep 1
+	kill -0 "$PID" 2>/dev/null || { wait "$PID"; echo "the task stopped after finish() (exit status $?)"; return 1; }
+	grep -q 'TracerPid:.0' "/proc/$PID/status" || { kill "$PID"; echo "still traced"; return 1; }
+	kill "$PID"
+	wait "$PID"
+	[ $? = 143 ] || { echo "the task did not survive (exit status $?)"; return 1; }
+}
+
 start_s=$SECONDS
-for c in ${CASES:-convert criu_killed copy criu_noplugin criu_plugin criu_sigkill root_cgroup criu_cgroup no_i915 legacy entry_stop}; do
+for c in ${CASES:-convert criu_killed copy criu_noplugin criu_plugin criu_sigkill root_cgroup criu_cgroup no_i915 legacy entry_stop exit_stop}; do
 	run_case "$c"
 done
 echo "guest time: $((SECONDS - start_s)) s"
