@@ -436,6 +436,8 @@ case_i915() {
 	# --leave-running + --export, then --import
 	checkpoint i915 --keep --leave-running --export="$tar" || return 1
 	cp "$(latest_log dump)" "$out/$name-dump2.log" 2>/dev/null
+	mkdir -p "$out/$name-images2" && cp "$T/root/vfs-containers/$(pm inspect -f '{{.Id}}' i915)"/userdata/checkpoint/gpuwatch-* \
+		"$out/$name-images2/" 2>/dev/null
 	[ "$(pm inspect -f '{{.State.Running}}' i915)" = true ] || { fail "--leave-running: the container stopped"; return 1; }
 	n=$(sum_log "$(latest_log dump)" 'pid [0-9]+: [0-9]+ i915 mappings put back in the dumped task')
 	[ "$n" = "$want" ] || { fail "--leave-running: $n of $want i915 mappings put back in the original"; return 1; }
@@ -443,6 +445,7 @@ case_i915() {
 	pm rm -f i915 >/dev/null 2>&1
 	pm container restore --keep --import="$tar" >"$T/i915.import.log" 2>&1 ||
 		{ tail -n 5 "$T/i915.import.log"; criu_log i915 restore; fail "podman container restore --import exited $?"; return 1; }
+	cp "$(latest_log restore)" "$out/$name-import.log" 2>/dev/null
 	n=$(sum_log "$(latest_log restore)" 'pid [0-9]+: [0-9]+ i915 mappings back at their addresses')
 	[ "$n" = "$want" ] || { fail "--import: $n of $want i915 mappings mapped back"; return 1; }
 	i915_verified "$d" "after --import" || return 1
