@@ -190,10 +190,11 @@ ci_failed_dump() {
 	return 1
 }
 
-# criu_i915 / criu_i915_leave_running
-sc_criu_i915() {
-	local cg dir=$WORK/wl img=$WORK/img leave=0 p rc
-	[ "${1:-}" = --leave-running ] && leave=1
+# ci_begin DIR: the plugin is needed (its skip status otherwise); a cgroup for this scenario, the
+# daemon attached to it, wl_i915_criu started in it with DIR, ready and verified, and the kernel's
+# state snapshotted as "before"
+ci_begin() {
+	local dir=$1 rc   # cg: the caller's (bash scoping), set by cg_make
 	ci_need plugin
 	rc=$?
 	[ $rc = 0 ] || return $rc
@@ -203,6 +204,13 @@ sc_criu_i915() {
 	ci_ready "$dir" || return 1
 	ci_verified "$dir" || return 1
 	ci_snapshot "$dir" before || return 1
+}
+
+# criu_i915 / criu_i915_leave_running
+sc_criu_i915() {
+	local cg dir=$WORK/wl img=$WORK/img leave=0 p
+	[ "${1:-}" = --leave-running ] && leave=1
+	ci_begin "$dir" || return $?
 	if [ $leave = 1 ]; then
 		mkdir -p "$img"
 		criu_run "dump --leave-running" "$WORK/dump.log" dump -t "$(cat "$dir/pid.parent")" -D "$img" \
@@ -244,16 +252,8 @@ sc_criu_i915() {
 # converted mappings could not be put back); the workload carries on intact (its self-check, and
 # the kernel's state, as before), and finishes its work.
 sc_criu_i915_predump() {
-	local cg dir=$WORK/wl img=$WORK/img rc
-	ci_need plugin
-	rc=$?
-	[ $rc = 0 ] || return $rc
-	cg_make cg "gwt-$NAME" || return 1
-	gw_start "$cg" || return 1
-	ci_start "$cg" "$dir" || return 1
-	ci_ready "$dir" || return 1
-	ci_verified "$dir" || return 1
-	ci_snapshot "$dir" before || return 1
+	local cg dir=$WORK/wl img=$WORK/img
+	ci_begin "$dir" || return $?
 	mkdir -p "$img"
 	criu_run "pre-dump" "$WORK/pre-dump.log" pre-dump -t "$(cat "$dir/pid.parent")" -D "$img" --shell-job "${CRIU_GW_ARGS[@]}"
 	criu_timings

@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -41,6 +42,61 @@
 #include "i915_predump.hpp"
 #include "proc_tree.hpp"
 
+// Seizes every thread of pid, runs fn (its return value is the exit status; an exception is
+// one line on stderr and status 1), then lets every thread go.
+static int with_seized(pid_t pid, const std::function<int()> &fn)
+{
+	std::vector<pid_t> tids;
+	for (uint32_t t : gwaction::threads_of((uint32_t)pid))
+		tids.push_back((pid_t)t);
+	try {
+		gwaction::seize_threads(tids, 5000);
+	} catch (const std::exception &e) {
+		fprintf(stderr, "gwr_peek: %s\n", e.what());
+		return 1;
+	}
+	int rc = 1;
+	try {
+		rc = fn();
+	} catch (const std::exception &e) {
+		fprintf(stderr, "gwr_peek: %s\n", e.what());
+	}
+	gwaction::detach_threads(tids);
+	return rc;
+}
+
+static user_regs_struct regs_of(pid_t pid)
+{
+	user_regs_struct r {};
+	if (ptrace(PTRACE_GETREGS, pid, nullptr, &r))
+		throw gw::Error("PTRACE_GETREGS failed");
+	return r;
+}
+
+// Injects getpid and a scratch round trip into the stopped task, ends with finish(), and
+// checks its registers are as before. Returns them.
+static user_regs_struct inject_and_finish(pid_t pid)
+{
+	const user_regs_struct r0 = regs_of(pid);
+	auto t = gwremote::RemoteTask::attach(pid);
+	long me = t.syscall(__NR_getpid);
+	uint64_t a = t.scratch(4096);
+	const char msg[] = "gwremote";
+	char back[sizeof msg] = {};
+	t.write(a, msg, sizeof msg);
+	t.read(a, back, sizeof back);
+	if (me != pid || memcmp(msg, back, sizeof msg))
+		throw gw::Error("remote getpid " + std::to_string(me) + " or scratch round trip wrong");
+	t.finish();
+	const user_regs_struct r1 = regs_of(pid);
+	if (memcmp(&r0, &r1, sizeof r0))
+		throw gw::Error("registers differ after finish(): rip " + std::to_string(r0.rip) + " -> " +
+				std::to_string(r1.rip) + ", rax " + std::to_string((long)r0.rax) + " -> " +
+				std::to_string((long)r1.rax) + ", orig_rax " + std::to_string(r0.orig_rax) + " -> " +
+				std::to_string(r1.orig_rax));
+	return r0;
+}
+
 static int roundtrip(char **argv)
 {
 	gwremote::MapRecord m;
@@ -55,12 +111,7 @@ static int roundtrip(char **argv)
 	m.file = 1;
 	m.handle = (uint32_t)strtoul(argv[5], nullptr, 0);
 	m.offset = strtoull(argv[6], nullptr, 0);
-	std::vector<pid_t> tids;
-	for (uint32_t t : gwaction::threads_of(m.pid))
-		tids.push_back((pid_t)t);
-	int rc = 1;
-	try {
-		gwaction::seize_threads(tids, 5000);
+	return with_seized((pid_t)m.pid, [&] {
 		auto t = gwremote::RemoteTask::attach((pid_t)m.pid);
 		gwremote::convert_map(t, m);
 		if (!gwremote::placeholder_present(m.pid, m.start, m.length))
@@ -69,73 +120,38 @@ static int roundtrip(char **argv)
 		t.finish();
 		for (auto &e : res.errors)
 			fprintf(stderr, "gwr_peek: %s\n", e.c_str());
-		if (res.reverted == 1 && !gwremote::placeholder_present(m.pid, m.start, m.length)) {
-			printf("roundtrip ok\n");
-			rc = 0;
-		}
-	} catch (const std::exception &e) {
-		fprintf(stderr, "gwr_peek: %s\n", e.what());
-	}
-	gwaction::detach_threads(tids);
-	return rc;
+		if (res.reverted != 1 || gwremote::placeholder_present(m.pid, m.start, m.length))
+			return 1;
+		printf("roundtrip ok\n");
+		return 0;
+	});
 }
 
 static int entry_roundtrip(pid_t pid)
 {
-	std::vector<pid_t> tids;
-	for (uint32_t t : gwaction::threads_of((uint32_t)pid))
-		tids.push_back((pid_t)t);
-	int rc = 1;
-	try {
-		gwaction::seize_threads(tids, 5000);
+	return with_seized(pid, [&] {
 		int st = 0;
-		user_regs_struct r0 {}, r1 {}, r2 {};
 		if (ptrace(PTRACE_SETOPTIONS, pid, nullptr, PTRACE_O_TRACESYSGOOD)) // as CRIU does
 			throw gw::Error("PTRACE_SETOPTIONS failed");
-		if (ptrace(PTRACE_SYSCALL, pid, nullptr, nullptr) || waitpid(pid, &st, __WALL) != pid || !WIFSTOPPED(st) ||
-		    ptrace(PTRACE_GETREGS, pid, nullptr, &r0))
+		if (ptrace(PTRACE_SYSCALL, pid, nullptr, nullptr) || waitpid(pid, &st, __WALL) != pid || !WIFSTOPPED(st))
 			throw gw::Error("no syscall-entry stop");
+		const user_regs_struct r0 = inject_and_finish(pid);
 		if ((long)r0.rax != -ENOSYS)
 			throw gw::Error("not a syscall-entry stop (rax " + std::to_string((long)r0.rax) + ")");
-		auto t = gwremote::RemoteTask::attach(pid);
-		long me = t.syscall(__NR_getpid);
-		uint64_t a = t.scratch(4096);
-		const char msg[] = "gwremote";
-		char back[sizeof msg] = {};
-		t.write(a, msg, sizeof msg);
-		t.read(a, back, sizeof back);
-		if (me != pid || memcmp(msg, back, sizeof msg))
-			throw gw::Error("remote getpid " + std::to_string(me) + " or scratch round trip wrong");
-		t.finish();
-		if (ptrace(PTRACE_GETREGS, pid, nullptr, &r1))
-			throw gw::Error("GETREGS after finish");
-		if (memcmp(&r0, &r1, sizeof r0))
-			throw gw::Error("registers differ after finish(): rip " + std::to_string(r0.rip) + " -> " +
-					std::to_string(r1.rip) + ", orig_rax " + std::to_string(r0.orig_rax) + " -> " +
-					std::to_string(r1.orig_rax));
-		if (ptrace(PTRACE_SYSCALL, pid, nullptr, nullptr) || waitpid(pid, &st, __WALL) != pid || !WIFSTOPPED(st) ||
-		    ptrace(PTRACE_GETREGS, pid, nullptr, &r2))
+		if (ptrace(PTRACE_SYSCALL, pid, nullptr, nullptr) || waitpid(pid, &st, __WALL) != pid || !WIFSTOPPED(st))
 			throw gw::Error("no syscall-exit stop after finish()");
+		const user_regs_struct r2 = regs_of(pid);
 		if (r2.orig_rax != r0.orig_rax || (long)r2.rax == -ENOSYS)
 			throw gw::Error("the exit stop is of syscall " + std::to_string(r2.orig_rax) + " (rax " +
 					std::to_string((long)r2.rax) + "), not of " + std::to_string(r0.orig_rax));
 		printf("entry roundtrip ok: syscall %llu ran after injection (result %lld)\n", r0.orig_rax, (long long)r2.rax);
-		rc = 0;
-	} catch (const std::exception &e) {
-		fprintf(stderr, "gwr_peek: %s\n", e.what());
-	}
-	gwaction::detach_threads(tids);
-	return rc;
+		return 0;
+	});
 }
 
 static int exit_roundtrip(pid_t pid)
 {
-	std::vector<pid_t> tids;
-	for (uint32_t t : gwaction::threads_of((uint32_t)pid))
-		tids.push_back((pid_t)t);
-	int rc = 1;
-	try {
-		gwaction::seize_threads(tids, 5000);
+	return with_seized(pid, [&] {
 		if (ptrace(PTRACE_SETOPTIONS, pid, nullptr, PTRACE_O_TRACESYSGOOD)) // as CRIU does
 			throw gw::Error("PTRACE_SETOPTIONS failed");
 		// syscall stops until the entry of rt_sigreturn, then its exit (compel_stop_on_syscall)
@@ -158,30 +174,12 @@ static int exit_roundtrip(pid_t pid)
 		}
 		if (!found)
 			throw gw::Error("no rt_sigreturn in 10000 syscall stops");
-		user_regs_struct r0 {}, r1 {};
-		if (ptrace(PTRACE_GETREGS, pid, nullptr, &r0))
-			throw gw::Error("GETREGS failed");
-		auto t = gwremote::RemoteTask::attach(pid);
-		long me = t.syscall(__NR_getpid);
-		uint64_t a = t.scratch(4096);
-		if (me != pid || !a)
-			throw gw::Error("remote getpid " + std::to_string(me) + " wrong");
-		t.finish();
-		if (ptrace(PTRACE_GETREGS, pid, nullptr, &r1))
-			throw gw::Error("GETREGS after finish");
-		if (memcmp(&r0, &r1, sizeof r0))
-			throw gw::Error("registers differ after finish(): rip " + std::to_string(r0.rip) + " -> " +
-					std::to_string(r1.rip) + ", rax " + std::to_string((long)r0.rax) + " -> " +
-					std::to_string((long)r1.rax));
+		const user_regs_struct r0 = inject_and_finish(pid);
 		if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof info, &info) > 0 && info.op == PTRACE_SYSCALL_INFO_ENTRY)
 			throw gw::Error("finish() left the task at a syscall entry (nr " + std::to_string(info.entry.nr) + ")");
 		printf("exit roundtrip ok: rt_sigreturn exit, rax %lld kept\n", (long long)r0.rax);
-		rc = 0;
-	} catch (const std::exception &e) {
-		fprintf(stderr, "gwr_peek: %s\n", e.what());
-	}
-	gwaction::detach_threads(tids);
-	return rc;
+		return 0;
+	});
 }
 
 static void on_usr1(int) {}
@@ -228,17 +226,7 @@ int main(int argc, char **argv)
 	}
 	pid_t pid = (pid_t)strtol(argv[1], nullptr, 0);
 	uint64_t addr = strtoull(argv[2], nullptr, 0), len = strtoull(argv[3], nullptr, 0);
-	std::vector<pid_t> tids;
-	for (uint32_t t : gwaction::threads_of((uint32_t)pid))
-		tids.push_back((pid_t)t);
-	try {
-		gwaction::seize_threads(tids, 5000);
-	} catch (const std::exception &e) {
-		fprintf(stderr, "gwr_peek: %s\n", e.what());
-		return 1;
-	}
-	int rc = 0;
-	try {
+	return with_seized(pid, [&] {
 		auto t = gwremote::RemoteTask::attach(pid);
 		uint64_t buf = t.scratch(len);
 		gwremote::copy_through_pipe(t, addr, buf, len);
@@ -249,10 +237,6 @@ int main(int argc, char **argv)
 		for (unsigned char c : bytes)
 			h = (h ^ c) * 1099511628211ULL;
 		printf("%016" PRIx64 " first=%02x\n", h, len ? bytes[0] : 0);
-	} catch (const std::exception &e) {
-		fprintf(stderr, "gwr_peek: %s\n", e.what());
-		rc = 1;
-	}
-	gwaction::detach_threads(tids);
-	return rc;
+		return 0;
+	});
 }
