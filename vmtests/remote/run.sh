@@ -6,7 +6,7 @@
 #
 # usage: vmtests/remote/run.sh BUILD_DIR [OUT_DIR]      (as root)
 #   env LANE=debian12|debian13   the stack (vmtests/lanes/lane.sh; default debian12)
-#   env CASES="convert criu_killed copy criu_noplugin criu_plugin criu_sigkill root_cgroup criu_cgroup no_i915 legacy entry_stop"
+#   env CASES="convert criu_killed copy criu_noplugin criu_plugin criu_sigkill root_cgroup criu_cgroup no_i915 legacy entry_stop exit_stop"
 #       SIGKILL_AT="Dumping pages"   (criu_sigkill: kill criu only when its log says this)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
