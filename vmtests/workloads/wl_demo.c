@@ -6,7 +6,7 @@
  * into buffer N % 3 (every pixel = N) after checking that the buffer still holds frame N - 3.
  * A checkpoint/restore in between must not change a pixel, a handle or an address: the
  * process prints one line per second and exits 1 at the first wrong pixel or handle.
- * usage: wl_demo SECONDS
+ * usage: wl_demo [SECONDS]   about SECONDS worth of frames (5 a second); 0 or none: until killed
  */
 #include <drm.h>
 #include <drm_mode.h>
@@ -43,7 +43,7 @@ static uint32_t create(int fd, uint64_t *size)
 
 int main(int argc, char **argv)
 {
-	int seconds = argc > 1 ? atoi(argv[1]) : 60;
+	int seconds = argc > 1 ? atoi(argv[1]) : 0;
 	int fd = open("/dev/dri/card0", O_RDWR | O_CLOEXEC);
 	uint32_t handle[NBUF], spare, gone;
 	uint32_t *px[NBUF];
@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	struct timespec tick = {0, 200 * 1000 * 1000};
-	for (uint32_t frame = 0; frame < (uint32_t)seconds * 5; frame++) {
+	for (uint32_t frame = 0; seconds <= 0 || frame < (uint32_t)seconds * 5; frame++) {
 		uint32_t *p = px[frame % NBUF];
 		uint32_t expect = frame >= NBUF ? frame - NBUF : 0;
 		for (size_t i = 0; i < size / 4; i++) {
