@@ -15,7 +15,6 @@
 #include <linux/types.h>
 #endif
 
-#define GW_ABI_VERSION 2
 #define GW_DRM_MAJOR 226
 #define GW_DMA_BUF_MAGIC 0x444d4142 /* "DMAB", include/uapi/linux/magic.h */
 #define GW_IOCTL_ARG_MAX 64         /* bytes of an ioctl argument captured */

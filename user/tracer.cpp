@@ -232,11 +232,6 @@ std::string Tracer::try_fexit(HookGroup g)
 }
 
 int Tracer::epoll_fd() const { return ring_buffer__epoll_fd(impl_->rb); }
-int Tracer::poll(int timeout_ms)
-{
-	arm_wakeup();
-	return ring_buffer__poll(impl_->rb, timeout_ms);
-}
 int Tracer::drain() { return ring_buffer__consume(impl_->rb); }
 void Tracer::arm_wakeup() { __atomic_store_n(&impl_->skel->bss->gw_wake_armed, 1u, __ATOMIC_SEQ_CST); }
 

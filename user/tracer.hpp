@@ -43,7 +43,6 @@ public:
 	// quarter of the ring is full: a reader that sleeps on epoll_fd() arms first, then drains
 	// once more (a record that came before the arm woke nobody), then sleeps.
 	int epoll_fd() const;          // readable when records are waiting (see above)
-	int poll(int timeout_ms);      // arms, waits and consumes; returns records consumed or -errno
 	int drain();                   // consumes all that is waiting
 	void arm_wakeup();             // the next record wakes epoll_fd()
 	gw_counters counters() const;  // lost events and failed reads, counted in the kernel

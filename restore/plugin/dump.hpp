@@ -59,8 +59,6 @@ inline const nlohmann::json &jget(const nlohmann::json &o, const char *key)
 
 // The session, started on first use (stage DUMP only). Throws Error when /proc cannot be read.
 DumpSession &dump_session();
-bool dump_session_started();
-void reset_dump_session();
 
 // DUMP_EXT_FILE for DRM files and dma-bufs: 0, -ENOTSUP (not ours) or -1 (logged).
 int dump_drm_file(int lfd, uint32_t id);

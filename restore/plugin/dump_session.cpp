@@ -162,8 +162,6 @@ const json *DumpSession::manifest_mmap(std::size_t index, uint32_t pid, uint64_t
 	return nullptr;
 }
 
-bool dump_session_started() { return g_session.has_value(); }
-void reset_dump_session() { g_session.reset(); }
 
 DumpSession &dump_session()
 {
