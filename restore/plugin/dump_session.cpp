@@ -162,7 +162,6 @@ const json *DumpSession::manifest_mmap(std::size_t index, uint32_t pid, uint64_t
 	return nullptr;
 }
 
-
 DumpSession &dump_session()
 {
 	if (g_session)

@@ -10,7 +10,6 @@
 #include "i915_maps.hpp"
 #include "i915_ops.hpp"
 #include "i915_predump.hpp"
-#include "proc_tree.hpp"
 #include "log.hpp"
 #include "restore.hpp"
 
@@ -220,12 +219,9 @@ void revert_converted_maps()
 	}
 }
 
-int map_back_late(int pid)
+int map_back_late(int pid, uint32_t vpid)
 {
 	const RestoreImages &im = restore_images();
-	// pid is CRIU's (the host's) pid of the restored task; in a new pid namespace (a container)
-	// it is not the dump's, but the task's own pid there (its vpid) is restored as it was
-	uint32_t vpid = gwaction::inner_pid(static_cast<uint32_t>(pid));
 	std::vector<const VmaRec *> mine;
 	for (const VmaRec &v : im.vmas)
 		if (v.late && v.vpid == vpid)

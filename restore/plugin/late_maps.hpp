@@ -29,8 +29,9 @@ void attribute_late_maps(DumpSession &s, int lfd, const FileImage &img);
 // Dump end (plugin exit, dump and pre-dump): puts the real mappings back in the tasks CRIU
 // still traces. Logs what it did; never throws.
 void revert_converted_maps();
-// Restore: RESUME_DEVICES_LATE for pid. 0 (mapped back, or nothing to do) or -1: then the
-// task is killed, so the restore fails instead of resuming a process with holes in its memory.
-int map_back_late(int pid);
+// Restore: RESUME_DEVICES_LATE for pid (CRIU's, the host's), whose own pid in its namespace
+// (the dump's) is vpid. 0 (mapped back, or nothing to do) or -1: then the task is killed, so
+// the restore fails instead of resuming a process with holes in its memory.
+int map_back_late(int pid, uint32_t vpid);
 
 } // namespace gwcriu

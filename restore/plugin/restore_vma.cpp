@@ -167,11 +167,11 @@ int resume_devices_late(int pid)
 	const RestoreImages &im = restore_images();
 	if (im.files.empty() && im.dmabufs.empty() && im.vmas.empty())
 		return -ENOTSUP;
-	if (map_back_late(pid) != 0)
-		return -1;
 	// pid is CRIU's view (host pid); the images hold the dump's, which differs in a new pid
 	// namespace (a container): the task's pid in its own namespace is restored as it was.
 	uint32_t vpid = gwaction::inner_pid(static_cast<uint32_t>(pid));
+	if (map_back_late(pid, vpid) != 0)
+		return -1;
 	bool drm = false;
 	for (const VmaRec &v : im.vmas)
 		drm |= v.vpid == vpid;
