@@ -193,6 +193,28 @@ void write_file_atomic(const std::string &path, const std::string &content, unsi
 	}
 }
 
+std::vector<std::string> names_in_dir(int dirfd, const std::string &prefix, const std::string &suffix,
+                                      const std::string &what)
+{
+	int dfd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		throw Error("cannot list " + what + ": " + errno_text(errno));
+	DIR *d = ::fdopendir(dfd);
+	if (!d) {
+		::close(dfd);
+		throw Error("cannot list " + what + ": " + errno_text(errno));
+	}
+	std::vector<std::string> out;
+	while (struct dirent *e = ::readdir(d)) {
+		std::string n = e->d_name;
+		if (n.size() > prefix.size() + suffix.size() && n.compare(0, prefix.size(), prefix) == 0 &&
+		    n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
+			out.push_back(n);
+	}
+	::closedir(d);
+	return out;
+}
+
 std::string proc_comm(uint32_t pid)
 {
 	std::ifstream in("/proc/" + std::to_string(pid) + "/comm");

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace gw {
 
@@ -60,6 +61,12 @@ std::string ensure_tracefs();               // mounts tracefs if needed; returns
 void write_file_atomic(const std::string &path, const std::string &content, unsigned mode = 0644);
 // Throws unless the directory that would hold path exists and is writable.
 void check_writable_dir_for(const std::string &path);
+
+// The names in the directory dirfd (read through a new open file description of it, so dirfd
+// keeps its offset) that start with prefix and end with suffix and are longer than both
+// together, of any file type. Throws Error "cannot list <what>: <errno>".
+std::vector<std::string> names_in_dir(int dirfd, const std::string &prefix, const std::string &suffix,
+                                      const std::string &what);
 
 std::string proc_comm(uint32_t pid);        // "" if the process is gone
 // The whole of a small file (a /proc or sysfs file) read with read(2), at most `max` bytes;

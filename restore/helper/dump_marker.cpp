@@ -2,7 +2,6 @@
 #include "dump_marker.hpp"
 
 #include <cerrno>
-#include <dirent.h>
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
@@ -16,23 +15,12 @@ namespace gwaction {
 
 int remove_gpuwatch_images(int dirfd)
 {
-	int dup = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dup < 0)
-		throw gw::Error("cannot read the image directory: " + gw::errno_text(errno));
-	DIR *d = ::fdopendir(dup);
-	if (!d) {
-		::close(dup);
-		throw gw::Error("cannot read the image directory: " + gw::errno_text(errno));
-	}
 	std::vector<std::string> names;
-	while (struct dirent *e = ::readdir(d)) {
-		std::string n = e->d_name;
+	for (std::string &n : gw::names_in_dir(dirfd, "gpuwatch-", "", "the image directory")) {
 		struct stat st;
-		if (n.rfind("gpuwatch-", 0) == 0 && ::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode))
-			names.push_back(n);
+		if (::fstatat(dirfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			names.push_back(std::move(n));
 	}
-	::closedir(d);
 	for (const std::string &n : names)
 		if (::unlinkat(dirfd, n.c_str(), 0) != 0 && errno != ENOENT)
 			throw gw::Error("cannot remove " + n + " of an earlier dump from the image directory: " +

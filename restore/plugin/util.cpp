@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/kcmp.h>
 #include <sys/stat.h>
@@ -145,23 +144,7 @@ bool image_exists(const std::string &name)
 
 std::vector<std::string> list_images(const std::string &prefix, const std::string &suffix)
 {
-	std::vector<std::string> out;
-	int dfd = openat(image_dir(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		throw Error("cannot list the image directory: " + gw::errno_text(errno));
-	DIR *d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		throw Error("cannot list the image directory: " + gw::errno_text(errno));
-	}
-	while (struct dirent *e = readdir(d)) {
-		std::string n = e->d_name;
-		if (n.size() > prefix.size() + suffix.size() && n.compare(0, prefix.size(), prefix) == 0 &&
-		    n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
-			out.push_back(n);
-	}
-	closedir(d);
-	return out;
+	return gw::names_in_dir(image_dir(), prefix, suffix, "the image directory");
 }
 
 void write_image(const std::string &name, const std::string &content)
