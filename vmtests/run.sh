@@ -72,7 +72,8 @@ echo "vmtests: lane $LANE_DESC, results in $RESULTS"
 start=$(date +%s%N)
 # lane_boot keeps the guest kernel's console in console.log, so that a wedged guest leaves its
 # hung-task, soft-lockup and RCU-stall reports there (rcu_tasks stalls after 15 s, not 10 min).
-lane_boot "${VM_TIMEOUT:-3000}" 1G "$RESULTS/console.log" "$guest_cmd" &
+vm_timeout=${VM_TIMEOUT:-3000}
+lane_boot "$vm_timeout" 1G "$RESULTS/console.log" "$guest_cmd" &
 vng_pid=$!
 touch "$RESULTS/guest.log"
 tail -n +1 -F --pid="$vng_pid" "$RESULTS/guest.log" 2>/dev/null
@@ -85,7 +86,7 @@ ms=$(((end - start) / 1000000))
 printf 'vmtests: boot + suite took %d.%d s (guest uptime when the suite started: %s s)\n' \
 	$((ms / 1000)) $((ms % 1000 / 100)) "$boot"
 if [ ! -s "$RESULTS/summary" ] || [ ! -s "$RESULTS/status" ]; then
-	[ $vng_rc = 124 ] && echo "vmtests: the VM was killed after ${VM_TIMEOUT:-3000}s"
+	[ $vng_rc = 124 ] && echo "vmtests: the VM was killed after ${vm_timeout}s"
 	first=$(grep -nE 'INFO: task .* blocked|soft lockup|hard LOCKUP|rcu_tasks.*(stall|grace period)|BUG:|WARNING:|Oops' \
 		"$RESULTS/console.log" | head -n 1 | cut -d: -f1)
 	if [ -n "$first" ]; then
