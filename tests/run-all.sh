@@ -10,7 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWATCH_TESTS=ON >/dev/null || exit 1
 cmake --build "$BUILD" -j"$(nproc)" || exit 1
 
 passed=0 failed=0 skipped=0

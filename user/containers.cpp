@@ -16,7 +16,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "control.hpp"
+#include "control_client.hpp"
 #include "criu_args.hpp"
 #include "sysutil.hpp"
 

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "background.hpp"
-#include "control.hpp"
+#include "control_server.hpp"
 #include "drm_decode.hpp"
 #include "event_abi.hpp"
 #include "model.hpp"
@@ -230,9 +230,9 @@ private:
 
 	void render_and_write() const
 	{
-		nlohmann::json m = model_.manifest();
-		m["hooks"] = tracer_->hooks().manifest_json();
-		write_file_atomic(opts_.manifest, serialize_manifest(m));
+		manifest::Manifest m = model_.manifest();
+		m.hooks = tracer_->hooks().manifest_paths();
+		write_file_atomic(opts_.manifest, manifest::serialize(m));
 	}
 
 	/* a background write that has finished: its generation is on disk (a failed one is fatal,

@@ -107,12 +107,12 @@ std::string HookPlan::path() const
 	return s;
 }
 
-nlohmann::json HookPlan::manifest_json() const
+std::map<std::string, std::string> HookPlan::manifest_paths() const
 {
-	nlohmann::json j = nlohmann::json::object();
+	std::map<std::string, std::string> m;
 	for (HookGroup g : kHookGroups)
-		j[group_name(g)] = fexit(g) ? "fexit" : "tracepoint";
-	return j;
+		m[group_name(g)] = fexit(g) ? "fexit" : "tracepoint";
+	return m;
 }
 
 nlohmann::json HookPlan::to_json() const

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,7 @@ struct HookPlan {
 	bool any_fexit() const;
 	// "fexit", "tracepoint", or "mixed: ioctl=fexit mmap=tracepoint cloexec=fexit syscalls=fexit"
 	std::string path() const;
-	nlohmann::json manifest_json() const; // {"ioctl": "fexit", "mmap": "tracepoint", ...}
+	std::map<std::string, std::string> manifest_paths() const; // the manifest's "hooks": {"ioctl": "fexit", ...}
 	nlohmann::json to_json() const;       // with the request and every reason
 	std::string describe() const;         // one line per group: "ioctl: fexit (...)"
 };

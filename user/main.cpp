@@ -6,10 +6,10 @@
 
 #include "check.hpp"
 #include "containers.hpp"
-#include "control.hpp"
+#include "control_client.hpp"
 #include "criu_args.hpp"
 #include "daemon.hpp"
-#include "model.hpp"
+#include "manifest/manifest.hpp"
 #include "sysutil.hpp"
 
 int main(int argc, char **argv)
@@ -96,7 +96,7 @@ int main(int argc, char **argv)
 		if (ohook->parsed())
 			return gw::run_oci_hook(hook_stage, gw::control::default_run_dir());
 		if (show->parsed()) {
-			std::cout << gw::format_manifest_summary(gw::read_manifest_file(show_file));
+			std::cout << gw::manifest::format_summary(gw::manifest::read_file(show_file));
 			return 0;
 		}
 	} catch (const std::exception &e) {

@@ -24,6 +24,7 @@
 
 #include "event_abi.hpp"
 #include "handle_table.hpp"
+#include "manifest/manifest.hpp"
 
 namespace gw {
 
@@ -231,8 +232,8 @@ public:
 	// Bumped on every change that alters the manifest (the daemon debounces writes on it).
 	uint64_t generation() const { return generation_; }
 
-	// The manifest (schema gpuwatch.manifest/v1).
-	nlohmann::json manifest() const;
+	// The manifest (schema gpuwatch.manifest/v1): user/model_manifest.cpp.
+	manifest::Manifest manifest() const;
 
 	// Read-only views for tests and for the CRIU side.
 	const std::map<uint32_t, Process> &processes() const { return procs_; }
@@ -262,18 +263,5 @@ private:
 	NodeNamer namer_ = nullptr;
 };
 
-// Manifest validation/reading for `gpuwatch show` and the CRIU side: parses and checks the
-// minimum contract; throws ManifestError with a one-line message naming what is wrong.
-struct ManifestError : std::runtime_error {
-	using std::runtime_error::runtime_error;
-};
-nlohmann::json read_manifest_file(const std::string &path);       // throws ManifestError
-void validate_manifest(const nlohmann::json &m);                   // throws ManifestError
-std::string format_manifest_summary(const nlohmann::json &m);      // `gpuwatch show` text
-// The manifest's on-disk text. Strings a traced process controls (comm) may hold invalid
-// UTF-8: they are written with U+FFFD replacements instead of failing the write.
-std::string serialize_manifest(const nlohmann::json &m);
-// f_flags as text ("O_RDWR|O_NONBLOCK"): the manifest's and the plugin images' "flags".
-std::string flags_string(uint32_t f_flags);
 
 } // namespace gw

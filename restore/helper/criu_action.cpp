@@ -35,12 +35,12 @@
 #include <unistd.h>
 
 #include "containers.hpp"
-#include "control.hpp"
+#include "control_client.hpp"
 #include "criu_abi.hpp"
 #include "drm_devices.hpp"
 #include "dump_marker.hpp"
 #include "i915_predump.hpp"
-#include "model.hpp"
+#include "manifest/manifest.hpp"
 #include "nodes.hpp"
 #include "proc_tree.hpp"
 #include "sysutil.hpp"
@@ -82,7 +82,7 @@ std::string image_dir()
 // The i915 mapping conversion of the pre-dump, for CRIU 3.x only: from CRIU 4.0 the plugin
 // converts the mappings itself at CHECKPOINT_DEVICES, in tasks CRIU has seized (no freeze, no
 // watcher). Which CRIU runs is read from its binary (the same test the plugin makes).
-void i915_predump_if_needed(uint32_t pid, pid_t criu, const std::string &dir, const nlohmann::json *m)
+void i915_predump_if_needed(uint32_t pid, pid_t criu, const std::string &dir, const manifest::Manifest *m)
 {
 	std::string exe = "/proc/" + std::to_string(criu) + "/exe";
 	gwaction::CriuAbi abi = gwaction::criu_abi_of_binary(exe);
@@ -127,13 +127,13 @@ int pre_dump()
 		i915_predump_if_needed(pid, criu, dir, nullptr);
 		return 0;
 	}
-	nlohmann::json m = control::sync(*daemon);
-	write_file_atomic(dir + "/" + kManifest, serialize_manifest(m), 0600);
+	manifest::Manifest m = control::sync(*daemon);
+	write_file_atomic(dir + "/" + kManifest, manifest::serialize(m), 0600);
 
 	nlohmann::json nodes = nlohmann::json::array();
 	std::set<std::string> seen;
-	for (const auto &f : m.at("files")) {
-		std::string path = f.value("path", "");
+	for (const manifest::File &f : m.files) {
+		const std::string &path = f.path;
 		if (!is_drm_node_path(path) || !seen.insert(path).second)
 			continue;
 		if (auto n = action::stat_node_in_root(pid, path))
@@ -143,7 +143,7 @@ int pre_dump()
 	}
 	write_file_atomic(dir + "/" + kNodes, nodes.dump() + "\n", 0600);
 	log("manifest of daemon " + std::to_string(daemon->pid) + " (" + daemon->cgroup + ", generation " +
-	    std::to_string(m.value("generation", 0)) + ") and " + std::to_string(nodes.size()) +
+	    std::to_string(m.generation) + ") and " + std::to_string(nodes.size()) +
 	    " device node(s) saved in " + dir);
 	i915_predump_if_needed(pid, criu, dir, &m);
 	return 0;

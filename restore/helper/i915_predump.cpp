@@ -24,7 +24,7 @@ using gw::Error;
 using gwremote::MapKind;
 using gwremote::MapMode;
 using gwremote::MapRecord;
-using nlohmann::json;
+namespace mf = gw::manifest;
 
 namespace {
 
@@ -38,28 +38,6 @@ std::string hex(uint64_t v)
 	char b[24];
 	snprintf(b, sizeof b, "0x%llx", (unsigned long long)v);
 	return b;
-}
-
-// --- the manifest's view of a mapping ---------------------------------------------------------
-const json *find_by(const json *list, const char *key, uint64_t v)
-{
-	if (!list || !list->is_array())
-		return nullptr;
-	for (const json &e : *list)
-		if (e.is_object() && e.contains(key) && e[key].is_number_unsigned() && e[key].get<uint64_t>() == v)
-			return &e;
-	return nullptr;
-}
-
-const json *member(const json *o, const char *key)
-{
-	return o && o->is_object() && o->contains(key) ? &(*o)[key] : nullptr;
-}
-
-std::optional<uint64_t> num(const json *o, const char *key)
-{
-	const json *v = member(o, key);
-	return v && v->is_number_unsigned() ? std::optional<uint64_t>(v->get<uint64_t>()) : std::nullopt;
 }
 
 // --- /proc/PID/maps ---------------------------------------------------------------------------
@@ -141,16 +119,15 @@ std::map<pid_t, int> g_pending_signal; // tid -> signal seen at its seize stop, 
 
 } // namespace
 
-std::vector<MapRecord> plan_conversion(uint32_t pid, const json *manifest, std::vector<std::string> &notes)
+std::vector<MapRecord> plan_conversion(uint32_t pid, const mf::Manifest *manifest, std::vector<std::string> &notes)
 {
 	std::vector<MapRecord> out;
-	const json *proc = find_by(member(manifest, "processes"), "pid", pid);
+	const mf::Process *proc = manifest ? manifest->find_process(pid) : nullptr;
 	for (const Found &f : read_maps(pid)) {
-		const json *mm = find_by(member(proc, "mmaps"), "start", f.start);
-		const json *via = member(mm, "via");
+		const mf::Mmap *mm = proc ? proc->find_mmap(f.start) : nullptr;
 		bool gem = f.name == "anon_inode:i915.gem";
 		bool shmem = f.perms.size() >= 4 && f.perms[3] == 's' &&
-			     ((via && via->is_string() && *via == "i915.gem_mmap") || f.name == "/i915 (deleted)");
+			     ((mm && mm->via == "i915.gem_mmap") || f.name == "/i915 (deleted)");
 		if (!gem && !shmem)
 			continue;
 		MapRecord r;
@@ -162,18 +139,18 @@ std::vector<MapRecord> plan_conversion(uint32_t pid, const json *manifest, std::
 		r.kind = gem ? MapKind::Gem : MapKind::Shmem;
 		r.offset = f.offset;
 		r.mode = MapMode::Copy;
-		auto file = num(mm, "file");
-		auto handle = num(mm, "handle");
+		std::optional<uint64_t> file = mm ? std::optional<uint64_t>(mm->file) : std::nullopt;
+		std::optional<uint64_t> handle = mm ? mm->handle : std::nullopt;
 		if (file)
 			r.file = (uint32_t)*file;
 		if (handle)
 			r.handle = (uint32_t)*handle;
-		if (auto o = num(mm, "object"))
-			r.object = *o;
+		if (mm && mm->object)
+			r.object = *mm->object;
 		if (file) /* an fd of that file in this task */
-			for (const json &fd : member(proc, "fds") ? *member(proc, "fds") : json::array())
-				if (num(&fd, "file") == file && num(&fd, "fd")) {
-					r.fd = (int)*num(&fd, "fd");
+			for (const mf::Fd &fd : proc->fds)
+				if (fd.kind == mf::Fd::Kind::drm && fd.file == file && fd.fd <= INT32_MAX) {
+					r.fd = (int)fd.fd;
 					break;
 				}
 		std::string what = std::string(gwremote::kind_name(r.kind)) + " mapping " + hex(r.start) + "-" +
@@ -186,15 +163,16 @@ std::vector<MapRecord> plan_conversion(uint32_t pid, const json *manifest, std::
 		else if (!r.fd)
 			why = "the process holds no fd of its file";
 		if (why.empty() && gem) {
-			const json *fj = find_by(member(manifest, "files"), "id", *file);
-			const json *hj = find_by(member(fj, "handles"), "handle", *handle);
+			const mf::File *fj = manifest->find_file(mm->file);
+			const mf::Handle *hj = fj ? fj->find_handle(mm->handle.value_or(0)) : nullptr;
 			bool exact = false;
-			for (const json &o : member(hj, "mmap_offsets") ? *member(hj, "mmap_offsets") : json::array())
-				exact |= o.is_number_unsigned() && o.get<uint64_t>() == r.offset;
+			for (uint64_t o : hj ? hj->mmap_offsets : std::vector<uint64_t>{})
+				exact |= o == r.offset;
 			if (!exact)
 				why = "it does not start at its buffer's fake offset";
-			if (const json *t = member(member(hj, "mmap_types"), std::to_string(r.offset).c_str()); t && t->is_string())
-				r.mmap_type = t->get<std::string>();
+			if (hj)
+				if (auto t = hj->mmap_types.find(r.offset); t != hj->mmap_types.end())
+					r.mmap_type = t->second;
 		}
 		if (why.empty())
 			r.mode = MapMode::Placeholder;
@@ -291,7 +269,7 @@ int revert_seized(const std::vector<MapRecord> &maps, void (*log)(const std::str
 	return errors;
 }
 
-void i915_predump(uint32_t init_pid, pid_t criu_pid, const std::string &image_dir, const json *manifest)
+void i915_predump(uint32_t init_pid, pid_t criu_pid, const std::string &image_dir, const mf::Manifest *manifest)
 {
 	std::set<uint32_t> tree = process_tree(init_pid);
 	std::vector<MapRecord> plan;

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "manifest/manifest.hpp"
 
 #include "i915_maps.hpp"
 
@@ -19,13 +19,14 @@ namespace gwaction {
 // Converts the i915 mappings of CRTOOLS_INIT_PID's tree; `manifest` is the synced manifest
 // (null without a daemon: every mapping is then copied). Returns normally when done or when
 // there was nothing to do; throws gw::Error (one line) after undoing everything otherwise.
-void i915_predump(uint32_t init_pid, pid_t criu_pid, const std::string &image_dir, const nlohmann::json *manifest);
+void i915_predump(uint32_t init_pid, pid_t criu_pid, const std::string &image_dir,
+                  const gw::manifest::Manifest *manifest);
 
 // The i915 mappings of one process (anon_inode:i915.gem, legacy GEM_MMAP shmem mappings), each
 // with how it will be converted: a placeholder where the manifest (null: none) knows its handle
 // and the process holds an fd of its file, else a copy (one line per copy in *notes). Also used
 // by the CRIU plugin on CRIU 4.x (CHECKPOINT_DEVICES), where CRIU has seized the process.
-std::vector<gwremote::MapRecord> plan_conversion(uint32_t pid, const nlohmann::json *manifest,
+std::vector<gwremote::MapRecord> plan_conversion(uint32_t pid, const gw::manifest::Manifest *manifest,
                                                  std::vector<std::string> &notes);
 // Whether process pid has i915 mappings CRIU cannot dump (anon_inode:i915.gem, or a shared
 // mapping of i915's shmem file "/i915 (deleted)"); the first one's range in *which.

@@ -18,7 +18,7 @@
 namespace gwcriu {
 namespace {
 
-using json = nlohmann::json;
+namespace mf = gw::manifest;
 
 uint32_t saved_flags(int lfd)
 {
@@ -53,22 +53,17 @@ std::string holders_text(const std::vector<Holder> &hs)
 	return s.empty() ? "no task fd" : s;
 }
 
-bool parse_rdev(const json &v, uint32_t *major, uint32_t *minor)
-{
-	return v.is_string() && sscanf(v.get<std::string>().c_str(), "%u:%u", major, minor) == 2;
-}
-
 // The manifest's files[] entry for this file, through any holder's (pid, fd).
-const json *manifest_file_of(DumpSession &s, const std::vector<Holder> &hs, std::size_t *index)
+const mf::File *manifest_file_of(DumpSession &s, const std::vector<Holder> &hs, std::size_t *index)
 {
-	const json *found = nullptr;
+	const mf::File *found = nullptr;
 	for (const Holder &h : hs)
 		for (int fd : h.fds) {
 			std::size_t i = 0;
-			const json *e = s.manifest_fd(h.pid, fd, &i);
-			if (!e || !jget(*e, "file").is_number_unsigned())
+			const mf::Fd *e = s.manifest_fd(h.pid, fd, &i);
+			if (!e || e->kind != mf::Fd::Kind::drm || !e->file)
 				continue;
-			const json *f = s.manifest_file(i, jget(*e, "file").get<uint64_t>());
+			const mf::File *f = s.manifest_file(i, *e->file);
 			if (f && !found) {
 				found = f;
 				*index = i;
@@ -81,23 +76,23 @@ const json *manifest_file_of(DumpSession &s, const std::vector<Holder> &hs, std:
 }
 
 // Handle table from the manifest; false (with *why) when the manifest does not match the file.
-bool handles_from_manifest(DumpSession &s, std::size_t index, const json &mf, int lfd, FileImage &img, std::string *why)
+bool handles_from_manifest(DumpSession &s, std::size_t index, const mf::File &mfile, int lfd, FileImage &img,
+                           std::string *why)
 {
 	std::map<uint32_t, HandleRec> table;
 	const bool i915 = is_i915(img.device);
-	for (const json &h : jget(mf, "handles")) {
+	for (const mf::Handle &h : mfile.handles) {
 		HandleRec r;
-		uint64_t n = jget(h, "handle").get<uint64_t>();
+		uint64_t n = h.handle;
 		if (n == 0 || n > max_handle()) {
 			*why = "handle " + std::to_string(n) + " is beyond GPUWATCH_MAX_HANDLE";
 			return false;
 		}
 		r.handle = static_cast<uint32_t>(n);
-		r.size = jget(h, "size").get<uint64_t>();
-		r.origin = jget(h, "origin").get<std::string>();
-		r.object = s.object_of_manifest(index, jget(h, "object").get<uint64_t>());
-		if (jget(h, "params").is_object())
-			r.params = jget(h, "params");
+		r.size = h.size;
+		r.origin = h.origin;
+		r.object = s.object_of_manifest(index, h.object);
+		r.params = h.params;
 		// The handle must exist in the file: MODE_MAP_DUMB answers ENOENT otherwise; drivers
 		// that refuse it (render nodes) are asked through PRIME, which also gives the size.
 		// i915 is asked with GEM_BUSY, which grants no mmap offset as a side effect.
@@ -106,7 +101,7 @@ bool handles_from_manifest(DumpSession &s, std::size_t index, const json &mf, in
 		if (i915)
 			r.i915 = i915_buffer_of(h, &img.degraded);
 		if (is_xe(img.device))
-			r.xe = xe_buffer_of(h, mf, &img.degraded);
+			r.xe = xe_buffer_of(h, mfile, &img.degraded);
 		if (e == -ENOENT) {
 			*why = "handle " + std::to_string(n) + " of the manifest does not exist in the file";
 			return false;
@@ -175,16 +170,16 @@ int dump_drm_file(int lfd, uint32_t id)
 	std::string link;
 	img.holders = holders_of(s, lfd, false, minor(st.st_rdev), &link);
 	std::size_t index = 0;
-	const json *mf = manifest_file_of(s, img.holders, &index);
-	img.device = describe_device(kDrmMajor, minor(st.st_rdev), mf ? jget(*mf, "path").get<std::string>() : link, lfd,
-	                             mf ? jget(*mf, "driver").get<std::string>() : "", img.holders.empty() ? 0 : img.holders[0].pid);
+	const mf::File *mf = manifest_file_of(s, img.holders, &index);
+	img.device = describe_device(kDrmMajor, minor(st.st_rdev), mf ? mf->path : link, lfd, mf ? mf->driver : "",
+	                             img.holders.empty() ? 0 : img.holders[0].pid);
 	std::string who = "file " + std::to_string(id) + " (" + img.device.path + ", " + holders_text(img.holders) + ")";
 	if (img.holders.empty())
 		log_warn("%s: no seized task holds it by an fd that kcmp recognises: its mappings will come back "
 		         "on private files", who.c_str());
 
 	std::string why;
-	if (mf && jget(*mf, "handles_known") == true && handles_from_manifest(s, index, *mf, lfd, img, &why)) {
+	if (mf && mf->handles_known && handles_from_manifest(s, index, *mf, lfd, img, &why)) {
 		img.source = "manifest";
 		img.handles_known = true;
 		if (is_i915(img.device))
@@ -194,7 +189,7 @@ int dump_drm_file(int lfd, uint32_t id)
 	} else {
 		if (!mf)
 			why = "no manifest lists it";
-		else if (jget(*mf, "handles_known") != true)
+		else if (!mf->handles_known)
 			why = "it was opened before gpuwatch attached";
 		img.handles.clear();
 		img.source = "probe";
@@ -244,23 +239,21 @@ int dump_dmabuf(int lfd, uint32_t id)
 	}
 	img.size = static_cast<uint64_t>(size);
 
-	const json *mfile = nullptr;
+	const mf::File *mfile = nullptr;
 	for (const Holder &h : img.holders)
 		for (int fd : h.fds) {
 			std::size_t i = 0;
-			const json *e = s.manifest_fd(h.pid, fd, &i);
-			if (img.object || !e || !jget(*e, "dmabuf").is_object())
+			const mf::Fd *e = s.manifest_fd(h.pid, fd, &i);
+			if (img.object || !e || e->kind != mf::Fd::Kind::dmabuf)
 				continue;
-			const json &d = jget(*e, "dmabuf");
-			if (jget(d, "object").is_number_unsigned())
-				img.object = s.object_of_manifest(i, jget(d, "object").get<uint64_t>());
-			if (jget(d, "file").is_number_unsigned())
-				mfile = s.manifest_file(i, jget(d, "file").get<uint64_t>());
+			if (e->object)
+				img.object = s.object_of_manifest(i, *e->object);
+			if (e->file)
+				mfile = s.manifest_file(i, *e->file);
 		}
-	uint32_t major = 0, minor = 0;
-	if (mfile && parse_rdev(jget(*mfile, "rdev"), &major, &minor) && major == kDrmMajor) {
-		img.device = describe_device(major, minor, jget(*mfile, "path").get<std::string>(), -1,
-		                             jget(*mfile, "driver").get<std::string>(), img.holders.empty() ? 0 : img.holders[0].pid);
+	if (mfile && mfile->major == kDrmMajor) {
+		img.device = describe_device(mfile->major, mfile->minor, mfile->path, -1, mfile->driver,
+		                             img.holders.empty() ? 0 : img.holders[0].pid);
 	} else if (const TaskFd *card = any_drm_fd(s)) {
 		img.device = s.device_of_minor(card->minor, s.tasks.front().pid);
 	} else {

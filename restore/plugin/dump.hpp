@@ -10,16 +10,15 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "images.hpp"
+#include "manifest/manifest.hpp"
 #include "proc.hpp"
 
 namespace gwcriu {
 
 struct DumpSession {
 	std::vector<Task> tasks;
-	std::vector<nlohmann::json> manifests;
+	std::vector<gw::manifest::Manifest> manifests;
 	std::string manifest_origin; // "daemon", "GPUWATCH_MANIFEST", "image directory" or ""
 
 	// Dump-wide object numbers: manifest objects by (manifest, object id); probed objects by
@@ -41,21 +40,10 @@ struct DumpSession {
 	const DeviceRec &device_of_minor(uint32_t minor, uint32_t pid);
 	// Manifest lookups (nullptr when absent): the fds[] entry of (pid, fd) in any manifest
 	// (its index in *index), a files[] entry, the mmaps[] entry of (pid, start).
-	const nlohmann::json *manifest_fd(uint32_t pid, int fd, std::size_t *index) const;
-	const nlohmann::json *manifest_file(std::size_t index, uint64_t id) const;
-	const nlohmann::json *manifest_mmap(std::size_t index, uint32_t pid, uint64_t start) const;
+	const gw::manifest::Fd *manifest_fd(uint32_t pid, int fd, std::size_t *index) const;
+	const gw::manifest::File *manifest_file(std::size_t index, uint64_t id) const;
+	const gw::manifest::Mmap *manifest_mmap(std::size_t index, uint32_t pid, uint64_t start) const;
 };
-
-// o[key], or null when o is not an object or lacks it: manifest fields beyond what
-// gw::validate_manifest() checks may be absent (const json's operator[] must not see that).
-inline const nlohmann::json &jget(const nlohmann::json &o, const char *key)
-{
-	static const nlohmann::json null;
-	if (!o.is_object())
-		return null;
-	auto it = o.find(key);
-	return it == o.end() ? null : *it;
-}
 
 // The session, started on first use (stage DUMP only). Throws Error when /proc cannot be read.
 DumpSession &dump_session();

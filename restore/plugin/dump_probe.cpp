@@ -9,7 +9,6 @@
 
 namespace gwcriu {
 
-using json = nlohmann::json;
 
 bool probe_handles(DumpSession &s, int lfd, FileImage &img, std::string *why)
 {
@@ -97,7 +96,8 @@ uint64_t save_range(DumpSession &s, int lfd, const VmaRec &v)
 
 } // namespace
 
-void attribute_vmas(DumpSession &s, int lfd, const FileImage &img, const std::size_t *mindex, const json *mfile)
+void attribute_vmas(DumpSession &s, int lfd, const FileImage &img, const std::size_t *mindex,
+                    const gw::manifest::File *mfile)
 {
 	std::set<uint32_t> pids;
 	for (const Holder &h : img.holders)
@@ -114,15 +114,15 @@ void attribute_vmas(DumpSession &s, int lfd, const FileImage &img, const std::si
 		std::optional<uint32_t> handle;
 		uint64_t object = 0;
 		bool mine = false;
-		const json *e = mfile ? s.manifest_mmap(*mindex, v.pid, v.start) : nullptr;
+		const gw::manifest::Mmap *e = mfile ? s.manifest_mmap(*mindex, v.pid, v.start) : nullptr;
 		if (e) {
-			if (jget(*e, "file") != jget(*mfile, "id"))
+			if (e->file != mfile->id)
 				continue; // the manifest gives it to another file
 			mine = true;
-			if (jget(*e, "handle").is_number_unsigned() && handles.count(jget(*e, "handle").get<uint32_t>()))
-				handle = jget(*e, "handle").get<uint32_t>();
-			else if (jget(*e, "object").is_number_unsigned())
-				object = s.object_of_manifest(*mindex, jget(*e, "object").get<uint64_t>());
+			if (e->handle && *e->handle <= UINT32_MAX && handles.count(static_cast<uint32_t>(*e->handle)))
+				handle = static_cast<uint32_t>(*e->handle);
+			else if (e->object)
+				object = s.object_of_manifest(*mindex, *e->object);
 		} else if (pids.count(v.pid)) {
 			for (const HandleRec &h : img.handles) {
 				auto off = fake.of(h.handle);

@@ -17,7 +17,7 @@ bool probe_handles(DumpSession &s, int lfd, FileImage &img, std::string *why);
 // or (held by one of its tasks) their offset falls in one of its handles' fake offsets, or the
 // range can be mapped through lfd (its contents are then saved as a buffer of their own).
 void attribute_vmas(DumpSession &s, int lfd, const FileImage &img, const std::size_t *manifest_index,
-                    const nlohmann::json *manifest_file);
+                    const gw::manifest::File *manifest_file);
 
 // A DRM fd of the seized tasks, card nodes first; nullptr if there is none.
 const TaskFd *any_drm_fd(const DumpSession &s);

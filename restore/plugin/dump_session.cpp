@@ -9,8 +9,8 @@
 #include "late_maps.hpp"
 #include "log.hpp"
 #include "containers.hpp"
-#include "control.hpp"
-#include "model.hpp"
+#include "control_client.hpp"
+#include "manifest/manifest.hpp"
 
 namespace gwcriu {
 namespace {
@@ -34,9 +34,7 @@ void from_daemons(DumpSession &s)
 		if (!d || !asked.insert(d->pid).second)
 			continue;
 		try {
-			json m = gw::control::sync(*d);
-			gw::validate_manifest(m);
-			s.manifests.push_back(std::move(m));
+			s.manifests.push_back(gw::control::sync(*d));
 			log_info("synced the manifest of daemon %u (cgroup %s)", d->pid, d->cgroup.c_str());
 			// a container's hook daemon: the restore follows that container again even where
 			// the runtime runs no hook (crun)
@@ -56,7 +54,7 @@ void acquire_manifests(DumpSession &s)
 {
 	if (std::string env = env_or("GPUWATCH_MANIFEST", ""); !env.empty()) {
 		try {
-			s.manifests.push_back(gw::read_manifest_file(env));
+			s.manifests.push_back(gw::manifest::read_file(env));
 			s.manifest_origin = "GPUWATCH_MANIFEST";
 		} catch (const std::exception &e) {
 			log_warn("GPUWATCH_MANIFEST: %s", e.what());
@@ -68,9 +66,7 @@ void acquire_manifests(DumpSession &s)
 		for (std::size_t i = 0; image_exists(manifest_image_name(i)); ++i) {
 			std::string name = manifest_image_name(i);
 			try {
-				json m = json::parse(read_image(name, 256 << 20));
-				gw::validate_manifest(m);
-				s.manifests.push_back(std::move(m));
+				s.manifests.push_back(gw::manifest::parse(read_image(name, 256 << 20), name));
 			} catch (const std::exception &e) {
 				log_warn("%s in the image directory is unusable: %s", name.c_str(), e.what());
 			}
@@ -87,15 +83,12 @@ void acquire_manifests(DumpSession &s)
 		return;
 	}
 	for (std::size_t i = 0; i < s.manifests.size(); ++i) {
-		const json &m = s.manifests[i];
-		if (!m.value("complete", false)) {
-			auto r = m.find("incomplete_reasons");
-			log_warn("manifest %zu is incomplete%s%s", i, r != m.end() && r->is_array() && !r->empty() ? ": " : "",
-			         r != m.end() && r->is_array() && !r->empty() && (*r)[0].is_string()
-			                 ? (*r)[0].get<std::string>().c_str() : "");
-		}
+		const gw::manifest::Manifest &m = s.manifests[i];
+		if (!m.complete)
+			log_warn("manifest %zu is incomplete%s%s", i, m.incomplete_reasons.empty() ? "" : ": ",
+			         m.incomplete_reasons.empty() ? "" : m.incomplete_reasons[0].c_str());
 		if (s.manifest_origin != "image directory")
-			write_image(manifest_image_name(i), gw::serialize_manifest(m));
+			write_image(manifest_image_name(i), gw::manifest::serialize(m));
 	}
 }
 
@@ -127,39 +120,30 @@ const DeviceRec &DumpSession::device_of_minor(uint32_t minor, uint32_t pid)
 	return it->second;
 }
 
-const json *DumpSession::manifest_fd(uint32_t pid, int fd, std::size_t *index) const
+const gw::manifest::Fd *DumpSession::manifest_fd(uint32_t pid, int fd, std::size_t *index) const
 {
+	if (fd < 0)
+		return nullptr;
 	for (std::size_t i = 0; i < manifests.size(); ++i)
-		for (const json &p : jget(manifests[i], "processes"))
-			if (jget(p, "pid") == pid)
-				for (const json &f : jget(p, "fds"))
-					if (jget(f, "fd") == fd) {
-						*index = i;
-						return &f;
-					}
+		if (const gw::manifest::Process *p = manifests[i].find_process(pid))
+			if (const gw::manifest::Fd *f = p->find_fd(static_cast<uint64_t>(fd))) {
+				*index = i;
+				return f;
+			}
 	return nullptr;
 }
 
-const json *DumpSession::manifest_file(std::size_t index, uint64_t id) const
+const gw::manifest::File *DumpSession::manifest_file(std::size_t index, uint64_t id) const
 {
-	if (index >= manifests.size())
-		return nullptr;
-	for (const json &f : jget(manifests[index], "files"))
-		if (jget(f, "id") == id)
-			return &f;
-	return nullptr;
+	return index < manifests.size() ? manifests[index].find_file(id) : nullptr;
 }
 
-const json *DumpSession::manifest_mmap(std::size_t index, uint32_t pid, uint64_t start) const
+const gw::manifest::Mmap *DumpSession::manifest_mmap(std::size_t index, uint32_t pid, uint64_t start) const
 {
 	if (index >= manifests.size())
 		return nullptr;
-	for (const json &p : jget(manifests[index], "processes"))
-		if (jget(p, "pid") == pid)
-			for (const json &m : jget(p, "mmaps"))
-				if (jget(m, "start") == start)
-					return &m;
-	return nullptr;
+	const gw::manifest::Process *p = manifests[index].find_process(pid);
+	return p ? p->find_mmap(start) : nullptr;
 }
 
 DumpSession &dump_session()
@@ -232,8 +216,8 @@ void finish_dump(int ret)
 					continue;
 				}
 				for (std::size_t m = 0; m < s.manifests.size() && !v.object; ++m)
-					if (const json *e = s.manifest_mmap(m, v.pid, v.start); e && jget(*e, "object").is_number_unsigned())
-						v.object = s.object_of_manifest(m, jget(*e, "object").get<uint64_t>());
+					if (const gw::manifest::Mmap *e = s.manifest_mmap(m, v.pid, v.start); e && e->object)
+						v.object = s.object_of_manifest(m, *e->object);
 				v.object_size = v.object ? s.object_sizes[v.object] : 0;
 				if (v.object && (!v.object_size || v.length > v.object_size))
 					v.object = 0;

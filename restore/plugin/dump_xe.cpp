@@ -7,25 +7,19 @@
 namespace gwcriu {
 namespace {
 
-using json = nlohmann::json;
+namespace mf = gw::manifest;
 
 std::string num(uint64_t v) { return std::to_string(v); }
 
-bool live_vm(const json &mf, uint64_t id)
-{
-	const json &vms = jget(mf, "vms");
-	return vms.is_array() && std::any_of(vms.begin(), vms.end(), [&](const json &v) { return jget(v, "id") == id; });
-}
-
-uint32_t u32_or(const json &v, uint32_t dflt) { return v.is_number_unsigned() ? v.get<uint32_t>() : dflt; }
+uint32_t u32(uint64_t v) { return v <= UINT32_MAX ? static_cast<uint32_t>(v) : 0; }
 
 // The file's lowest handle of manifest object `object`, or 0.
-uint32_t handle_of_object(const json &mf, const json &object)
+uint32_t handle_of_object(const mf::File &f, uint64_t object)
 {
 	uint32_t best = 0;
-	for (const json &h : jget(mf, "handles"))
-		if (jget(h, "object") == object && jget(h, "handle").is_number_unsigned()) {
-			uint32_t n = jget(h, "handle").get<uint32_t>();
+	for (const mf::Handle &h : f.handles)
+		if (h.object == object && h.handle <= UINT32_MAX) {
+			uint32_t n = static_cast<uint32_t>(h.handle);
 			best = best == 0 ? n : std::min(best, n);
 		}
 	return best;
@@ -37,58 +31,58 @@ constexpr uint16_t kVmBindClass = 5; // DRM_XE_ENGINE_CLASS_VM_BIND
 
 bool is_xe(const DeviceRec &d) { return d.driver == "xe"; }
 
-std::optional<XeBuffer> xe_buffer_of(const json &h, const json &mf, std::vector<std::string> *degraded)
+std::optional<XeBuffer> xe_buffer_of(const mf::Handle &h, const mf::File &f, std::vector<std::string> *degraded)
 {
-	if (jget(h, "origin") != "xe.gem_create")
+	if (h.origin != "xe.gem_create")
 		return std::nullopt;
-	const json &p = jget(h, "params");
-	std::string who = "handle " + (jget(h, "handle").is_number() ? num(jget(h, "handle").get<uint64_t>()) : "?");
+	const mf::CreateParams &p = h.create;
+	std::string who = "handle " + num(h.handle);
 	XeBuffer b;
-	b.placement = u32_or(jget(p, "placement"), 0);
-	b.flags = u32_or(jget(p, "flags"), 0);
-	b.vm_id = u32_or(jget(p, "vm_id"), 0);
-	b.cpu_caching = static_cast<uint16_t>(u32_or(jget(p, "cpu_caching"), 0));
+	b.placement = p.placement.value_or(0);
+	b.flags = p.flags.value_or(0);
+	b.vm_id = p.vm_id.value_or(0);
+	b.cpu_caching = static_cast<uint16_t>(p.cpu_caching.value_or(0));
 	if (b.placement == 0 || b.cpu_caching == 0 || b.cpu_caching > 2) {
 		degraded->push_back(who + ": its xe creation parameters were not recorded: it comes back as a plain buffer");
 		return std::nullopt;
 	}
-	if (b.vm_id && !live_vm(mf, b.vm_id)) {
+	if (b.vm_id && !f.has_vm(b.vm_id)) {
 		degraded->push_back(who + ": private to VM " + num(b.vm_id) +
 		                    ", whose id was destroyed since: it comes back as a buffer of no VM");
 		b.vm_id = 0;
 	}
-	if (jget(p, "properties").is_object() && !jget(p, "properties").empty())
+	if (p.extensions)
 		degraded->push_back(who + ": GEM_CREATE extensions (PXP) are not replayed");
 	return b;
 }
 
-XeFileState xe_state_of(const json &mf, std::vector<std::string> *degraded)
+XeFileState xe_state_of(const mf::File &f, std::vector<std::string> *degraded)
 {
 	XeFileState st;
-	for (const json &vj : jget(mf, "vms")) {
-		if (!jget(vj, "id").is_number_unsigned())
+	for (const mf::Vm &vj : f.vms.value_or(std::vector<mf::Vm>{})) {
+		if (vj.id > UINT32_MAX)
 			continue;
 		XeVm vm;
-		vm.id = jget(vj, "id").get<uint32_t>();
-		vm.flags = u32_or(jget(vj, "flags"), 0);
+		vm.id = static_cast<uint32_t>(vj.id);
+		vm.flags = vj.flags;
 		std::string who = "VM " + num(vm.id);
-		if (jget(vj, "params").is_object() && !jget(vj, "params").empty())
+		if (vj.params.is_object() && !vj.params.empty())
 			degraded->push_back(who + ": VM_CREATE extensions are not replayed");
-		for (const json &bj : jget(vj, "bindings")) {
+		for (const mf::Binding &bj : vj.bindings) {
 			XeBinding b;
-			b.addr = jget(bj, "addr").get<uint64_t>();
-			b.range = jget(bj, "range").get<uint64_t>();
-			b.pat_index = static_cast<uint16_t>(u32_or(jget(bj, "pat_index"), 0));
-			b.flags = u32_or(jget(bj, "flags"), 0);
+			b.addr = bj.addr;
+			b.range = bj.range;
+			b.pat_index = static_cast<uint16_t>(bj.pat_index);
+			b.flags = bj.flags;
 			std::string at = who + " binding at " + num(b.addr);
-			if (jget(bj, "userptr").is_number_unsigned()) {
-				b.userptr = jget(bj, "userptr").get<uint64_t>();
+			if (bj.userptr) {
+				b.userptr = *bj.userptr;
 			} else {
-				b.offset = jget(bj, "offset").is_number_unsigned() ? jget(bj, "offset").get<uint64_t>() : 0;
-				if (jget(bj, "handle").is_number_unsigned()) {
-					b.handle = jget(bj, "handle").get<uint32_t>();
-				} else if (!jget(bj, "object").is_null()) {
-					uint32_t h = handle_of_object(mf, jget(bj, "object"));
+				b.offset = bj.offset;
+				if (bj.handle) {
+					b.handle = u32(*bj.handle);
+				} else if (bj.object) {
+					uint32_t h = handle_of_object(f, *bj.object);
 					if (!h) {
 						degraded->push_back(at + ": its buffer has no handle left in the file: not bound again");
 						continue;
@@ -102,32 +96,27 @@ XeFileState xe_state_of(const json &mf, std::vector<std::string> *degraded)
 		st.vms.push_back(std::move(vm));
 	}
 	std::sort(st.vms.begin(), st.vms.end(), [](const XeVm &a, const XeVm &b) { return a.id < b.id; });
-	for (const json &qj : jget(mf, "exec_queues")) {
-		if (!jget(qj, "id").is_number_unsigned())
+	for (const mf::ExecQueue &qj : f.exec_queues.value_or(std::vector<mf::ExecQueue>{})) {
+		if (qj.id > UINT32_MAX)
 			continue;
 		XeQueue q;
-		q.id = jget(qj, "id").get<uint32_t>();
-		q.vm = u32_or(jget(qj, "vm"), 0);
-		q.flags = u32_or(jget(qj, "flags"), 0);
-		q.width = static_cast<uint16_t>(u32_or(jget(qj, "width"), 0));
-		q.num_placements = static_cast<uint16_t>(u32_or(jget(qj, "num_placements"), 0));
-		for (const json &e : jget(qj, "instances"))
-			q.instances.push_back({static_cast<uint16_t>(u32_or(jget(e, "class"), 0)),
-			                       static_cast<uint16_t>(u32_or(jget(e, "instance"), 0)),
-			                       static_cast<uint16_t>(u32_or(jget(e, "gt"), 0))});
+		q.id = static_cast<uint32_t>(qj.id);
+		q.vm = u32(qj.vm);
+		q.flags = qj.flags;
+		q.width = qj.width;
+		q.num_placements = qj.num_placements;
+		for (const mf::QueueInstance &e : qj.instances)
+			q.instances.push_back({e.engine_class, e.instance, e.gt});
 		std::string who = "exec queue " + num(q.id);
 		if (q.instances.empty() || q.instances.size() != std::size_t{q.width} * q.num_placements) {
 			degraded->push_back(who + ": its engines were not recorded whole: not recreated");
 			continue;
 		}
-		if (jget(qj, "params").is_object())
-			for (const auto &[name, v] : jget(qj, "params").items()) {
-				if (name.rfind("property_", 0) == 0 && v.is_number_unsigned())
-					q.properties.push_back({static_cast<uint32_t>(std::stoul(name.substr(9))), v.get<uint64_t>()});
-				else
-					degraded->push_back(who + ": property " + name + " is not replayed");
-			}
-		q.vm_destroyed = q.instances[0].engine_class != kVmBindClass && q.vm != 0 && !live_vm(mf, q.vm);
+		for (const auto &[property, value] : qj.properties)
+			q.properties.push_back({property, value});
+		for (const std::string &name : qj.other_params)
+			degraded->push_back(who + ": property " + name + " is not replayed");
+		q.vm_destroyed = q.instances[0].engine_class != kVmBindClass && q.vm != 0 && !f.has_vm(q.vm);
 		st.queues.push_back(std::move(q));
 	}
 	std::sort(st.queues.begin(), st.queues.end(), [](const XeQueue &a, const XeQueue &b) { return a.id < b.id; });

@@ -86,29 +86,27 @@ int dump_fence_file(int lfd, uint32_t id)
 	int fl = fcntl(lfd, F_GETFL);
 	img.f_flags = fl < 0 ? O_RDONLY : static_cast<uint32_t>(fl) & (O_ACCMODE | O_NONBLOCK);
 	std::string who;
-	const json *origin = nullptr;
+	const gw::manifest::FenceOrigin *origin = nullptr;
 	std::size_t index = 0;
 	for (const Task &t : s.tasks) {
 		Holder h{t.pid, t.vpid, {}};
 		for (const TaskFd &tf : t.other_fds)
 			if (same_file(getpid(), lfd, static_cast<int>(t.pid), tf.fd)) {
 				h.fds.push_back(tf.fd);
-				const json *e = s.manifest_fd(t.pid, tf.fd, &index);
-				if (e && !origin && jget(jget(*e, img.kind.c_str()), "origin").is_object())
-					origin = &jget(jget(*e, img.kind.c_str()), "origin");
+				const gw::manifest::Fd *e = s.manifest_fd(t.pid, tf.fd, &index);
+				auto kind = img.kind == "sync_file" ? gw::manifest::Fd::Kind::sync_file : gw::manifest::Fd::Kind::i915_perf;
+				if (e && !origin && e->kind == kind && e->origin.raw.is_object())
+					origin = &e->origin;
 				who += (who.empty() ? "" : ", ") + std::string("pid ") + std::to_string(t.pid) + " fd " + std::to_string(tf.fd);
 			}
 		if (!h.fds.empty())
 			img.holders.push_back(std::move(h));
 	}
 	who = img.kind + " " + std::to_string(id) + " (" + (who.empty() ? "no task fd" : who) + ")";
-	const json *mfile = origin && jget(*origin, "file").is_number_unsigned()
-	                            ? s.manifest_file(index, jget(*origin, "file").get<uint64_t>()) : nullptr;
-	uint32_t major = 0, minor = 0;
-	if (mfile && jget(*mfile, "rdev").is_string() &&
-	    sscanf(jget(*mfile, "rdev").get<std::string>().c_str(), "%u:%u", &major, &minor) == 2 && major == kDrmMajor) {
-		img.device = describe_device(major, minor, jget(*mfile, "path").get<std::string>(), -1,
-		                             jget(*mfile, "driver").get<std::string>(), img.holders.empty() ? 0 : img.holders[0].pid);
+	const gw::manifest::File *mfile = origin && origin->file ? s.manifest_file(index, *origin->file) : nullptr;
+	if (mfile && mfile->major == kDrmMajor) {
+		img.device = describe_device(mfile->major, mfile->minor, mfile->path, -1, mfile->driver,
+		                             img.holders.empty() ? 0 : img.holders[0].pid);
 	} else if (const TaskFd *card = any_drm_fd(s)) {
 		img.device = s.device_of_minor(card->minor, s.tasks.front().pid);
 	} else {
@@ -116,16 +114,15 @@ int dump_fence_file(int lfd, uint32_t id)
 		return -1;
 	}
 	if (img.kind == "i915_perf") {
-		if (!origin || jget(*origin, "complete") != true || !jget(*origin, "properties").is_array()) {
+		if (!origin || !origin->complete || !origin->properties) {
 			log_error("%s: its properties are unknown (opened before gpuwatch attached, or not all captured): it "
 			          "cannot be opened again", who.c_str());
 			return -1;
 		}
-		if (jget(*origin, "flags").is_number_unsigned())
-			img.perf_flags = jget(*origin, "flags").get<uint32_t>();
-		for (const json &p : jget(*origin, "properties"))
-			if (p.is_array() && p.size() == 2 && p[0].is_number_unsigned() && p[1].is_number_unsigned())
-				img.properties.push_back({p[0].get<uint64_t>(), p[1].get<uint64_t>()});
+		if (origin->flags)
+			img.perf_flags = *origin->flags;
+		for (const auto &[key, value] : *origin->properties)
+			img.properties.push_back({key, value});
 	}
 	write_image(fence_image_name(id), to_json(img).dump(1));
 	log_info("dumped %s on %s: %s", who.c_str(), img.device.path.c_str(),

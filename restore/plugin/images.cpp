@@ -1,4 +1,4 @@
-#include "model.hpp"
+#include "manifest/manifest.hpp"
 #include "drm_devices.hpp"
 #include "images.hpp"
 

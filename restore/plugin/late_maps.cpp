@@ -100,11 +100,10 @@ void add_converted_vmas(DumpSession &s, const std::vector<MapRecord> &maps)
 
 int convert_seized_maps(DumpSession &s, uint32_t pid)
 {
-	const nlohmann::json *manifest = nullptr;
-	for (const nlohmann::json &m : s.manifests)
-		for (const nlohmann::json &p : jget(m, "processes"))
-			if (jget(p, "pid") == pid)
-				manifest = &m;
+	const gw::manifest::Manifest *manifest = nullptr;
+	for (const gw::manifest::Manifest &m : s.manifests)
+		if (m.find_process(pid))
+			manifest = &m;
 	std::vector<std::string> notes;
 	std::vector<MapRecord> plan = gwaction::plan_conversion(pid, manifest, notes);
 	if (plan.empty())

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "drm_devices.hpp"
-#include "control.hpp"
+#include "control_client.hpp"
 #include "criu_abi.hpp"
 #include "device.hpp"
 #include "late_maps.hpp"

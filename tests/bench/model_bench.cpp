@@ -11,7 +11,7 @@
 //   - heap bytes per handle, per offset grant and per mapping at 10^3, 10^5 and 10^6 handles
 //     (malloc's in-use bytes, mallinfo2, of a model with N of them minus the same model before;
 //     RSS deltas from /proc/self/statm are printed beside them);
-//   - the manifest write at 10^5 handles (Model::manifest, serialize_manifest,
+//   - the manifest write at 10^5 handles (Model::manifest, manifest::serialize,
 //     write_file_atomic) done inline, and as the daemon does it (gw::BackgroundJob: forked,
 //     the loop pausing only for the fork), against the daemon's 50 ms debounce.
 // Benchmarks print numbers: nothing here fails on speed.
@@ -312,11 +312,11 @@ ManifestWrite measure_manifest(uint64_t n, const std::string &dir, int reps) {
 	std::string path = dir + "/gw-bench-manifest.json";
 	for (int r = 0; r < reps; ++r) {
 		auto t0 = Clock::now();
-		nlohmann::json j = m.manifest();
-		j["hooks"] = {{"ioctl", "tracepoint"}, {"mmap", "tracepoint"}, {"cloexec", "tracepoint"}};
+		gw::manifest::Manifest j = m.manifest();
+		j.hooks = std::map<std::string, std::string>{{"ioctl", "tracepoint"}, {"mmap", "tracepoint"}, {"cloexec", "tracepoint"}};
 		double t_build = seconds_since(t0);
 		auto t1 = Clock::now();
-		std::string text = gw::serialize_manifest(j);
+		std::string text = gw::manifest::serialize(j);
 		double t_ser = seconds_since(t1);
 		auto t2 = Clock::now();
 		gw::write_file_atomic(path, text);
@@ -333,9 +333,9 @@ ManifestWrite measure_manifest(uint64_t n, const std::string &dir, int reps) {
 		gw::BackgroundJob job;
 		auto t0 = Clock::now();
 		bool forked = job.start([&] {
-			nlohmann::json j = m.manifest();
-			j["hooks"] = {{"ioctl", "tracepoint"}, {"mmap", "tracepoint"}, {"cloexec", "tracepoint"}};
-			gw::write_file_atomic(path, gw::serialize_manifest(j));
+			gw::manifest::Manifest j = m.manifest();
+			j.hooks = std::map<std::string, std::string>{{"ioctl", "tracepoint"}, {"mmap", "tracepoint"}, {"cloexec", "tracepoint"}};
+			gw::write_file_atomic(path, gw::manifest::serialize(j));
 		});
 		double t_pause = seconds_since(t0);
 		if (!forked) {
@@ -448,7 +448,7 @@ int main(int argc, char **argv) {
 	Spread b = spread(mw.build_ms), s = spread(mw.serialize_ms), w = spread(mw.write_ms), t = spread(mw.total_ms);
 	std::printf("manifest of %llu handles with their mappings (%zu bytes), ms:\n", (unsigned long long)mw.n, mw.bytes);
 	std::printf("  %-34s %9.1f (min %.1f, max %.1f)\n", "Model::manifest", b.median, b.min, b.max);
-	std::printf("  %-34s %9.1f (min %.1f, max %.1f)\n", "serialize_manifest", s.median, s.min, s.max);
+	std::printf("  %-34s %9.1f (min %.1f, max %.1f)\n", "manifest::serialize", s.median, s.min, s.max);
 	std::printf("  %-34s %9.1f (min %.1f, max %.1f)\n", "write_file_atomic (fsync, rename)", w.median, w.min, w.max);
 	std::printf("  %-34s %9.1f (min %.1f, max %.1f)\n", "total", t.median, t.min, t.max);
 	Spread pz = spread(mw.pause_ms), bg = spread(mw.background_ms);

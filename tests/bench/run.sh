@@ -14,7 +14,7 @@ OUT=${1:-$BUILD/bench-results}
 mkdir -p "$OUT" || exit 1
 OUT=$(cd "$OUT" && pwd)
 
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUWATCH_TESTS=ON >/dev/null || exit 1
 cmake --build "$BUILD" -j"$(nproc)" --target gpuwatch gw_bench_model gw_syscall_loop || exit 1
 
 model_args=(--reps "${REPS:-7}" --json "$OUT/model-bench.json" --dir "$OUT")

@@ -12,7 +12,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "control.hpp"
+#include "control_server.hpp"
 #include "host_util.hpp"
 #include "model.hpp"
 
@@ -79,7 +79,7 @@ TEST_F(HostTest, AttachEmptyCgroupWritesManifestAndStopsCleanly)
 	int early = 0;
 	pid_t pid = start_attach({"--cgroup", cg_, "--manifest", m}, m, &early);
 	ASSERT_GT(pid, 0) << "attach exited early with status " << early << " or wrote no manifest in 30 s";
-	nlohmann::json j = gw::read_manifest_file(m);
+	nlohmann::json j = gw::manifest::to_json(gw::manifest::read_file(m));
 	EXPECT_EQ(j["schema"], "gpuwatch.manifest/v1");
 	EXPECT_EQ(j["cgroup"], cg_);
 	EXPECT_EQ(j["complete"], true);
@@ -105,7 +105,7 @@ TEST_F(HostTest, AttachEmptyCgroupWritesManifestAndStopsCleanly)
 	ASSERT_EQ(waitpid(pid, &st, 0), pid);
 	ASSERT_TRUE(WIFEXITED(st));
 	EXPECT_EQ(WEXITSTATUS(st), 0);
-	j = gw::read_manifest_file(m);
+	j = gw::manifest::to_json(gw::manifest::read_file(m));
 	EXPECT_TRUE(j["processes"].empty());
 }
 
@@ -132,7 +132,7 @@ TEST_F(HostTest, AttachStopsWhenItsCgroupIsRemoved)
 	ASSERT_TRUE(WIFEXITED(st));
 	EXPECT_EQ(WEXITSTATUS(st), 0);
 	EXPECT_TRUE(gw::control::list_daemons(run).empty()) << "its registration is left behind";
-	EXPECT_NO_THROW(gw::read_manifest_file(m));
+	EXPECT_NO_THROW(gw::manifest::read_file(m));
 }
 
 TEST_F(HostTest, ControlSocketSyncsAndRegistrationIsRemovedOnStop)
@@ -157,7 +157,7 @@ TEST_F(HostTest, ControlSocketSyncsAndRegistrationIsRemovedOnStop)
 	EXPECT_EQ(d->pid, (uint32_t)pid);
 	EXPECT_FALSE(gw::control::daemon_for_pid(run, getpid()).has_value());
 
-	nlohmann::json j = gw::control::sync(*d);
+	nlohmann::json j = gw::manifest::to_json(gw::control::sync(*d));
 	EXPECT_EQ(j["schema"], "gpuwatch.manifest/v1");
 	EXPECT_EQ(j["cgroup"], cg_);
 	kill(child, SIGKILL);
@@ -178,7 +178,7 @@ TEST_F(HostTest, AttachByPidFollowsThatProcessCgroup)
 	int early = 0;
 	pid_t pid = start_attach({"--pid", std::to_string(child), "--manifest", m}, m, &early);
 	ASSERT_GT(pid, 0) << "attach --pid failed, status " << early;
-	nlohmann::json j = gw::read_manifest_file(m);
+	nlohmann::json j = gw::manifest::to_json(gw::manifest::read_file(m));
 	EXPECT_EQ(j["cgroup"], cg_);
 	kill(pid, SIGTERM);
 	waitpid(pid, nullptr, 0);

@@ -126,7 +126,7 @@ TEST_F(HooksTest, ManifestRecordsTheChosenHooks)
 	int st = 0;
 	waitpid(pid, &st, 0);
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	nlohmann::json j = gw::read_manifest_file(m);
+	nlohmann::json j = gw::manifest::to_json(gw::manifest::read_file(m));
 	ASSERT_TRUE(j.contains("hooks")) << j.dump();
 	for (const char *g : {"ioctl", "mmap", "cloexec"})
 		EXPECT_EQ(j["hooks"][g], chosen["hooks"][g]["path"]) << g;

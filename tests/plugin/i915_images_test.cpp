@@ -34,9 +34,20 @@ json manifest_file()
 	  ]})");
 }
 
+// The typed form of a manifest file entry, as the plugin gets it (through the manifest reader).
+gw::manifest::File typed(json f)
+{
+	f["path"] = "/dev/dri/renderD129";
+	f["rdev"] = "226:129";
+	f["flags"] = "O_RDWR";
+	json m = {{"schema", gw::manifest::kSchema}, {"cgroup", "/sys/fs/cgroup/x"}, {"complete", true},
+	          {"lost_events", 0}, {"processes", json::array()}, {"files", json::array({f})}};
+	return gw::manifest::from_json(m).files.at(0);
+}
+
 FileImage i915_file()
 {
-	json mf = manifest_file();
+	gw::manifest::File mf = typed(manifest_file());
 	FileImage f;
 	f.criu_id = 4;
 	f.device.path = "/dev/dri/renderD129";
@@ -46,12 +57,12 @@ FileImage i915_file()
 	f.f_flags = 02;
 	f.source = "manifest";
 	f.handles_known = true;
-	for (const json &h : mf["handles"]) {
+	for (const gw::manifest::Handle &h : mf.handles) {
 		gwcriu::HandleRec r;
-		r.handle = h["handle"];
-		r.size = h["size"];
-		r.origin = h["origin"];
-		r.object = h["object"];
+		r.handle = static_cast<uint32_t>(h.handle);
+		r.size = h.size;
+		r.origin = h.origin;
+		r.object = h.object;
 		r.saved = r.origin != "i915.userptr";
 		r.i915 = gwcriu::i915_buffer_of(h, &f.degraded);
 		f.handles.push_back(r);

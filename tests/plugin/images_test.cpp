@@ -4,7 +4,8 @@
 #include <functional>
 #include <gtest/gtest.h>
 
-#include "model.hpp"
+#include "drm_devices.hpp"
+#include "manifest/manifest.hpp"
 #include "drm_devices.hpp"
 #include "images.hpp"
 

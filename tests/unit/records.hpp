@@ -293,7 +293,7 @@ struct World {
 	const gw::Process &p(uint32_t pid) const { return m.processes().at(pid); }
 	const gw::DrmFile &f(uint64_t kfile) const { return m.files().at(kfile); }
 	bool has_file(uint64_t kfile) const { return m.files().count(kfile) > 0; }
-	nlohmann::json manifest() const { return m.manifest(); }
+	nlohmann::json manifest() const { return gw::manifest::to_json(m.manifest()); }
 };
 
 // The i915 GEM_CREATE_EXT chain the tests use: memory regions [device 0, system 0] at

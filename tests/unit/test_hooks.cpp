@@ -61,7 +61,7 @@ TEST(HookPlan, AutoTakesFexitPerGroupWhereItWorks)
 	EXPECT_EQ(p.path(), "mixed: ioctl=tracepoint mmap=fexit cloexec=fexit syscalls=fexit");
 	EXPECT_EQ(p[HookGroup::ioctl].reason, "drm_ioctl not found in kernel BTF: drm module not loaded");
 	EXPECT_EQ(p[HookGroup::mmap].reason, "fexit on mmap_region load and attach");
-	EXPECT_EQ(p.manifest_json(),
+	EXPECT_EQ(nlohmann::json(p.manifest_paths()),
 	          json({{"ioctl", "tracepoint"}, {"mmap", "fexit"}, {"cloexec", "fexit"}, {"syscalls", "fexit"}}));
 
 	EXPECT_EQ(plan_hooks(HookRequest{}, probes(true, true, true)).path(), "fexit");
@@ -142,18 +142,18 @@ json minimal_manifest()
 TEST(ManifestHooks, OptionalButStringsWhenPresent)
 {
 	json m = minimal_manifest();
-	EXPECT_NO_THROW(validate_manifest(m));
-	m["hooks"] = plan_hooks(HookRequest{}, probes(true, false, true)).manifest_json();
-	EXPECT_NO_THROW(validate_manifest(m));
+	EXPECT_NO_THROW(gw::manifest::validate(m));
+	m["hooks"] = plan_hooks(HookRequest{}, probes(true, false, true)).manifest_paths();
+	EXPECT_NO_THROW(gw::manifest::validate(m));
 	m["hooks"]["mmap"] = 2;
 	try {
-		validate_manifest(m);
+		gw::manifest::validate(m);
 		FAIL() << "accepted a numeric hook path";
 	} catch (const ManifestError &e) {
 		EXPECT_STREQ(e.what(), "field hooks.mmap is an unsigned integer, expected a string");
 	}
 	m["hooks"] = "fexit";
-	EXPECT_THROW(validate_manifest(m), ManifestError);
+	EXPECT_THROW(gw::manifest::validate(m), ManifestError);
 }
 
 } // namespace

@@ -220,7 +220,7 @@ TEST(ModelI915, PerfOpenThenItsStreamFd) {
 	                                                   {"complete", true}}}}},
 	                        {"cloexec", false}}));
 	EXPECT_EQ(w.m.others().at(kPerf).type, GW_FILE_PERF);
-	EXPECT_NO_THROW(gw::validate_manifest(w.manifest()));
+	EXPECT_NO_THROW(gw::manifest::validate(w.manifest()));
 }
 
 TEST(ModelI915, ExecbufferOutFenceThenTheSyncFileFd) {

@@ -209,8 +209,8 @@ TEST(ModelXe, ABoundObjectOutlivesItsHandle) {
 	ASSERT_EQ(b.size(), 1u);
 	EXPECT_EQ(b[0]["handle"], nullptr);
 	EXPECT_EQ(b[0]["object"], obj);
-	EXPECT_NE(gw::format_manifest_summary(m).find("bind 0x100000 +0x10000 handle closed offset 0x0"), std::string::npos)
-		<< gw::format_manifest_summary(m);
+	EXPECT_NE(gw::manifest::format_summary(gw::manifest::from_json(m)).find("bind 0x100000 +0x10000 handle closed offset 0x0"), std::string::npos)
+		<< gw::manifest::format_summary(gw::manifest::from_json(m));
 	// unbinding drops the last reference
 	x.bind(2, {xe_bind_op(GW_XE_VM_BIND_OP_UNMAP, 0, 0, 0x10000, 0x100000)});
 	EXPECT_TRUE(w.m.objects().empty());
@@ -264,9 +264,9 @@ TEST(ManifestIntel, ValidatesAndRoundTrips) {
 	json m = w.manifest();
 	EXPECT_EQ(m["complete"], true) << m["incomplete_reasons"];
 	EXPECT_EQ(w.m.malformed_records(), 0u);
-	EXPECT_NO_THROW(gw::validate_manifest(m));
-	json back = json::parse(gw::serialize_manifest(m));
-	EXPECT_NO_THROW(gw::validate_manifest(back));
+	EXPECT_NO_THROW(gw::manifest::validate(m));
+	json back = json::parse(gw::manifest::serialize(gw::manifest::from_json(m)));
+	EXPECT_NO_THROW(gw::manifest::validate(back));
 	EXPECT_EQ(back, m);
 	// the fd table: both DRM files, the perf stream and the out-fence
 	json fds = m["processes"][0]["fds"];
@@ -278,15 +278,15 @@ TEST(ManifestIntel, ValidatesAndRoundTrips) {
 	// a context whose vm is not an object fails validation
 	json bad = m;
 	bad["files"][0]["contexts"][1]["vm"] = "one";
-	EXPECT_THROW(gw::validate_manifest(bad), gw::ManifestError);
+	EXPECT_THROW(gw::manifest::validate(bad), gw::ManifestError);
 	bad = m;
 	bad["files"][1]["vms"][0].erase("bindings");
-	EXPECT_THROW(gw::validate_manifest(bad), gw::ManifestError);
+	EXPECT_THROW(gw::manifest::validate(bad), gw::ManifestError);
 }
 
 TEST(ManifestIntel, ShowMentionsTheDriverState) {
 	World w = intel_scenario();
-	std::string s = gw::format_manifest_summary(w.manifest());
+	std::string s = gw::manifest::format_summary(w.m.manifest());
 	for (const char *part : {
 		     "file 1: /dev/dri/renderD128 (226:128) driver i915 O_RDWR: 3 handles",
 		     "handle 7: 65536 bytes, i915.gem_create_ext, object 1, placements device:0 system:0, pat 3",

@@ -1,4 +1,5 @@
-#include "control.hpp"
+// The control channel, client side: find the daemon that follows a process, ask it to sync.
+#include "control_client.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -13,7 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "model.hpp"
+#include "manifest/manifest.hpp"
 
 namespace fs = std::filesystem;
 
@@ -25,7 +26,7 @@ std::string default_run_dir()
 	return env && *env ? env : "/run/gpuwatch";
 }
 
-static sockaddr_un unix_addr(const std::string &path)
+sockaddr_un unix_addr(const std::string &path)
 {
 	sockaddr_un a {};
 	a.sun_family = AF_UNIX;
@@ -33,38 +34,6 @@ static sockaddr_un unix_addr(const std::string &path)
 		throw Error("control socket path too long: " + path);
 	std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
 	return a;
-}
-
-Registration::Registration(const std::string &run_dir, const std::string &cgroup, const std::string &manifest)
-{
-	if (::mkdir(run_dir.c_str(), 0700) != 0 && errno != EEXIST)
-		throw Error("runtime directory " + run_dir + ": " + errno_text(errno));
-	info_.pid = ::getpid();
-	info_.cgroup = cgroup;
-	info_.manifest = fs::absolute(manifest).lexically_normal().string();
-	std::string base = run_dir + "/" + std::to_string(info_.pid);
-	info_.socket = base + ".sock";
-	json_path_ = base + ".json";
-
-	::unlink(info_.socket.c_str()); /* a stale one from a dead daemon that had our pid */
-	listen_ = UniqueFd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-	if (!listen_)
-		throw Error("control socket: " + errno_text(errno));
-	sockaddr_un a = unix_addr(info_.socket);
-	mode_t old = ::umask(0177);
-	int rc = ::bind(listen_.get(), reinterpret_cast<sockaddr *>(&a), sizeof(a));
-	::umask(old);
-	if (rc != 0 || ::listen(listen_.get(), 8) != 0)
-		throw Error("control socket " + info_.socket + ": " + errno_text(errno));
-	nlohmann::json j = {{"pid", info_.pid}, {"cgroup", info_.cgroup}, {"manifest", info_.manifest},
-			    {"socket", info_.socket}};
-	write_file_atomic(json_path_, j.dump() + "\n", 0600);
-}
-
-Registration::~Registration()
-{
-	::unlink(json_path_.c_str());
-	::unlink(info_.socket.c_str());
 }
 
 std::vector<DaemonInfo> list_daemons(const std::string &run_dir)
@@ -107,7 +76,7 @@ std::optional<DaemonInfo> daemon_for_pid(const std::string &run_dir, uint32_t pi
 	return best;
 }
 
-nlohmann::json sync(const DaemonInfo &d, int timeout_ms)
+manifest::Manifest sync(const DaemonInfo &d, int timeout_ms)
 {
 	UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	if (!s)
@@ -139,7 +108,7 @@ nlohmann::json sync(const DaemonInfo &d, int timeout_ms)
 	if (reply.rfind("ok", 0) != 0)
 		throw Error("gpuwatch daemon " + std::to_string(d.pid) + ": sync failed: " + reply);
 	try {
-		return read_manifest_file(d.manifest);
+		return manifest::read_file(d.manifest);
 	} catch (const ManifestError &e) {
 		throw Error(e.what());
 	}

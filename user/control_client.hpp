@@ -2,7 +2,8 @@
 // directory (default /run/gpuwatch, or $GPUWATCH_RUN_DIR) as <pid>.json + <pid>.sock, and
 // answers "sync" requests on the socket: drain every pending tracer record, re-snapshot the
 // followed processes, write the manifest, reply. The CRIU plugin and the action-script
-// helper use the client side to get a synced manifest at checkpoint time.
+// helper use this client side to get a synced manifest at checkpoint time; control_server.hpp
+// is the daemon's side.
 #pragma once
 
 #include <cstdint>
@@ -10,8 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "manifest/manifest.hpp"
 #include "sysutil.hpp"
 
 namespace gw::control {
@@ -26,29 +26,12 @@ struct DaemonInfo {
 // $GPUWATCH_RUN_DIR, else /run/gpuwatch.
 std::string default_run_dir();
 
-// Daemon side: creates run_dir (0700) if needed, writes <pid>.json atomically, listens on
-// <pid>.sock (0600). Removes both on destruction.
-class Registration {
-public:
-	Registration(const std::string &run_dir, const std::string &cgroup, const std::string &manifest);
-	~Registration();
-	Registration(const Registration &) = delete;
-	Registration &operator=(const Registration &) = delete;
-	int listen_fd() const { return listen_.get(); }
-	const DaemonInfo &info() const { return info_; }
-
-private:
-	DaemonInfo info_;
-	std::string json_path_;
-	UniqueFd listen_;
-};
-
 // Client side. Daemons whose process is gone are skipped.
 std::vector<DaemonInfo> list_daemons(const std::string &run_dir);
 // The daemon following the cgroup that pid is in (the deepest followed ancestor), if any.
 std::optional<DaemonInfo> daemon_for_pid(const std::string &run_dir, uint32_t pid);
 // Asks the daemon to drain and reconcile, then returns its freshly written manifest.
 // Throws gw::Error with one line (daemon gone, timeout, malformed reply or manifest).
-nlohmann::json sync(const DaemonInfo &d, int timeout_ms = 10000);
+manifest::Manifest sync(const DaemonInfo &d, int timeout_ms = 10000);
 
 } // namespace gw::control

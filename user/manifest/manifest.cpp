@@ -1,0 +1,733 @@
+// The manifest's types <-> JSON: the reader validates while it converts, the writer writes
+// exactly what the reader reads.
+#include "manifest.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <cstdio>
+#include <fcntl.h>
+#include <set>
+#include <unistd.h>
+
+namespace gw {
+
+// f_flags as text: the access mode, then the status flags that survive open and matter
+// when the file is reopened. O_CLOEXEC is per fd; O_LARGEFILE is forced on 64-bit.
+std::string flags_string(uint32_t f) {
+	std::string s = (f & O_ACCMODE) == O_RDONLY ? "O_RDONLY" : (f & O_ACCMODE) == O_WRONLY ? "O_WRONLY" : "O_RDWR";
+	static const std::pair<uint32_t, const char *> bits[] = {
+		{O_NONBLOCK, "O_NONBLOCK"}, {O_APPEND, "O_APPEND"}, {O_SYNC, "O_SYNC"}, {O_DSYNC, "O_DSYNC"},
+		{O_ASYNC, "O_ASYNC"}, {O_DIRECT, "O_DIRECT"}, {O_NOATIME, "O_NOATIME"}, {O_PATH, "O_PATH"},
+	};
+	for (auto [bit, name] : bits) {
+		if ((f & bit) != bit)
+			continue;
+		s += '|';
+		s += name;
+		if (bit == O_SYNC)
+			f &= ~O_DSYNC; // O_SYNC includes O_DSYNC's bit
+	}
+	return s;
+}
+
+namespace manifest {
+namespace {
+
+using json = nlohmann::json;
+
+// --- reading: one field at a time, each error naming the field's path ------------------
+const char *type_name(const json &v) {
+	if (v.is_number_integer())
+		return v.get<int64_t>() < 0 && !v.is_number_unsigned() ? "a negative integer" : "an unsigned integer";
+	if (v.is_number_float())
+		return "a fractional number";
+	switch (v.type()) {
+	case json::value_t::null: return "null";
+	case json::value_t::string: return "a string";
+	case json::value_t::boolean: return "a boolean";
+	case json::value_t::array: return "an array";
+	case json::value_t::object: return "an object";
+	default: return "something else";
+	}
+}
+
+bool is_unsigned(const json &v) { return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0); }
+
+[[noreturn]] void wrong(const std::string &path, const json &v, const char *expected) {
+	throw ManifestError("field " + path + " is " + type_name(v) + ", expected " + expected);
+}
+
+// A JSON object being read, with its path ("" for the top, "processes[2]" for an element).
+struct Obj {
+	const json &j;
+	std::string where;
+
+	Obj(const json &v, std::string path) : j(v), where(std::move(path)) {
+		if (!j.is_object())
+			wrong(where, j, "an object");
+	}
+	std::string path(const char *key) const { return where.empty() ? std::string(key) : where + "." + key; }
+	const json *find(const char *key) const {
+		auto it = j.find(key);
+		return it == j.end() ? nullptr : &*it;
+	}
+	const json &need(const char *key) const {
+		const json *v = find(key);
+		if (!v)
+			throw ManifestError("missing field " + path(key));
+		return *v;
+	}
+	uint64_t u64(const json &v, const char *key) const {
+		if (!is_unsigned(v))
+			wrong(path(key), v, "an unsigned integer");
+		return v.get<uint64_t>();
+	}
+	uint64_t req_u64(const char *key) const { return u64(need(key), key); }
+	uint32_t req_u32(const char *key) const { return narrow32(req_u64(key), key); }
+	uint32_t narrow32(uint64_t v, const char *key) const {
+		if (v > UINT32_MAX)
+			throw ManifestError("field " + path(key) + " is " + std::to_string(v) + ", more than 32 bits");
+		return static_cast<uint32_t>(v);
+	}
+	uint64_t opt_u64(const char *key, uint64_t dflt) const {
+		const json *v = find(key);
+		return v ? u64(*v, key) : dflt;
+	}
+	uint32_t opt_u32(const char *key, uint32_t dflt) const { return narrow32(opt_u64(key, dflt), key); }
+	uint16_t opt_u16(const char *key) const {
+		uint64_t v = opt_u64(key, 0);
+		if (v > UINT16_MAX)
+			throw ManifestError("field " + path(key) + " is " + std::to_string(v) + ", more than 16 bits");
+		return static_cast<uint16_t>(v);
+	}
+	// unsigned or null; `required`: the field must be there
+	std::optional<uint64_t> u64_or_null(const char *key, bool required) const {
+		const json *v = required ? &need(key) : find(key);
+		if (!v || v->is_null())
+			return std::nullopt;
+		if (!is_unsigned(*v))
+			wrong(path(key), *v, "an unsigned integer or null");
+		return v->get<uint64_t>();
+	}
+	std::string req_str(const char *key) const {
+		const json &v = need(key);
+		if (!v.is_string())
+			wrong(path(key), v, "a string");
+		return v.get<std::string>();
+	}
+	std::optional<std::string> opt_str(const char *key) const {
+		const json *v = find(key);
+		if (!v)
+			return std::nullopt;
+		if (!v->is_string())
+			wrong(path(key), *v, "a string");
+		return v->get<std::string>();
+	}
+	bool req_bool(const char *key) const {
+		const json &v = need(key);
+		if (!v.is_boolean())
+			wrong(path(key), v, "a boolean");
+		return v.get<bool>();
+	}
+	bool opt_bool(const char *key, bool dflt) const {
+		const json *v = find(key);
+		if (!v)
+			return dflt;
+		if (!v->is_boolean())
+			wrong(path(key), *v, "a boolean");
+		return v->get<bool>();
+	}
+	const json &req_array(const char *key) const {
+		const json &v = need(key);
+		if (!v.is_array())
+			wrong(path(key), v, "an array");
+		return v;
+	}
+	const json *opt_array(const char *key) const {
+		const json *v = find(key);
+		if (v && !v->is_array())
+			wrong(path(key), *v, "an array");
+		return v;
+	}
+	// an object field; null and absence read as {}
+	const json &opt_object(const char *key) const {
+		static const json empty = json::object();
+		const json *v = find(key);
+		if (!v || v->is_null())
+			return empty;
+		if (!v->is_object())
+			wrong(path(key), *v, "an object");
+		return *v;
+	}
+	std::string at(const char *key, std::size_t i) const { return path(key) + "[" + std::to_string(i) + "]"; }
+	// each element of array field `key` (required or optional) as an Obj
+	template <typename F> void each(const json &list, const char *key, F &&f) const {
+		for (std::size_t i = 0; i < list.size(); ++i)
+			f(Obj(list[i], at(key, i)));
+	}
+};
+
+// --- typed views of driver-defined values (lenient: what does not fit stays unset) ---------
+std::optional<uint64_t> unsigned_of(const json &o, const char *key) {
+	if (!o.is_object())
+		return std::nullopt;
+	auto it = o.find(key);
+	return it != o.end() && is_unsigned(*it) ? std::optional<uint64_t>(it->get<uint64_t>()) : std::nullopt;
+}
+
+std::optional<uint32_t> u32_of(const json &o, const char *key) {
+	auto v = unsigned_of(o, key);
+	return v && *v <= UINT32_MAX ? std::optional<uint32_t>(static_cast<uint32_t>(*v)) : std::nullopt;
+}
+
+const json &member(const json &o, const char *key) {
+	static const json null;
+	if (!o.is_object())
+		return null;
+	auto it = o.find(key);
+	return it == o.end() ? null : *it;
+}
+
+CreateParams create_params_of(const json &p) {
+	CreateParams c;
+	c.flags = u32_of(p, "flags");
+	c.protected_content = member(p, "protected") == true;
+	c.pat_index = u32_of(p, "pat_index");
+	if (member(p, "placements").is_array())
+		for (const json &r : member(p, "placements")) {
+			Placement pl;
+			if (member(r, "class").is_string())
+				pl.memory_class = member(r, "class").get<std::string>();
+			if (auto i = unsigned_of(r, "instance"); i && *i <= UINT16_MAX)
+				pl.instance = static_cast<uint16_t>(*i);
+			c.placements.push_back(std::move(pl));
+		}
+	c.user_ptr = unsigned_of(p, "user_ptr");
+	c.placement = u32_of(p, "placement");
+	c.vm_id = u32_of(p, "vm_id");
+	c.cpu_caching = u32_of(p, "cpu_caching");
+	c.extensions = member(p, "properties").is_object() && !member(p, "properties").empty();
+	return c;
+}
+
+std::optional<std::vector<uint8_t>> unhex(const json &v) {
+	if (!v.is_string())
+		return std::nullopt;
+	const std::string &s = v.get_ref<const std::string &>();
+	if (s.size() % 2 != 0 || s.find_first_not_of("0123456789abcdef") != std::string::npos)
+		return std::nullopt;
+	std::vector<uint8_t> out;
+	for (std::size_t i = 0; i < s.size(); i += 2)
+		out.push_back(static_cast<uint8_t>(std::stoul(s.substr(i, 2), nullptr, 16)));
+	return out;
+}
+
+void fill_param_view(ContextParam &p) {
+	const json &v = p.value;
+	p.number.reset();
+	if (v.is_number_unsigned())
+		p.number = v.get<uint64_t>();
+	else if (v.is_number_integer()) // negative priorities: the kernel takes the two's complement
+		p.number = static_cast<uint64_t>(v.get<int64_t>());
+	p.bytes = unhex(member(v, "bytes"));
+	p.engines.reset();
+	if (member(v, "engines").is_array()) {
+		std::vector<Engine> l;
+		bool whole = true;
+		for (const json &e : member(v, "engines")) {
+			auto c = unsigned_of(e, "class"), i = unsigned_of(e, "instance");
+			whole = whole && c && i && *c <= UINT16_MAX && *i <= UINT16_MAX;
+			if (whole)
+				l.push_back({static_cast<uint16_t>(*c), static_cast<uint16_t>(*i)});
+		}
+		if (whole)
+			p.engines = std::move(l);
+	}
+	p.extensions_not_recorded = member(v, "extensions_not_recorded") == true;
+}
+
+void fill_origin_view(FenceOrigin &f) {
+	const json &o = f.raw;
+	f.properties.reset();
+	if (member(o, "ioctl").is_string())
+		f.ioctl = member(o, "ioctl").get<std::string>();
+	f.file = unsigned_of(o, "file");
+	f.complete = member(o, "complete") == true;
+	f.flags = u32_of(o, "flags");
+	if (member(o, "properties").is_array()) {
+		f.properties.emplace();
+		for (const json &p : member(o, "properties"))
+			if (p.is_array() && p.size() == 2 && is_unsigned(p[0]) && is_unsigned(p[1]))
+				f.properties->push_back({p[0].get<uint64_t>(), p[1].get<uint64_t>()});
+	}
+}
+
+// --- reading, entity by entity ------------------------------------------------------------
+Handle read_handle(const Obj &o) {
+	Handle h;
+	h.handle = o.req_u64("handle");
+	h.size = o.req_u64("size");
+	h.origin = o.req_str("origin");
+	h.object = o.req_u64("object");
+	h.params = o.opt_object("params");
+	h.imports = o.opt_u64("imports", 0);
+	h.flink_name = o.u64_or_null("flink_name", false);
+	if (const json *offs = o.opt_array("mmap_offsets"))
+		for (std::size_t i = 0; i < offs->size(); ++i)
+			h.mmap_offsets.push_back(Obj(json::object(), o.at("mmap_offsets", i)).u64((*offs)[i], ""));
+	for (const auto &[off, type] : o.opt_object("mmap_types").items()) {
+		uint64_t n = 0;
+		if (std::sscanf(off.c_str(), "%lu", &n) != 1 || std::to_string(n) != off || !type.is_string())
+			throw ManifestError("field " + o.path("mmap_types") + "." + off + " is not an offset's mmap type");
+		h.mmap_types[n] = type.get<std::string>();
+	}
+	if (const json *t = o.find("tiling")) {
+		Obj to(*t, o.path("tiling"));
+		Tiling tl;
+		tl.mode = to.opt_str("mode");
+		if (const json *s = to.find("stride"); s && is_unsigned(*s) && s->get<uint64_t>() <= UINT32_MAX)
+			tl.stride = s->get<uint32_t>();
+		tl.swizzle = to.opt_u32("swizzle", 0);
+		h.tiling = tl;
+	}
+	if (o.find("caching"))
+		h.caching = o.req_u32("caching");
+	return h;
+}
+
+Context read_context(const Obj &o) {
+	Context c;
+	c.id = o.req_u64("id");
+	c.flags = o.opt_u32("flags", 0);
+	c.vm = o.u64_or_null("vm", true);
+	c.vm_destroyed = o.opt_bool("vm_destroyed", false);
+	c.truncated = o.opt_bool("truncated", false);
+	for (const auto &[name, v] : o.opt_object("params").items())
+		c.params.push_back({name, v});
+	return c;
+}
+
+Binding read_binding(const Obj &o) {
+	Binding b;
+	b.addr = o.req_u64("addr");
+	b.range = o.req_u64("range");
+	b.pat_index = o.opt_u32("pat_index", 0);
+	b.flags = o.opt_u32("flags", 0);
+	b.userptr = o.u64_or_null("userptr", false);
+	b.handle = o.u64_or_null("handle", false);
+	b.object = o.u64_or_null("object", false);
+	b.offset = o.opt_u64("offset", 0);
+	return b;
+}
+
+Vm read_vm(const Obj &o) {
+	Vm vm;
+	vm.id = o.req_u64("id");
+	vm.flags = o.opt_u32("flags", 0);
+	vm.params = o.opt_object("params");
+	o.each(o.req_array("bindings"), "bindings", [&](const Obj &b) { vm.bindings.push_back(read_binding(b)); });
+	return vm;
+}
+
+ExecQueue read_queue(const Obj &o) {
+	ExecQueue q;
+	q.id = o.req_u64("id");
+	q.vm = o.opt_u64("vm", 0);
+	q.flags = o.opt_u32("flags", 0);
+	q.width = o.opt_u16("width");
+	q.num_placements = o.opt_u16("num_placements");
+	if (const json *list = o.opt_array("instances"))
+		o.each(*list, "instances", [&](const Obj &e) {
+			q.instances.push_back({e.opt_u16("class"), e.opt_u16("instance"), e.opt_u16("gt")});
+		});
+	q.params = o.opt_object("params");
+	return q;
+}
+
+void fill_queue_view(ExecQueue &q) {
+	q.properties.clear();
+	q.other_params.clear();
+	for (const auto &[name, v] : q.params.items()) {
+		unsigned long n = 0;
+		int used = 0;
+		if (name.rfind("property_", 0) == 0 && is_unsigned(v) && std::sscanf(name.c_str() + 9, "%lu%n", &n, &used) == 1 &&
+		    name.size() == 9 + static_cast<std::size_t>(used) && n <= UINT32_MAX)
+			q.properties.push_back({static_cast<uint32_t>(n), v.get<uint64_t>()});
+		else
+			q.other_params.push_back(name);
+	}
+}
+
+File read_file_entry(const Obj &o, std::set<uint64_t> &ids) {
+	File f;
+	f.id = o.req_u64("id");
+	if (!ids.insert(f.id).second)
+		throw ManifestError("field " + o.path("id") + " is " + std::to_string(f.id) + ", already used by another file");
+	f.path = o.req_str("path");
+	std::string rdev = o.req_str("rdev");
+	f.driver = o.req_str("driver");
+	f.flags = o.req_str("flags");
+	unsigned major = 0, minor = 0;
+	int used = 0;
+	if (std::sscanf(rdev.c_str(), "%u:%u%n", &major, &minor, &used) != 2 || static_cast<std::size_t>(used) != rdev.size())
+		throw ManifestError("field " + o.path("rdev") + " is '" + rdev + "', expected major:minor");
+	f.major = major;
+	f.minor = minor;
+	f.f_flags = o.opt_u32("f_flags", 0);
+	f.handles_known = o.opt_bool("handles_known", false);
+	o.each(o.req_array("handles"), "handles", [&](const Obj &h) { f.handles.push_back(read_handle(h)); });
+	if (const json *l = o.opt_array("syncobjs"))
+		o.each(*l, "syncobjs", [&](const Obj &s) { f.syncobjs.push_back({s.req_u64("handle"), s.opt_u32("flags", 0)}); });
+	if (const json *l = o.opt_array("caps"))
+		o.each(*l, "caps", [&](const Obj &c) { f.caps.push_back({c.req_u64("capability"), c.opt_u64("value", 0)}); });
+	if (const json *l = o.opt_array("contexts")) {
+		f.contexts.emplace();
+		o.each(*l, "contexts", [&](const Obj &c) { f.contexts->push_back(read_context(c)); });
+	}
+	if (const json *l = o.opt_array("vms")) {
+		f.vms.emplace();
+		o.each(*l, "vms", [&](const Obj &v) { f.vms->push_back(read_vm(v)); });
+	}
+	if (const json *l = o.opt_array("exec_queues")) {
+		f.exec_queues.emplace();
+		o.each(*l, "exec_queues", [&](const Obj &q) { f.exec_queues->push_back(read_queue(q)); });
+	}
+	return f;
+}
+
+void check_file_ref(std::optional<uint64_t> id, const std::set<uint64_t> &ids, const std::string &path) {
+	if (id && !ids.count(*id))
+		throw ManifestError("field " + path + " is " + std::to_string(*id) + ", which names no entry of files");
+}
+
+Fd read_fd(const Obj &o, const std::set<uint64_t> &ids) {
+	Fd d;
+	d.fd = o.req_u64("fd");
+	d.cloexec = o.req_bool("cloexec");
+	if (o.find("sync_file") || o.find("i915_perf")) {
+		bool sync = o.find("sync_file") != nullptr;
+		d.kind = sync ? Fd::Kind::sync_file : Fd::Kind::i915_perf;
+		const char *key = sync ? "sync_file" : "i915_perf";
+		Obj f(o.need(key), o.path(key));
+		d.origin.raw = f.find("origin") ? *f.find("origin") : json();
+	} else if (o.find("dmabuf")) {
+		d.kind = Fd::Kind::dmabuf;
+		Obj b(o.need("dmabuf"), o.path("dmabuf"));
+		d.file = b.u64_or_null("file", true);
+		check_file_ref(d.file, ids, b.path("file"));
+		d.handle = b.u64_or_null("handle", true);
+		d.object = b.u64_or_null("object", false);
+	} else {
+		d.kind = Fd::Kind::drm;
+		d.file = o.req_u64("file");
+		check_file_ref(d.file, ids, o.path("file"));
+	}
+	return d;
+}
+
+Mmap read_mmap(const Obj &o, const std::set<uint64_t> &ids) {
+	Mmap m;
+	m.start = o.req_u64("start");
+	m.length = o.req_u64("length");
+	m.offset = o.req_u64("offset");
+	m.prot = o.req_str("prot");
+	m.shared = o.req_bool("shared");
+	m.file = o.req_u64("file");
+	check_file_ref(m.file, ids, o.path("file"));
+	m.handle = o.u64_or_null("handle", true);
+	m.object = o.u64_or_null("object", false);
+	m.via = o.opt_str("via").value_or("device");
+	return m;
+}
+
+json opt(const std::optional<uint64_t> &v) { return v ? json(*v) : json(nullptr); }
+
+} // namespace
+
+// --- lookups ----------------------------------------------------------------------------
+const Handle *File::find_handle(uint64_t n) const {
+	for (const Handle &h : handles)
+		if (h.handle == n)
+			return &h;
+	return nullptr;
+}
+
+bool File::has_vm(uint64_t vm_id) const {
+	if (vms)
+		for (const Vm &v : *vms)
+			if (v.id == vm_id)
+				return true;
+	return false;
+}
+
+const Fd *Process::find_fd(uint64_t fd) const {
+	for (const Fd &d : fds)
+		if (d.fd == fd)
+			return &d;
+	return nullptr;
+}
+
+const Mmap *Process::find_mmap(uint64_t start) const {
+	for (const Mmap &m : mmaps)
+		if (m.start == start)
+			return &m;
+	return nullptr;
+}
+
+const File *Manifest::find_file(uint64_t id) const {
+	for (const File &f : files)
+		if (f.id == id)
+			return &f;
+	return nullptr;
+}
+
+const Process *Manifest::find_process(uint64_t pid) const {
+	for (const Process &p : processes)
+		if (p.pid == pid)
+			return &p;
+	return nullptr;
+}
+
+// --- JSON -> types --------------------------------------------------------------------------
+Manifest from_json(const json &j) {
+	if (!j.is_object())
+		throw ManifestError("the manifest is " + std::string(type_name(j)) + ", expected an object");
+	Obj top(j, "");
+	std::string schema = top.req_str("schema");
+	if (schema != kSchema)
+		throw ManifestError("schema is '" + schema + "', expected " + kSchema);
+	Manifest m;
+	m.cgroup = top.req_str("cgroup");
+	m.complete = top.req_bool("complete");
+	m.lost_events = top.req_u64("lost_events");
+	if (top.find("hooks")) { // the daemon's hook path per group; older manifests lack it
+		m.hooks.emplace();
+		for (const auto &[group, path] : top.opt_object("hooks").items()) {
+			if (!path.is_string())
+				wrong("hooks." + group, path, "a string");
+			(*m.hooks)[group] = path.get<std::string>();
+		}
+	}
+	const json &files = top.req_array("files");
+	const json &procs = top.req_array("processes");
+	if (const json *r = top.opt_array("incomplete_reasons"))
+		for (std::size_t i = 0; i < r->size(); ++i) {
+			if (!(*r)[i].is_string())
+				wrong(top.at("incomplete_reasons", i), (*r)[i], "a string");
+			m.incomplete_reasons.push_back((*r)[i].get<std::string>());
+		}
+	m.generation = top.opt_u64("generation", 0);
+	m.failed_reads = top.opt_u64("failed_reads", 0);
+	m.malformed_records = top.opt_u64("malformed_records", 0);
+
+	std::set<uint64_t> ids;
+	top.each(files, "files", [&](const Obj &f) { m.files.push_back(read_file_entry(f, ids)); });
+	top.each(procs, "processes", [&](const Obj &o) {
+		Process p;
+		p.pid = o.req_u64("pid");
+		p.comm = o.req_str("comm");
+		const json &fds = o.req_array("fds");
+		const json &mmaps = o.req_array("mmaps");
+		o.each(fds, "fds", [&](const Obj &d) { p.fds.push_back(read_fd(d, ids)); });
+		o.each(mmaps, "mmaps", [&](const Obj &mp) { p.mmaps.push_back(read_mmap(mp, ids)); });
+		m.processes.push_back(std::move(p));
+	});
+	if (const json *objs = top.opt_array("objects"))
+		top.each(*objs, "objects", [&](const Obj &o) {
+			m.objects.push_back({o.req_u64("id"), o.opt_u64("size", 0), o.u64_or_null("flink_name", false)});
+		});
+	fill_views(m);
+	return m;
+}
+
+void fill_views(Manifest &m) {
+	for (File &f : m.files) {
+		for (Handle &h : f.handles)
+			h.create = create_params_of(h.params);
+		if (f.contexts)
+			for (Context &c : *f.contexts)
+				for (ContextParam &p : c.params)
+					fill_param_view(p);
+		if (f.exec_queues)
+			for (ExecQueue &q : *f.exec_queues)
+				fill_queue_view(q);
+	}
+	for (Process &p : m.processes)
+		for (Fd &d : p.fds)
+			fill_origin_view(d.origin);
+}
+
+void validate(const json &j) { (void)from_json(j); }
+
+// --- types -> JSON --------------------------------------------------------------------------
+namespace {
+
+json handle_json(const Handle &h) {
+	json hj = {{"handle", h.handle}, {"size", h.size}, {"origin", h.origin}, {"object", h.object},
+	           {"params", h.params.is_null() ? json::object() : h.params}, {"imports", h.imports},
+	           {"flink_name", opt(h.flink_name)}, {"mmap_offsets", h.mmap_offsets}};
+	if (!h.mmap_types.empty()) {
+		json types = json::object();
+		for (const auto &[off, type] : h.mmap_types)
+			types[std::to_string(off)] = type;
+		hj["mmap_types"] = types;
+	}
+	if (h.tiling) {
+		json t = {{"swizzle", h.tiling->swizzle}};
+		if (h.tiling->mode)
+			t["mode"] = *h.tiling->mode;
+		if (h.tiling->stride)
+			t["stride"] = *h.tiling->stride;
+		hj["tiling"] = t;
+	}
+	if (h.caching)
+		hj["caching"] = *h.caching;
+	return hj;
+}
+
+json file_json(const File &f) {
+	json handles = json::array(), syncobjs = json::array(), caps = json::array();
+	for (const Handle &h : f.handles)
+		handles.push_back(handle_json(h));
+	for (const Syncobj &s : f.syncobjs)
+		syncobjs.push_back({{"handle", s.handle}, {"flags", s.flags}});
+	for (const Cap &c : f.caps)
+		caps.push_back({{"capability", c.capability}, {"value", c.value}});
+	json fj = {{"id", f.id}, {"path", f.path}, {"rdev", std::to_string(f.major) + ":" + std::to_string(f.minor)},
+	           {"driver", f.driver}, {"flags", f.flags}, {"f_flags", f.f_flags}, {"handles_known", f.handles_known},
+	           {"handles", handles}, {"syncobjs", syncobjs}, {"caps", caps}};
+	if (f.contexts) {
+		json list = json::array();
+		for (const Context &c : *f.contexts) {
+			json params = json::object();
+			for (const ContextParam &p : c.params)
+				params[p.name] = p.value;
+			json cj = {{"id", c.id}, {"flags", c.flags}, {"vm", opt(c.vm)}, {"params", params}};
+			if (c.vm_destroyed)
+				cj["vm_destroyed"] = true;
+			if (c.truncated)
+				cj["truncated"] = true;
+			list.push_back(std::move(cj));
+		}
+		fj["contexts"] = list;
+	}
+	if (f.vms) {
+		json list = json::array();
+		for (const Vm &vm : *f.vms) {
+			json binds = json::array();
+			for (const Binding &b : vm.bindings) {
+				json bj = {{"addr", b.addr}, {"range", b.range}, {"pat_index", b.pat_index}, {"flags", b.flags}};
+				if (b.userptr) {
+					bj["userptr"] = *b.userptr;
+				} else {
+					bj["handle"] = opt(b.handle);
+					bj["object"] = opt(b.object);
+					bj["offset"] = b.offset;
+				}
+				binds.push_back(std::move(bj));
+			}
+			list.push_back({{"id", vm.id}, {"flags", vm.flags}, {"params", vm.params}, {"bindings", binds}});
+		}
+		fj["vms"] = list;
+	}
+	if (f.exec_queues) {
+		json list = json::array();
+		for (const ExecQueue &q : *f.exec_queues) {
+			json inst = json::array();
+			for (const QueueInstance &e : q.instances)
+				inst.push_back({{"class", e.engine_class}, {"instance", e.instance}, {"gt", e.gt}});
+			list.push_back({{"id", q.id}, {"vm", q.vm}, {"flags", q.flags}, {"width", q.width},
+			                {"num_placements", q.num_placements}, {"instances", inst}, {"params", q.params}});
+		}
+		fj["exec_queues"] = list;
+	}
+	return fj;
+}
+
+json fd_json(const Fd &d) {
+	switch (d.kind) {
+	case Fd::Kind::drm: return {{"fd", d.fd}, {"file", opt(d.file)}, {"cloexec", d.cloexec}};
+	case Fd::Kind::dmabuf:
+		return {{"fd", d.fd},
+		        {"dmabuf", {{"file", opt(d.file)}, {"handle", opt(d.handle)}, {"object", opt(d.object)}}},
+		        {"cloexec", d.cloexec}};
+	case Fd::Kind::sync_file:
+	case Fd::Kind::i915_perf:
+		return {{"fd", d.fd},
+		        {d.kind == Fd::Kind::sync_file ? "sync_file" : "i915_perf", {{"origin", d.origin.raw}}},
+		        {"cloexec", d.cloexec}};
+	}
+	return nullptr;
+}
+
+} // namespace
+
+json to_json(const Manifest &m) {
+	json procs = json::array(), files = json::array(), objects = json::array();
+	for (const Process &p : m.processes) {
+		json fds = json::array(), mmaps = json::array();
+		for (const Fd &d : p.fds)
+			fds.push_back(fd_json(d));
+		for (const Mmap &mp : p.mmaps)
+			mmaps.push_back({{"start", mp.start}, {"length", mp.length}, {"prot", mp.prot}, {"shared", mp.shared},
+			                 {"file", mp.file}, {"offset", mp.offset}, {"handle", opt(mp.handle)},
+			                 {"object", opt(mp.object)}, {"via", mp.via}});
+		procs.push_back({{"pid", p.pid}, {"comm", p.comm}, {"fds", fds}, {"mmaps", mmaps}});
+	}
+	for (const File &f : m.files)
+		files.push_back(file_json(f));
+	for (const Object &o : m.objects)
+		objects.push_back({{"id", o.id}, {"size", o.size}, {"flink_name", opt(o.flink_name)}});
+	json j = {{"schema", kSchema}, {"cgroup", m.cgroup}, {"complete", m.complete},
+	          {"incomplete_reasons", m.incomplete_reasons}, {"generation", m.generation},
+	          {"lost_events", m.lost_events}, {"failed_reads", m.failed_reads},
+	          {"malformed_records", m.malformed_records}, {"processes", procs}, {"files", files}, {"objects", objects}};
+	if (m.hooks)
+		j["hooks"] = *m.hooks;
+	return j;
+}
+
+std::string serialize(const Manifest &m) {
+	return to_json(m).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+Manifest parse(const std::string &text, const std::string &what) {
+	json j;
+	try {
+		j = json::parse(text);
+	} catch (const json::parse_error &e) {
+		throw ManifestError(what + ": not valid JSON at byte " + std::to_string(e.byte));
+	}
+	try {
+		return from_json(j);
+	} catch (const ManifestError &e) {
+		throw ManifestError(what + ": " + e.what());
+	}
+}
+
+Manifest read_file(const std::string &path) {
+	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		throw ManifestError("cannot read " + path + ": " + std::strerror(errno));
+	std::string text;
+	char buf[65536];
+	for (;;) {
+		ssize_t n = ::read(fd, buf, sizeof buf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = errno;
+			::close(fd);
+			throw ManifestError("cannot read " + path + ": " + std::strerror(err));
+		}
+		if (n == 0)
+			break;
+		text.append(buf, static_cast<std::size_t>(n));
+	}
+	::close(fd);
+	return parse(text, path);
+}
+
+} // namespace manifest
+} // namespace gw

@@ -1,0 +1,240 @@
+// The device-state manifest (schema gpuwatch.manifest/v1) as types: the one contract between
+// the daemon, which fills a Manifest from its model and writes it, and everything that reads
+// one (`gpuwatch show`, the control client, the CRIU plugin and action script). Reading
+// (parse/read_file) validates as it converts: a field the types need that is missing or of the
+// wrong kind is a one-line ManifestError naming it ("field files[0].handles[2].size is a
+// string, expected an unsigned integer"). No other code looks manifest keys up by name.
+//
+// docs/manifest.md describes every field.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gw {
+
+struct ManifestError : std::runtime_error {
+	using std::runtime_error::runtime_error;
+};
+
+// f_flags as text ("O_RDWR|O_NONBLOCK"): the manifest's and the plugin images' "flags".
+std::string flags_string(uint32_t f_flags);
+
+namespace manifest {
+
+inline constexpr const char *kSchema = "gpuwatch.manifest/v1";
+
+// i915 SET_TILING, as last set on the handle's object.
+struct Tiling {
+	std::optional<std::string> mode;   // "none", "x", "y"; absent: a mode gpuwatch has no name for
+	std::optional<uint32_t> stride;
+	uint32_t swizzle = 0;
+};
+
+// An i915 GEM_CREATE_EXT memory region.
+struct Placement {
+	std::optional<std::string> memory_class; // "system", "device"; absent: unknown class
+	std::optional<uint16_t> instance;
+};
+
+// What a restore replays of a handle's creation parameters, by origin. The parameters as the
+// decoder recorded them stay in Handle::params (written back unchanged); these are their typed
+// view, filled by the reader (fields a driver does not have stay empty).
+struct CreateParams {
+	std::optional<uint32_t> flags;          // i915.gem_create_ext, i915.userptr, xe.gem_create
+	bool protected_content = false;         // i915 PXP
+	std::optional<uint32_t> pat_index;      // i915.gem_create_ext
+	std::vector<Placement> placements;      // i915.gem_create_ext
+	std::optional<uint64_t> user_ptr;       // i915.userptr
+	std::optional<uint32_t> placement, vm_id, cpu_caching; // xe.gem_create
+	bool extensions = false;                // xe.gem_create: GEM_CREATE extensions (PXP) were used
+};
+
+struct Handle {
+	uint64_t handle = 0;
+	uint64_t size = 0;
+	std::string origin;                     // "dumb", "prime", "flink", "i915.gem_create", ...
+	uint64_t object = 0;                    // Object::id
+	nlohmann::json params = nlohmann::json::object(); // creation parameters, driver-defined
+	CreateParams create;                    // their typed view (fill_views)
+	uint64_t imports = 0;
+	std::optional<uint64_t> flink_name;
+	std::vector<uint64_t> mmap_offsets;     // fake offsets granted for it, ascending
+	std::map<uint64_t, std::string> mmap_types; // fake offset -> i915/xe mmap type ("wb", ...)
+	std::optional<Tiling> tiling;           // i915
+	std::optional<uint32_t> caching;        // i915 SET_CACHING
+};
+
+struct Syncobj {
+	uint64_t handle = 0;
+	uint32_t flags = 0;
+};
+
+struct Cap {
+	uint64_t capability = 0;
+	uint64_t value = 0;
+};
+
+struct Engine {
+	uint16_t engine_class = 0, instance = 0;
+};
+
+// An i915 context parameter as recorded: a number, raw bytes, or an engine map.
+struct ContextParam {
+	std::string name;                       // "priority", "engines", ...
+	nlohmann::json value;                   // as recorded (written back unchanged)
+	std::optional<uint64_t> number;         // a numeric value (negative: two's complement)
+	std::optional<std::vector<uint8_t>> bytes; // {"bytes": "hex"}: well-formed hex only
+	std::optional<std::vector<Engine>> engines; // {"engines": [...]}
+	bool extensions_not_recorded = false;   // the engine map had extensions gpuwatch did not record
+};
+
+struct Context {                            // i915
+	uint64_t id = 0;
+	uint32_t flags = 0;
+	std::optional<uint64_t> vm;             // null: the context's own VM
+	bool vm_destroyed = false;              // the context keeps a VM whose id was destroyed
+	bool truncated = false;
+	std::vector<ContextParam> params;
+};
+
+struct Binding {                            // xe VM_BIND
+	uint64_t addr = 0, range = 0;
+	uint32_t pat_index = 0, flags = 0;
+	std::optional<uint64_t> userptr;        // a userptr binding: the user address
+	std::optional<uint64_t> handle;         // else the buffer's handle, if the file still has it
+	std::optional<uint64_t> object;         // and its object (none: a NULL, sparse binding)
+	uint64_t offset = 0;
+};
+
+struct Vm {                                 // i915, xe
+	uint64_t id = 0;
+	uint32_t flags = 0;
+	nlohmann::json params = nlohmann::json::object(); // VM_CREATE extensions as recorded
+	std::vector<Binding> bindings;
+};
+
+struct QueueInstance {
+	uint16_t engine_class = 0, instance = 0, gt = 0;
+};
+
+struct ExecQueue {                          // xe
+	uint64_t id = 0;
+	uint64_t vm = 0;
+	uint32_t flags = 0;
+	uint16_t width = 0, num_placements = 0;
+	std::vector<QueueInstance> instances;
+	nlohmann::json params = nlohmann::json::object(); // SET_PROPERTY extensions as recorded
+	// typed view: "property_N": value pairs, and the names of the others
+	std::vector<std::pair<uint32_t, uint64_t>> properties;
+	std::vector<std::string> other_params;
+};
+
+struct File {
+	uint64_t id = 0;
+	std::string path;                       // "/dev/dri/card0"
+	uint32_t major = 0, minor = 0;          // "rdev": "major:minor"
+	std::string driver;
+	std::string flags;                      // flags_string(f_flags)
+	uint32_t f_flags = 0;
+	bool handles_known = true;
+	std::vector<Handle> handles;
+	std::vector<Syncobj> syncobjs;
+	std::vector<Cap> caps;
+	// driver state: present (possibly empty) for the drivers that have it
+	std::optional<std::vector<Context>> contexts;
+	std::optional<std::vector<Vm>> vms;
+	std::optional<std::vector<ExecQueue>> exec_queues;
+
+	const Handle *find_handle(uint64_t n) const;
+	bool has_vm(uint64_t vm_id) const;
+};
+
+// Where an out-fence (sync_file) or i915 perf stream fd came from.
+struct FenceOrigin {
+	nlohmann::json raw;                     // as recorded (null: not seen), written back unchanged
+	std::string ioctl;                      // "SYNCOBJ_HANDLE_TO_FD", "PERF_OPEN", "EXECBUFFER2_WR"
+	std::optional<uint64_t> file;           // the DRM file it came from
+	bool complete = false;                  // PERF_OPEN: every property was captured
+	std::optional<uint32_t> flags;          // PERF_OPEN
+	std::optional<std::vector<std::pair<uint64_t, uint64_t>>> properties; // PERF_OPEN
+};
+
+struct Fd {
+	enum class Kind { drm, dmabuf, sync_file, i915_perf };
+	uint64_t fd = 0;
+	bool cloexec = false;
+	Kind kind = Kind::drm;
+	std::optional<uint64_t> file;           // drm: the file; dmabuf: its exporter, if known
+	std::optional<uint64_t> handle, object; // dmabuf: the exporter's handle and the object
+	FenceOrigin origin;                     // sync_file, i915_perf
+};
+
+struct Mmap {
+	uint64_t start = 0, length = 0;
+	std::string prot;                       // "rw", "r", ...
+	bool shared = false;
+	uint64_t file = 0;
+	uint64_t offset = 0;
+	std::optional<uint64_t> handle, object;
+	std::string via = "device";             // how it was mapped: "device", "i915.gem_mmap", ...
+};
+
+struct Process {
+	uint64_t pid = 0;
+	std::string comm;
+	std::vector<Fd> fds;
+	std::vector<Mmap> mmaps;
+
+	const Fd *find_fd(uint64_t fd) const;
+	const Mmap *find_mmap(uint64_t start) const;
+};
+
+struct Object {
+	uint64_t id = 0, size = 0;
+	std::optional<uint64_t> flink_name;
+};
+
+struct Manifest {
+	std::string cgroup;
+	bool complete = true;
+	std::vector<std::string> incomplete_reasons;
+	uint64_t generation = 0;
+	uint64_t lost_events = 0, failed_reads = 0, malformed_records = 0;
+	std::optional<std::map<std::string, std::string>> hooks; // hook path per group (daemon)
+	std::vector<Process> processes;
+	std::vector<File> files;
+	std::vector<Object> objects;
+
+	const File *find_file(uint64_t id) const;
+	const Process *find_process(uint64_t pid) const;
+};
+
+// Fills the typed views (Handle::create, ContextParam's number/bytes/engines, ExecQueue's
+// properties, FenceOrigin's fields) from the recorded values they view. from_json does it; a
+// writer that fills a Manifest itself (Model::manifest) calls it last.
+void fill_views(Manifest &m);
+// JSON <-> types. from_json validates (throws ManifestError); to_json writes what from_json reads.
+Manifest from_json(const nlohmann::json &j);
+nlohmann::json to_json(const Manifest &m);
+// Checks a JSON manifest without keeping the result (throws ManifestError).
+void validate(const nlohmann::json &j);
+// The manifest's on-disk text. Strings a traced process controls (comm) may hold invalid
+// UTF-8: they are written with U+FFFD replacements instead of failing the write.
+std::string serialize(const Manifest &m);
+// Parses manifest text; errors name `what` ("gpuwatch-manifest-0.json: not valid JSON at byte 7").
+Manifest parse(const std::string &text, const std::string &what);
+// Reads and validates a manifest file; throws ManifestError naming the file.
+Manifest read_file(const std::string &path);
+// The `gpuwatch show` text.
+std::string format_summary(const Manifest &m);
+
+} // namespace manifest
+} // namespace gw

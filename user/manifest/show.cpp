@@ -1,0 +1,120 @@
+// The `gpuwatch show` text of a manifest.
+#include <map>
+#include <sstream>
+
+#include "manifest.hpp"
+
+namespace gw::manifest {
+namespace {
+
+std::string hex(uint64_t v) {
+	std::ostringstream s;
+	s << "0x" << std::hex << v;
+	return s.str();
+}
+
+std::string plural(std::size_t n, const char *one, const char *many) {
+	return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string num_or(const std::optional<uint64_t> &v, const char *none) { return v ? std::to_string(*v) : none; }
+
+} // namespace
+
+std::string format_summary(const Manifest &m) {
+	std::ostringstream out;
+	out << "cgroup " << m.cgroup << ": " << plural(m.processes.size(), "process", "processes") << ", "
+	    << plural(m.files.size(), "file", "files") << ", " << (m.complete ? "complete" : "INCOMPLETE") << "\n";
+	for (const std::string &reason : m.incomplete_reasons)
+		out << "  incomplete: " << reason << "\n";
+
+	auto file_ref = [&](const std::optional<uint64_t> &id) {
+		if (!id)
+			return std::string("unknown file");
+		const File *f = m.find_file(*id);
+		return "file " + std::to_string(*id) + (f ? " " + f->path : "");
+	};
+
+	for (const Process &p : m.processes) {
+		out << "\nprocess " << p.pid << " (" << p.comm << "): " << plural(p.fds.size(), "fd", "fds") << ", "
+		    << plural(p.mmaps.size(), "mapping", "mappings") << "\n";
+		for (const Fd &fd : p.fds) {
+			out << "  fd " << fd.fd << ": ";
+			switch (fd.kind) {
+			case Fd::Kind::dmabuf:
+				out << "dma-buf of " << file_ref(fd.file) << " handle " << num_or(fd.handle, "unknown");
+				break;
+			case Fd::Kind::sync_file:
+			case Fd::Kind::i915_perf:
+				out << (fd.kind == Fd::Kind::sync_file ? "out-fence (sync_file)" : "i915 perf stream");
+				if (fd.origin.raw.is_object())
+					out << " from " << (fd.origin.ioctl.empty() ? "?" : fd.origin.ioctl) << " on "
+					    << file_ref(fd.origin.file);
+				break;
+			case Fd::Kind::drm: out << file_ref(fd.file); break;
+			}
+			out << (fd.cloexec ? " cloexec" : "") << "\n";
+		}
+		for (const Mmap &mp : p.mmaps) {
+			out << "  map " << hex(mp.start) << "-" << hex(mp.start + mp.length) << " "
+			    << (mp.prot.empty() ? "---" : mp.prot) << (mp.shared ? " shared " : " private ") << file_ref(mp.file)
+			    << " offset " << hex(mp.offset) << " handle " << num_or(mp.handle, "none");
+			if (mp.via != "device")
+				out << " via " << mp.via;
+			out << "\n";
+		}
+	}
+
+	for (const File &f : m.files) {
+		std::map<uint64_t, uint64_t> objects; // distinct objects: shared buffers count once
+		for (const Handle &h : f.handles)
+			objects[h.object] = h.size;
+		uint64_t total = 0;
+		for (const auto &[o, size] : objects)
+			total += size;
+		out << "\nfile " << f.id << ": " << f.path << " (" << f.major << ":" << f.minor << ") driver " << f.driver << " "
+		    << f.flags << ": " << plural(f.handles.size(), "handle", "handles") << ", " << total << " bytes"
+		    << (!f.handles_known ? " (handles before tracing unknown)" : "") << "\n";
+		for (const Handle &h : f.handles) {
+			out << "  handle " << h.handle << ": " << h.size << " bytes, " << h.origin << ", object " << h.object;
+			if (h.imports > 0)
+				out << ", re-imported " << h.imports << "x";
+			const CreateParams &c = h.create;
+			if (!c.placements.empty()) {
+				out << ", placements";
+				for (const Placement &pl : c.placements)
+					out << " " << pl.memory_class.value_or("?") << ":"
+					    << (pl.instance ? std::to_string(*pl.instance) : std::string("?"));
+			}
+			if (c.pat_index)
+				out << ", pat " << *c.pat_index;
+			if (c.user_ptr)
+				out << ", user memory at " << hex(*c.user_ptr);
+			if (h.tiling)
+				out << ", tiling " << h.tiling->mode.value_or("?") << " stride "
+				    << (h.tiling->stride ? std::to_string(*h.tiling->stride) : std::string("?"));
+			out << "\n";
+		}
+		for (const Context &c : f.contexts.value_or(std::vector<Context>{})) {
+			out << "  context " << c.id << ": vm " << num_or(c.vm, "own");
+			for (const ContextParam &p : c.params)
+				out << ", " << p.name << " " << p.value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+			out << "\n";
+		}
+		for (const Vm &vm : f.vms.value_or(std::vector<Vm>{})) {
+			out << "  vm " << vm.id << ": flags " << hex(vm.flags) << ", "
+			    << plural(vm.bindings.size(), "binding", "bindings") << "\n";
+			for (const Binding &b : vm.bindings)
+				out << "    bind " << hex(b.addr) << " +" << hex(b.range) << " "
+				    << (b.userptr ? "userptr " + hex(*b.userptr)
+				                  : "handle " + num_or(b.handle, "closed") + " offset " + hex(b.offset))
+				    << "\n";
+		}
+		for (const ExecQueue &q : f.exec_queues.value_or(std::vector<ExecQueue>{}))
+			out << "  exec queue " << q.id << ": vm " << q.vm << ", width " << q.width << ", " << q.num_placements
+			    << " placements\n";
+	}
+	return out.str();
+}
+
+} // namespace gw::manifest
