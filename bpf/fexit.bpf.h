@@ -26,12 +26,12 @@
 
 #include "handlers.bpf.h"
 
-#define GW_NR_MMAP 9   /* x86_64 syscall numbers, as in the saved orig_ax */
-#define GW_NR_IOCTL 16
-#define GW_NR_EXECVE 59
+#define GW_NR_MMAP     9 /* x86_64 syscall numbers, as in the saved orig_ax */
+#define GW_NR_IOCTL    16
+#define GW_NR_EXECVE   59
 #define GW_NR_EXECVEAT 322
-#define GW_VM_RWX 0x7          /* VM_READ|VM_WRITE|VM_EXEC, the same bits as PROT_READ|WRITE|EXEC */
-#define GW_VM_MAYSHARE 0x80    /* every MAP_SHARED mapping (VM_SHARED is dropped for read-only files) */
+#define GW_VM_RWX      0x7  /* VM_READ|VM_WRITE|VM_EXEC, the same bits as PROT_READ|WRITE|EXEC */
+#define GW_VM_MAYSHARE 0x80 /* every MAP_SHARED mapping (VM_SHARED is dropped for read-only files) */
 #define GW_MAP_PRIVATE 0x02
 
 static __always_inline struct pt_regs *gw_user_regs(void)
@@ -52,8 +52,8 @@ static __always_inline int gw_ioctl_syscall_fd(void)
 }
 
 /* mmap_region(file, addr, len, vm_flags, pgoff) returned ret */
-static __always_inline void gw_mmap_region_exit(struct file *file, u64 addr, u64 len, u64 vm_flags, u64 pgoff,
-						u64 ret, u8 hook)
+static __always_inline void gw_mmap_region_exit(struct file *file, u64 addr, u64 len, u64 vm_flags, u64 pgoff, u64 ret,
+						u8 hook)
 {
 	struct pt_regs *r = gw_user_regs();
 	long nr = BPF_CORE_READ(r, orig_ax);

@@ -13,9 +13,9 @@
 #include "maps.bpf.h"
 #include <bpf/bpf_core_read.h>
 
-#define GW_S_IFMT 00170000
-#define GW_S_IFCHR 0020000
-#define GW_O_PATH 010000000
+#define GW_S_IFMT              00170000
+#define GW_S_IFCHR             0020000
+#define GW_O_PATH              010000000
 #define GW_ANON_INODE_FS_MAGIC 0x09041934
 
 /* the name of an anonymous inode file (anon_inode:NAME), zero-padded; false if not one */
@@ -35,15 +35,15 @@ static __always_inline bool gw_anon_name(struct file *f, u64 name[2])
 }
 
 /* little-endian u64 words of zero-padded names */
-#define GW_W(a, b, c, d, e, f, g, h)                                                          \
-	((u64)(a) | (u64)(b) << 8 | (u64)(c) << 16 | (u64)(d) << 24 | (u64)(e) << 32 |         \
-	 (u64)(f) << 40 | (u64)(g) << 48 | (u64)(h) << 56)
+#define GW_W(a, b, c, d, e, f, g, h)                                                                                   \
+	((u64)(a) | (u64)(b) << 8 | (u64)(c) << 16 | (u64)(d) << 24 | (u64)(e) << 32 | (u64)(f) << 40 |                \
+	 (u64)(g) << 48 | (u64)(h) << 56)
 #define GW_NAME_SYNC_FILE_0 GW_W('s', 'y', 'n', 'c', '_', 'f', 'i', 'l')
 #define GW_NAME_SYNC_FILE_1 GW_W('e', 0, 0, 0, 0, 0, 0, 0)
 #define GW_NAME_I915_PERF_0 GW_W('[', 'i', '9', '1', '5', '_', 'p', 'e')
 #define GW_NAME_I915_PERF_1 GW_W('r', 'f', ']', 0, 0, 0, 0, 0)
-#define GW_NAME_I915_GEM_0 GW_W('i', '9', '1', '5', '.', 'g', 'e', 'm')
-#define GW_NAME_I915_GEM_1 0ULL
+#define GW_NAME_I915_GEM_0  GW_W('i', '9', '1', '5', '.', 'g', 'e', 'm')
+#define GW_NAME_I915_GEM_1  0ULL
 
 #define GW_TMPFS_MAGIC 0x01021994
 
@@ -162,8 +162,8 @@ static __always_inline u8 gw_driver_id(struct file *f)
 }
 
 /* fill a GW_EV_FD record for a followed file (type from gw_classify) */
-static __always_inline void gw_fill_fd(struct gw_ev_fd *e, struct file *f, int fd, int type, u32 major,
-				       u32 minor, bool cloexec, u8 source)
+static __always_inline void gw_fill_fd(struct gw_ev_fd *e, struct file *f, int fd, int type, u32 major, u32 minor,
+				       bool cloexec, u8 source)
 {
 	e->file = (u64)f;
 	e->fd = fd;

@@ -30,23 +30,78 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define TP_ENTER(name) SEC("tp/syscalls/sys_enter_" #name) int tp_enter_##name(struct trace_event_raw_sys_enter *ctx)
-#define TP_EXIT(name) SEC("tp/syscalls/sys_exit_" #name) int tp_exit_##name(struct trace_event_raw_sys_exit *ctx)
-#define H GW_HOOK_TRACEPOINT
+#define TP_EXIT(name)  SEC("tp/syscalls/sys_exit_" #name) int tp_exit_##name(struct trace_event_raw_sys_exit *ctx)
+#define H              GW_HOOK_TRACEPOINT
 
 /* open, openat, openat2: a new DRM fd (a new open can never replace an fd) */
-TP_EXIT(open)    { if (gw_followed() && ctx->ret >= 0) gw_emit_fd(ctx->ret, GW_FD_OPEN, H); return 0; }
-TP_EXIT(openat)  { if (gw_followed() && ctx->ret >= 0) gw_emit_fd(ctx->ret, GW_FD_OPEN, H); return 0; }
-TP_EXIT(openat2) { if (gw_followed() && ctx->ret >= 0) gw_emit_fd(ctx->ret, GW_FD_OPEN, H); return 0; }
+TP_EXIT(open)
+{
+	if (gw_followed() && ctx->ret >= 0)
+		gw_emit_fd(ctx->ret, GW_FD_OPEN, H);
+	return 0;
+}
+TP_EXIT(openat)
+{
+	if (gw_followed() && ctx->ret >= 0)
+		gw_emit_fd(ctx->ret, GW_FD_OPEN, H);
+	return 0;
+}
+TP_EXIT(openat2)
+{
+	if (gw_followed() && ctx->ret >= 0)
+		gw_emit_fd(ctx->ret, GW_FD_OPEN, H);
+	return 0;
+}
 
-TP_ENTER(close) { if (gw_followed()) gw_close_enter(ctx->args[0], H); return 0; }
-TP_ENTER(close_range) { if (gw_followed()) gw_close_range_enter(ctx->args[0], ctx->args[1], ctx->args[2]); return 0; }
-TP_EXIT(close_range) { if (gw_followed()) gw_close_range_exit(ctx->ret, H); return 0; }
+TP_ENTER(close)
+{
+	if (gw_followed())
+		gw_close_enter(ctx->args[0], H);
+	return 0;
+}
+TP_ENTER(close_range)
+{
+	if (gw_followed())
+		gw_close_range_enter(ctx->args[0], ctx->args[1], ctx->args[2]);
+	return 0;
+}
+TP_EXIT(close_range)
+{
+	if (gw_followed())
+		gw_close_range_exit(ctx->ret, H);
+	return 0;
+}
 
-TP_EXIT(dup) { if (gw_followed()) gw_dup_exit(ctx->ret, H); return 0; }
-TP_ENTER(dup2) { if (gw_followed()) gw_dup2_enter(ctx->args[1]); return 0; }
-TP_EXIT(dup2) { if (gw_followed()) gw_dup_exit(ctx->ret, H); return 0; }
-TP_ENTER(dup3) { if (gw_followed()) gw_dup2_enter(ctx->args[1]); return 0; }
-TP_EXIT(dup3) { if (gw_followed()) gw_dup_exit(ctx->ret, H); return 0; }
+TP_EXIT(dup)
+{
+	if (gw_followed())
+		gw_dup_exit(ctx->ret, H);
+	return 0;
+}
+TP_ENTER(dup2)
+{
+	if (gw_followed())
+		gw_dup2_enter(ctx->args[1]);
+	return 0;
+}
+TP_EXIT(dup2)
+{
+	if (gw_followed())
+		gw_dup_exit(ctx->ret, H);
+	return 0;
+}
+TP_ENTER(dup3)
+{
+	if (gw_followed())
+		gw_dup2_enter(ctx->args[1]);
+	return 0;
+}
+TP_EXIT(dup3)
+{
+	if (gw_followed())
+		gw_dup_exit(ctx->ret, H);
+	return 0;
+}
 TP_ENTER(fcntl)
 {
 	if (gw_cloexec_fexit && ctx->args[1] == GW_F_SETFD)
@@ -55,7 +110,12 @@ TP_ENTER(fcntl)
 		gw_fcntl_enter(ctx->args[0], ctx->args[1]);
 	return 0;
 }
-TP_EXIT(fcntl) { if (gw_followed()) gw_fcntl_exit(ctx->ret, H); return 0; }
+TP_EXIT(fcntl)
+{
+	if (gw_followed())
+		gw_fcntl_exit(ctx->ret, H);
+	return 0;
+}
 
 /* loaded unless both the ioctl and the cloexec groups are on the fexit path */
 TP_ENTER(ioctl)
@@ -68,7 +128,12 @@ TP_ENTER(ioctl)
 		gw_ioctl_enter(ctx->args[0], cmd, ctx->args[2]);
 	return 0;
 }
-TP_EXIT(ioctl) { if (gw_followed()) gw_ioctl_exit(ctx->ret, H); return 0; }
+TP_EXIT(ioctl)
+{
+	if (gw_followed())
+		gw_ioctl_exit(ctx->ret, H);
+	return 0;
+}
 
 TP_ENTER(mmap)
 {
@@ -76,16 +141,36 @@ TP_ENTER(mmap)
 		gw_mmap_enter(ctx->args[0], ctx->args[1], ctx->args[2], ctx->args[3], ctx->args[4], ctx->args[5]);
 	return 0;
 }
-TP_EXIT(mmap) { if (gw_followed()) gw_mmap_exit(ctx->ret, H); return 0; }
-TP_ENTER(munmap) { if (gw_followed()) gw_munmap_enter(ctx->args[0], ctx->args[1]); return 0; }
-TP_EXIT(munmap) { if (gw_followed()) gw_munmap_exit(ctx->ret, H); return 0; }
+TP_EXIT(mmap)
+{
+	if (gw_followed())
+		gw_mmap_exit(ctx->ret, H);
+	return 0;
+}
+TP_ENTER(munmap)
+{
+	if (gw_followed())
+		gw_munmap_enter(ctx->args[0], ctx->args[1]);
+	return 0;
+}
+TP_EXIT(munmap)
+{
+	if (gw_followed())
+		gw_munmap_exit(ctx->ret, H);
+	return 0;
+}
 TP_ENTER(mremap)
 {
 	if (gw_followed())
 		gw_mremap_enter(ctx->args[0], ctx->args[1], ctx->args[2], ctx->args[3]);
 	return 0;
 }
-TP_EXIT(mremap) { if (gw_followed()) gw_mremap_exit(ctx->ret, H); return 0; }
+TP_EXIT(mremap)
+{
+	if (gw_followed())
+		gw_mremap_exit(ctx->ret, H);
+	return 0;
+}
 
 /* ---- the fexit path (fexit.bpf.h) ------------------------------------------------------ */
 #define F GW_HOOK_FEXIT
@@ -107,8 +192,8 @@ int BPF_PROG(gw_fexit_drm_ioctl, struct file *filp, unsigned int cmd, unsigned l
 }
 
 SEC("fexit/mmap_region")
-int BPF_PROG(gw_fexit_mmap_region, struct file *file, unsigned long addr, unsigned long len,
-	     unsigned long vm_flags, unsigned long pgoff, void *uf, unsigned long ret)
+int BPF_PROG(gw_fexit_mmap_region, struct file *file, unsigned long addr, unsigned long len, unsigned long vm_flags,
+	     unsigned long pgoff, void *uf, unsigned long ret)
 {
 	if (gw_followed())
 		gw_mmap_region_exit(file, addr, len, vm_flags, pgoff, ret, F);
@@ -128,29 +213,80 @@ int BPF_PROG(gw_fexit_set_close_on_exec, unsigned int fd, int flag)
  * tracepoints. The arguments are the user registers regs points to (di, si, dx, r10: the
  * syscall ABI), exactly what the tracepoints' args[] hold, so the records are the same. Only
  * the hooked syscalls pay for these programs: no task takes the syscall-tracing slow path. */
-#define SYS_ARG1(r) BPF_CORE_READ(r, di)
-#define SYS_ARG2(r) BPF_CORE_READ(r, si)
-#define SYS_ARG3(r) BPF_CORE_READ(r, dx)
-#define SYS_ARG4(r) BPF_CORE_READ(r, r10)
+#define SYS_ARG1(r)     BPF_CORE_READ(r, di)
+#define SYS_ARG2(r)     BPF_CORE_READ(r, si)
+#define SYS_ARG3(r)     BPF_CORE_READ(r, dx)
+#define SYS_ARG4(r)     BPF_CORE_READ(r, r10)
 #define SYS_ENTER(name) SEC("fentry/__x64_sys_" #name) int BPF_PROG(fentry_sys_##name, const struct pt_regs *regs)
-#define SYS_EXIT(name) SEC("fexit/__x64_sys_" #name) int BPF_PROG(fexit_sys_##name, const struct pt_regs *regs, long ret)
+#define SYS_EXIT(name)                                                                                                 \
+	SEC("fexit/__x64_sys_" #name) int BPF_PROG(fexit_sys_##name, const struct pt_regs *regs, long ret)
 
-SYS_EXIT(open)    { if (gw_followed() && ret >= 0) gw_emit_fd(ret, GW_FD_OPEN, F); return 0; }
-SYS_EXIT(openat)  { if (gw_followed() && ret >= 0) gw_emit_fd(ret, GW_FD_OPEN, F); return 0; }
-SYS_EXIT(openat2) { if (gw_followed() && ret >= 0) gw_emit_fd(ret, GW_FD_OPEN, F); return 0; }
-SYS_ENTER(close) { if (gw_followed()) gw_close_enter(SYS_ARG1(regs), F); return 0; }
+SYS_EXIT(open)
+{
+	if (gw_followed() && ret >= 0)
+		gw_emit_fd(ret, GW_FD_OPEN, F);
+	return 0;
+}
+SYS_EXIT(openat)
+{
+	if (gw_followed() && ret >= 0)
+		gw_emit_fd(ret, GW_FD_OPEN, F);
+	return 0;
+}
+SYS_EXIT(openat2)
+{
+	if (gw_followed() && ret >= 0)
+		gw_emit_fd(ret, GW_FD_OPEN, F);
+	return 0;
+}
+SYS_ENTER(close)
+{
+	if (gw_followed())
+		gw_close_enter(SYS_ARG1(regs), F);
+	return 0;
+}
 SYS_ENTER(close_range)
 {
 	if (gw_followed())
 		gw_close_range_enter(SYS_ARG1(regs), SYS_ARG2(regs), SYS_ARG3(regs));
 	return 0;
 }
-SYS_EXIT(close_range) { if (gw_followed()) gw_close_range_exit(ret, F); return 0; }
-SYS_EXIT(dup) { if (gw_followed()) gw_dup_exit(ret, F); return 0; }
-SYS_ENTER(dup2) { if (gw_followed()) gw_dup2_enter(SYS_ARG2(regs)); return 0; }
-SYS_EXIT(dup2) { if (gw_followed()) gw_dup_exit(ret, F); return 0; }
-SYS_ENTER(dup3) { if (gw_followed()) gw_dup2_enter(SYS_ARG2(regs)); return 0; }
-SYS_EXIT(dup3) { if (gw_followed()) gw_dup_exit(ret, F); return 0; }
+SYS_EXIT(close_range)
+{
+	if (gw_followed())
+		gw_close_range_exit(ret, F);
+	return 0;
+}
+SYS_EXIT(dup)
+{
+	if (gw_followed())
+		gw_dup_exit(ret, F);
+	return 0;
+}
+SYS_ENTER(dup2)
+{
+	if (gw_followed())
+		gw_dup2_enter(SYS_ARG2(regs));
+	return 0;
+}
+SYS_EXIT(dup2)
+{
+	if (gw_followed())
+		gw_dup_exit(ret, F);
+	return 0;
+}
+SYS_ENTER(dup3)
+{
+	if (gw_followed())
+		gw_dup2_enter(SYS_ARG2(regs));
+	return 0;
+}
+SYS_EXIT(dup3)
+{
+	if (gw_followed())
+		gw_dup_exit(ret, F);
+	return 0;
+}
 SYS_ENTER(fcntl)
 {
 	if (gw_cloexec_fexit && SYS_ARG2(regs) == GW_F_SETFD)
@@ -159,16 +295,36 @@ SYS_ENTER(fcntl)
 		gw_fcntl_enter(SYS_ARG1(regs), SYS_ARG2(regs));
 	return 0;
 }
-SYS_EXIT(fcntl) { if (gw_followed()) gw_fcntl_exit(ret, F); return 0; }
-SYS_ENTER(munmap) { if (gw_followed()) gw_munmap_enter(SYS_ARG1(regs), SYS_ARG2(regs)); return 0; }
-SYS_EXIT(munmap) { if (gw_followed()) gw_munmap_exit(ret, F); return 0; }
+SYS_EXIT(fcntl)
+{
+	if (gw_followed())
+		gw_fcntl_exit(ret, F);
+	return 0;
+}
+SYS_ENTER(munmap)
+{
+	if (gw_followed())
+		gw_munmap_enter(SYS_ARG1(regs), SYS_ARG2(regs));
+	return 0;
+}
+SYS_EXIT(munmap)
+{
+	if (gw_followed())
+		gw_munmap_exit(ret, F);
+	return 0;
+}
 SYS_ENTER(mremap)
 {
 	if (gw_followed())
 		gw_mremap_enter(SYS_ARG1(regs), SYS_ARG2(regs), SYS_ARG3(regs), SYS_ARG4(regs));
 	return 0;
 }
-SYS_EXIT(mremap) { if (gw_followed()) gw_mremap_exit(ret, F); return 0; }
+SYS_EXIT(mremap)
+{
+	if (gw_followed())
+		gw_mremap_exit(ret, F);
+	return 0;
+}
 
 /* ---- processes ------------------------------------------------------------------------ */
 
@@ -286,9 +442,9 @@ int gw_snap_files(struct bpf_iter__task_file *ctx)
 	return 0;
 }
 
-#define GW_VM_READ 0x1
-#define GW_VM_WRITE 0x2
-#define GW_VM_EXEC 0x4
+#define GW_VM_READ   0x1
+#define GW_VM_WRITE  0x2
+#define GW_VM_EXEC   0x4
 #define GW_VM_SHARED 0x8
 
 SEC("iter/task_vma")

@@ -15,37 +15,37 @@
 #include <linux/types.h>
 #endif
 
-#define GW_DRM_MAJOR 226
+#define GW_DRM_MAJOR     226
 #define GW_DMA_BUF_MAGIC 0x444d4142 /* "DMAB", include/uapi/linux/magic.h */
 #define GW_IOCTL_ARG_MAX 64         /* bytes of an ioctl argument captured */
-#define GW_NAME_LEN 16              /* driver name, comm */
+#define GW_NAME_LEN      16         /* driver name, comm */
 #define GW_EXT_NODES_MAX 8          /* extension-chain nodes captured per ioctl */
 #define GW_EXT_NODE_SIZE 64         /* bytes captured of each node */
 #define GW_EXT_BLOBS_MAX 2          /* arrays behind pointers captured per ioctl */
 #define GW_EXT_BLOB_SIZE 1024       /* bytes captured of each (12 xe bind ops); a power of two */
 
 enum gw_kind {
-	GW_EV_FD = 1,       /* an fd now refers to a DRM or dma-buf file (open, dup, fcntl, cloexec change, snapshot) */
-	GW_EV_CLOSE,        /* an fd referring to a DRM or dma-buf file is being closed */
-	GW_EV_CLOSE_RANGE,  /* close_range() succeeded: userspace applies it to the fds it knows */
-	GW_EV_IOCTL,        /* a state-changing DRM ioctl succeeded */
-	GW_EV_MMAP,         /* a mapping of a DRM file was created (or found by the snapshot) */
-	GW_EV_MUNMAP,       /* a range was unmapped, or replaced by a MAP_FIXED mapping, in a process with DRM mappings */
-	GW_EV_MREMAP,       /* a range was moved/resized in a process with DRM mappings */
-	GW_EV_FORK,         /* a new process (not a thread) was forked */
-	GW_EV_EXEC,         /* a process exec'd: mappings and close-on-exec fds are gone */
-	GW_EV_EXIT,         /* the last thread of a process exited */
-	GW_EV_CGROUP_MOVE,  /* a process was moved into some cgroup (dst_cgid); userspace decides */
-	GW_EV_IOCTL_EXT,    /* user memory an ioctl's argument points to; precedes its GW_EV_IOCTL */
+	GW_EV_FD = 1,      /* an fd now refers to a DRM or dma-buf file (open, dup, fcntl, cloexec change, snapshot) */
+	GW_EV_CLOSE,       /* an fd referring to a DRM or dma-buf file is being closed */
+	GW_EV_CLOSE_RANGE, /* close_range() succeeded: userspace applies it to the fds it knows */
+	GW_EV_IOCTL,       /* a state-changing DRM ioctl succeeded */
+	GW_EV_MMAP,        /* a mapping of a DRM file was created (or found by the snapshot) */
+	GW_EV_MUNMAP, /* a range was unmapped, or replaced by a MAP_FIXED mapping, in a process with DRM mappings */
+	GW_EV_MREMAP, /* a range was moved/resized in a process with DRM mappings */
+	GW_EV_FORK,   /* a new process (not a thread) was forked */
+	GW_EV_EXEC,   /* a process exec'd: mappings and close-on-exec fds are gone */
+	GW_EV_EXIT,   /* the last thread of a process exited */
+	GW_EV_CGROUP_MOVE, /* a process was moved into some cgroup (dst_cgid); userspace decides */
+	GW_EV_IOCTL_EXT,   /* user memory an ioctl's argument points to; precedes its GW_EV_IOCTL */
 	GW_EV_KIND_MAX,
 };
 
 /* how a GW_EV_FD came to be */
 enum gw_fd_source {
-	GW_FD_OPEN = 1,   /* open/openat/openat2 */
-	GW_FD_DUP,        /* dup/dup2/dup3/fcntl(F_DUPFD*) */
-	GW_FD_FLAGS,      /* fcntl(F_SETFD) or ioctl(FIOCLEX/FIONCLEX): only cloexec changed */
-	GW_FD_SNAPSHOT,   /* found by the attach-time snapshot (BPF task_file iterator) */
+	GW_FD_OPEN = 1, /* open/openat/openat2 */
+	GW_FD_DUP,      /* dup/dup2/dup3/fcntl(F_DUPFD*) */
+	GW_FD_FLAGS,    /* fcntl(F_SETFD) or ioctl(FIOCLEX/FIONCLEX): only cloexec changed */
+	GW_FD_SNAPSHOT, /* found by the attach-time snapshot (BPF task_file iterator) */
 };
 
 enum gw_file_type {
@@ -66,8 +66,8 @@ enum gw_driver {
 
 /* how a mapping reaches its DRM file */
 enum gw_map_via {
-	GW_VIA_FILE = 0,     /* the VMA's file is the DRM file (most drivers, xe) */
-	GW_VIA_I915_ANON = 1, /* anon_inode:i915.gem: i915 swapped the VMA's file; `dev` names the device */
+	GW_VIA_FILE = 0,       /* the VMA's file is the DRM file (most drivers, xe) */
+	GW_VIA_I915_ANON = 1,  /* anon_inode:i915.gem: i915 swapped the VMA's file; `dev` names the device */
 	GW_VIA_I915_SHMEM = 2, /* a GEM object's shmem file "i915" (legacy GEM_MMAP), found by the snapshot */
 };
 
@@ -79,29 +79,29 @@ enum gw_hook {
 };
 
 struct gw_hdr {
-	__u16 kind;   /* enum gw_kind */
-	__u16 size;   /* sizeof the whole record */
-	__u8 hook;    /* enum gw_hook */
+	__u16 kind; /* enum gw_kind */
+	__u16 size; /* sizeof the whole record */
+	__u8 hook;  /* enum gw_hook */
 	__u8 pad0[3];
-	__u32 tgid;   /* process */
-	__u32 tid;    /* thread */
-	__u64 ts_ns;  /* bpf_ktime_get_ns() */
-}; /* 24 bytes */
+	__u32 tgid;  /* process */
+	__u32 tid;   /* thread */
+	__u64 ts_ns; /* bpf_ktime_get_ns() */
+};                   /* 24 bytes */
 
 struct gw_ev_fd {
 	struct gw_hdr hdr;
-	__u64 file;        /* struct file * : the identity of the open file */
+	__u64 file; /* struct file * : the identity of the open file */
 	__s32 fd;
-	__u32 f_flags;     /* file->f_flags (O_ACCMODE, O_NONBLOCK, ...) */
+	__u32 f_flags; /* file->f_flags (O_ACCMODE, O_NONBLOCK, ...) */
 	__u32 major;
 	__u32 minor;
-	__u8 type;         /* enum gw_file_type */
-	__u8 source;       /* enum gw_fd_source */
-	__u8 cloexec;      /* close-on-exec bit of this fd */
+	__u8 type;    /* enum gw_file_type */
+	__u8 source;  /* enum gw_fd_source */
+	__u8 cloexec; /* close-on-exec bit of this fd */
 	__u8 pad0[5];
 	char driver[GW_NAME_LEN]; /* drm_file->minor->dev->driver->name, "" if unknown or dma-buf */
-	__u64 dev;         /* struct drm_device * of a DRM file (0 if unknown): joins i915.gem mappings */
-}; /* 80 bytes */
+	__u64 dev;                /* struct drm_device * of a DRM file (0 if unknown): joins i915.gem mappings */
+};                                /* 80 bytes */
 
 struct gw_ev_close {
 	struct gw_hdr hdr;
@@ -114,39 +114,39 @@ struct gw_ev_close_range {
 	struct gw_hdr hdr;
 	__u32 first;
 	__u32 last;
-	__u32 flags;       /* CLOSE_RANGE_CLOEXEC: set cloexec instead of closing */
+	__u32 flags; /* CLOSE_RANGE_CLOEXEC: set cloexec instead of closing */
 	__u32 pad0;
 }; /* 40 bytes */
 
 struct gw_ev_ioctl {
 	struct gw_hdr hdr;
-	__u64 file;        /* the DRM file the ioctl was issued on */
-	__u64 aux_file;    /* PRIME_FD_TO_HANDLE: the dma-buf imported; PRIME_HANDLE_TO_FD: the dma-buf created */
-	__u32 cmd;         /* full ioctl command (dir, size, type 'd', nr) */
+	__u64 file;     /* the DRM file the ioctl was issued on */
+	__u64 aux_file; /* PRIME_FD_TO_HANDLE: the dma-buf imported; PRIME_HANDLE_TO_FD: the dma-buf created */
+	__u32 cmd;      /* full ioctl command (dir, size, type 'd', nr) */
 	__s32 fd;
-	__u16 arg_size;    /* bytes valid in in[] and out[]: min(_IOC_SIZE(cmd), GW_IOCTL_ARG_MAX) */
-	__u8 drv;          /* enum gw_driver of the file, for nr 0x40-0x9f */
+	__u16 arg_size; /* bytes valid in in[] and out[]: min(_IOC_SIZE(cmd), GW_IOCTL_ARG_MAX) */
+	__u8 drv;       /* enum gw_driver of the file, for nr 0x40-0x9f */
 	__u8 pad0;
-	__s32 ret;         /* the ioctl's return value (0, or a new fd for i915 PERF_OPEN) */
+	__s32 ret;                  /* the ioctl's return value (0, or a new fd for i915 PERF_OPEN) */
 	__u8 in[GW_IOCTL_ARG_MAX];  /* the argument as read at syscall entry */
 	__u8 out[GW_IOCTL_ARG_MAX]; /* the argument as read at syscall exit */
-}; /* 184 bytes */
+};                                  /* 184 bytes */
 
 /* prot bits as PROT_READ/WRITE/EXEC; shared = MAP_SHARED / VM_SHARED */
 struct gw_ev_mmap {
 	struct gw_hdr hdr;
-	__u64 file;        /* the DRM file mapped */
+	__u64 file; /* the DRM file mapped */
 	__u64 start;
 	__u64 length;
-	__u64 offset;      /* byte offset into the file (the fake offset for GEM) */
-	__s32 fd;          /* -1 for snapshot records */
+	__u64 offset; /* byte offset into the file (the fake offset for GEM) */
+	__s32 fd;     /* -1 for snapshot records */
 	__u32 prot;
-	__u32 flags;       /* mmap flags as passed (0 for snapshot records) */
+	__u32 flags; /* mmap flags as passed (0 for snapshot records) */
 	__u8 shared;
-	__u8 via;          /* enum gw_map_via */
+	__u8 via; /* enum gw_map_via */
 	__u8 pad0[2];
-	__u64 dev;         /* GW_VIA_I915_ANON: the struct drm_device *; file is 0 then */
-}; /* 80 bytes */
+	__u64 dev; /* GW_VIA_I915_ANON: the struct drm_device *; file is 0 then */
+};                 /* 80 bytes */
 
 struct gw_ev_munmap {
 	struct gw_hdr hdr;
@@ -158,7 +158,7 @@ struct gw_ev_mremap {
 	struct gw_hdr hdr;
 	__u64 old_start;
 	__u64 old_length;
-	__u64 new_start;   /* result of mremap */
+	__u64 new_start; /* result of mremap */
 	__u64 new_length;
 	__u32 flags;
 	__u32 pad0;
@@ -181,7 +181,7 @@ struct gw_ev_exit {
 
 struct gw_ev_cgroup_move {
 	struct gw_hdr hdr;
-	__u64 dst_cgid;    /* kernfs id of the destination cgroup (== its directory's inode number) */
+	__u64 dst_cgid; /* kernfs id of the destination cgroup (== its directory's inode number) */
 	__u8 threadgroup;
 	__u8 pad0[7];
 }; /* 40 bytes */
@@ -194,14 +194,14 @@ struct gw_ev_cgroup_move {
  * the GW_EV_IOCTL record of the same thread, which it belongs to.
  */
 struct gw_ext_node {
-	__u64 uaddr;       /* where the node was read */
+	__u64 uaddr; /* where the node was read */
 	__u8 data[GW_EXT_NODE_SIZE];
 }; /* 72 bytes */
 
 struct gw_ext_blob {
 	__u64 uaddr;
-	__u32 len;         /* bytes valid in data */
-	__u16 owner;       /* index of the node it hangs off, GW_EXT_OWNER_ARG for the argument */
+	__u32 len;   /* bytes valid in data */
+	__u16 owner; /* index of the node it hangs off, GW_EXT_OWNER_ARG for the argument */
 	__u16 pad0;
 	__u8 data[GW_EXT_BLOB_SIZE];
 }; /* 1040 bytes */
@@ -213,7 +213,7 @@ struct gw_ev_ioctl_ext {
 	__u32 cmd;
 	__u8 n_nodes;
 	__u8 n_blobs;
-	__u8 truncated;    /* a chain longer than GW_EXT_NODES_MAX, an array larger than a blob, or a failed read */
+	__u8 truncated; /* a chain longer than GW_EXT_NODES_MAX, an array larger than a blob, or a failed read */
 	__u8 pad0;
 	struct gw_ext_node nodes[GW_EXT_NODES_MAX];
 	struct gw_ext_blob blobs[GW_EXT_BLOBS_MAX];
@@ -221,9 +221,9 @@ struct gw_ev_ioctl_ext {
 
 /* kernel-side counters, in the object's .bss, read by userspace */
 struct gw_counters {
-	__u64 lost_events;   /* ring buffer full: bpf_ringbuf_reserve failed */
-	__u64 failed_reads;  /* bpf_probe_read_* of an argument or kernel struct failed */
-	__u64 pending_full;  /* syscall-entry state could not be stored (map full) */
+	__u64 lost_events;  /* ring buffer full: bpf_ringbuf_reserve failed */
+	__u64 failed_reads; /* bpf_probe_read_* of an argument or kernel struct failed */
+	__u64 pending_full; /* syscall-entry state could not be stored (map full) */
 };
 
 #endif /* GPUWATCH_ABI_H */

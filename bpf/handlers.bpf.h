@@ -13,25 +13,25 @@
 
 #include "ioctl_args.bpf.h"
 
-#define GW_PAGE_ALIGN(x) (((x) + 4095) & ~4095ULL)
+#define GW_PAGE_ALIGN(x)  (((x) + 4095) & ~4095ULL)
 #define GW_IS_ERR_ADDR(x) ((unsigned long)(x) >= (unsigned long)-4095)
 
-#define GW_DRM_NR_PRIME_HANDLE_TO_FD 0x2d
-#define GW_DRM_NR_PRIME_FD_TO_HANDLE 0x2e
+#define GW_DRM_NR_PRIME_HANDLE_TO_FD    0x2d
+#define GW_DRM_NR_PRIME_FD_TO_HANDLE    0x2e
 /* SYNCOBJ_HANDLE_TO_FD with DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE: a sync_file fd
  * (struct drm_syncobj_handle: handle, flags, fd at byte 8) */
-#define GW_DRM_NR_SYNCOBJ_HANDLE_TO_FD 0xc1
+#define GW_DRM_NR_SYNCOBJ_HANDLE_TO_FD  0xc1
 #define GW_DRM_SYNCOBJ_EXPORT_SYNC_FILE 1
-#define GW_DRM_PRIME_FD_OFFSET 8 /* struct drm_prime_handle { u32 handle; u32 flags; s32 fd; } */
-#define GW_FIONCLEX 0x5450
-#define GW_FIOCLEX 0x5451
-#define GW_F_DUPFD 0
-#define GW_F_SETFD 2
-#define GW_F_DUPFD_CLOEXEC 1030
-#define GW_MAP_SHARED 0x01
-#define GW_MAP_SHARED_VALIDATE 0x03
-#define GW_MAP_FIXED 0x10
-#define GW_MAP_ANONYMOUS 0x20
+#define GW_DRM_PRIME_FD_OFFSET          8 /* struct drm_prime_handle { u32 handle; u32 flags; s32 fd; } */
+#define GW_FIONCLEX                     0x5450
+#define GW_FIOCLEX                      0x5451
+#define GW_F_DUPFD                      0
+#define GW_F_SETFD                      2
+#define GW_F_DUPFD_CLOEXEC              1030
+#define GW_MAP_SHARED                   0x01
+#define GW_MAP_SHARED_VALIDATE          0x03
+#define GW_MAP_FIXED                    0x10
+#define GW_MAP_ANONYMOUS                0x20
 
 static __always_inline struct gw_pending *gw_scratch_get(u32 sc)
 {
@@ -289,8 +289,8 @@ static __always_inline void gw_ioctl_exit(long ret, u8 hook)
 
 /* the arguments of an mmap of f (any file, or NULL), in the scratch entry gw_mmap_emit reads;
  * NULL when the mapping cannot matter */
-static __always_inline struct gw_pending *gw_mmap_args(struct file *f, u64 addr, u64 len, u64 prot, u64 flags,
-						       int fd, u64 off)
+static __always_inline struct gw_pending *gw_mmap_args(struct file *f, u64 addr, u64 len, u64 prot, u64 flags, int fd,
+						       u64 off)
 {
 	struct gw_pending *p;
 

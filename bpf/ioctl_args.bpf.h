@@ -17,35 +17,44 @@
 
 #include "files.bpf.h"
 
-#define GW_IOC_NR(cmd) ((cmd) & 0xff)
+#define GW_IOC_NR(cmd)   ((cmd)&0xff)
 #define GW_IOC_TYPE(cmd) (((cmd) >> 8) & 0xff)
 #define GW_IOC_SIZE(cmd) (((cmd) >> 16) & 0x3fff)
 
 #define GW_DRM_COMMAND_BASE 0x40
-#define GW_DRM_COMMAND_END 0xa0
+#define GW_DRM_COMMAND_END  0xa0
 #define GW_IS_DRIVER_NR(nr) ((nr) >= GW_DRM_COMMAND_BASE && (nr) < GW_DRM_COMMAND_END)
 
 /* i915 and xe private ioctl nrs whose argument points to more user memory (i915_drm.h,
  * xe_drm.h); the layouts read here are spelled out in user/drm_decode_*.cpp */
-#define GW_I915_NR_GEM_MMAP (0x40 + 0x1e)        /* legacy: maps inside the ioctl */
-#define GW_I915_NR_CONTEXT_CREATE (0x40 + 0x2d)  /* _EXT when the argument is 16 bytes */
+#define GW_I915_NR_GEM_MMAP         (0x40 + 0x1e) /* legacy: maps inside the ioctl */
+#define GW_I915_NR_CONTEXT_CREATE   (0x40 + 0x2d) /* _EXT when the argument is 16 bytes */
 #define GW_I915_NR_CONTEXT_SETPARAM (0x40 + 0x35)
-#define GW_I915_NR_PERF_OPEN (0x40 + 0x36)
-#define GW_I915_NR_VM_CREATE (0x40 + 0x3a)
-#define GW_I915_NR_GEM_CREATE_EXT (0x40 + 0x3c)
-#define GW_XE_NR_GEM_CREATE (0x40 + 0x01)
-#define GW_XE_NR_VM_CREATE (0x40 + 0x03)
-#define GW_XE_NR_VM_BIND (0x40 + 0x05)
-#define GW_XE_NR_EXEC_QUEUE_CREATE (0x40 + 0x06)
-#define GW_I915_NR_EXECBUFFER2 (0x40 + 0x29)      /* followed only for _WR with FENCE_OUT */
-#define GW_I915_EXEC_FENCE_OUT (1ULL << 17)
-#define GW_IOC_READ 2U                           /* _IOC_READ: the kernel writes the argument back */
-#define GW_XE_BIND_OP_SIZE 80                    /* struct drm_xe_vm_bind_op */
-#define GW_XE_VM_BIND_OP_OFF 24                  /* drm_xe_vm_bind: inline op / vector_of_binds */
+#define GW_I915_NR_PERF_OPEN        (0x40 + 0x36)
+#define GW_I915_NR_VM_CREATE        (0x40 + 0x3a)
+#define GW_I915_NR_GEM_CREATE_EXT   (0x40 + 0x3c)
+#define GW_XE_NR_GEM_CREATE         (0x40 + 0x01)
+#define GW_XE_NR_VM_CREATE          (0x40 + 0x03)
+#define GW_XE_NR_VM_BIND            (0x40 + 0x05)
+#define GW_XE_NR_EXEC_QUEUE_CREATE  (0x40 + 0x06)
+#define GW_I915_NR_EXECBUFFER2      (0x40 + 0x29) /* followed only for _WR with FENCE_OUT */
+#define GW_I915_EXEC_FENCE_OUT      (1ULL << 17)
+#define GW_IOC_READ                 2U /* _IOC_READ: the kernel writes the argument back */
+#define GW_XE_BIND_OP_SIZE          80 /* struct drm_xe_vm_bind_op */
+#define GW_XE_VM_BIND_OP_OFF        24 /* drm_xe_vm_bind: inline op / vector_of_binds */
 
-static __always_inline u64 gw_u64_at(const u8 *buf, u32 off) { return *(const u64 *)(buf + (off & 63 & ~7)); }
-static __always_inline u32 gw_u32_at(const u8 *buf, u32 off) { return *(const u32 *)(buf + (off & 63 & ~3)); }
-static __always_inline u16 gw_u16_at(const u8 *buf, u32 off) { return *(const u16 *)(buf + (off & 63 & ~1)); }
+static __always_inline u64 gw_u64_at(const u8 *buf, u32 off)
+{
+	return *(const u64 *)(buf + (off & 63 & ~7));
+}
+static __always_inline u32 gw_u32_at(const u8 *buf, u32 off)
+{
+	return *(const u32 *)(buf + (off & 63 & ~3));
+}
+static __always_inline u16 gw_u16_at(const u8 *buf, u32 off)
+{
+	return *(const u16 *)(buf + (off & 63 & ~1));
+}
 
 /* the ioctl is followed: a core nr in gw_ioctl_nr_mask, or a private nr of a known driver
  * in that driver's mask; *drv gets the driver */
@@ -134,12 +143,10 @@ static __always_inline int gw_ext_wanted(u8 drv, u32 cmd, const u8 *in, u32 *cha
 				return 0;
 			*chain_off = 8;
 			return 1;
-		case GW_I915_NR_VM_CREATE:
-			return 1; /* drm_i915_gem_vm_control.extensions at 0 */
+		case GW_I915_NR_VM_CREATE: return 1; /* drm_i915_gem_vm_control.extensions at 0 */
 		case GW_I915_NR_CONTEXT_SETPARAM:
 			return gw_u32_at(in, 4) ? 2 : 0; /* param.size != 0: value points to size bytes */
-		case GW_I915_NR_PERF_OPEN:
-			return 2;
+		case GW_I915_NR_PERF_OPEN: return 2;
 		}
 		return 0;
 	}
@@ -148,8 +155,7 @@ static __always_inline int gw_ext_wanted(u8 drv, u32 cmd, const u8 *in, u32 *cha
 		case GW_XE_NR_GEM_CREATE:
 		case GW_XE_NR_VM_CREATE:
 		case GW_XE_NR_VM_BIND:
-		case GW_XE_NR_EXEC_QUEUE_CREATE:
-			return 1; /* extensions at 0 */
+		case GW_XE_NR_EXEC_QUEUE_CREATE: return 1; /* extensions at 0 */
 		}
 	}
 	return 0;

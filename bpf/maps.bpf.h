@@ -17,16 +17,16 @@
 #include "gpuwatch.h"
 
 /* knobs, set by userspace between open and load */
-const volatile __u32 gw_self_tgid = 0;          /* never trace the daemon itself */
-const volatile __u64 gw_ioctl_nr_mask[4] = {};  /* core DRM ioctl nrs (0..255) that change state */
+const volatile __u32 gw_self_tgid = 0;         /* never trace the daemon itself */
+const volatile __u64 gw_ioctl_nr_mask[4] = {}; /* core DRM ioctl nrs (0..255) that change state */
 /* per enum gw_driver: its drm_driver.name (zero-padded, little-endian words) and the
  * private ioctl nrs (0x40-0x9f, bit nr - 0x40) the decoder knows for it */
 const volatile __u64 gw_drv_names[GW_DRV_MAX][2] = {};
 const volatile __u64 gw_drv_nr_mask[GW_DRV_MAX][2] = {};
 const volatile bool gw_debug = false;
 /* hook groups served by fentry/fexit programs (fexit.bpf.h): their tracepoint twins skip them */
-const volatile bool gw_ioctl_fexit = false;    /* DRM ioctls: fentry/fexit on drm_ioctl */
-const volatile bool gw_cloexec_fexit = false;  /* FIOCLEX, FIONCLEX, F_SETFD: fexit on set_close_on_exec */
+const volatile bool gw_ioctl_fexit = false;   /* DRM ioctls: fentry/fexit on drm_ioctl */
+const volatile bool gw_cloexec_fexit = false; /* FIOCLEX, FIONCLEX, F_SETFD: fexit on set_close_on_exec */
 /* a record wakes the daemon only when it asked for it (gw_wake_armed, set before it sleeps)
  * or when this many bytes wait in the ring: a busy daemon drains in batches, so a burst of
  * records costs the traced task no wakeup per record (see gw_submit) */
@@ -61,10 +61,10 @@ enum gw_sc {
 };
 
 struct gw_pending {
-	u32 sc;          /* enum gw_sc */
+	u32 sc; /* enum gw_sc */
 	u32 pad0;
 	u64 args[6];
-	u64 file;        /* the struct file behind the fd argument, if it matters */
+	u64 file; /* the struct file behind the fd argument, if it matters */
 	u64 aux_file;
 	u8 in[GW_IOCTL_ARG_MAX];
 };
@@ -72,7 +72,7 @@ struct gw_pending {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
-	__type(key, u32);                 /* tid */
+	__type(key, u32); /* tid */
 	__type(value, struct gw_pending);
 } gw_pending_map SEC(".maps");
 

@@ -8,9 +8,13 @@
 
 #include "sysutil.hpp"
 
-namespace gw {
+namespace gw
+{
 
-BackgroundJob::~BackgroundJob() { reap(true); }
+BackgroundJob::~BackgroundJob()
+{
+	reap(true);
+}
 
 bool BackgroundJob::start(const std::function<void()> &job)
 {
@@ -52,8 +56,8 @@ std::string BackgroundJob::reap(bool block)
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return {};
 	if (WIFEXITED(st))
-		return "background job " + std::to_string(pid) + " failed (exit status " + std::to_string(WEXITSTATUS(st)) +
-		       ", its message is above)";
+		return "background job " + std::to_string(pid) + " failed (exit status " +
+		       std::to_string(WEXITSTATUS(st)) + ", its message is above)";
 	return "background job " + std::to_string(pid) + " was killed by signal " + std::to_string(WTERMSIG(st));
 }
 

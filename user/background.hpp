@@ -14,9 +14,11 @@
 #include <string>
 #include <sys/types.h>
 
-namespace gw {
+namespace gw
+{
 
-class BackgroundJob {
+class BackgroundJob
+{
 public:
 	BackgroundJob() = default;
 	~BackgroundJob(); // waits for a running child

@@ -8,7 +8,8 @@
 #include "sysutil.hpp"
 #include "tracer.hpp"
 
-namespace gw {
+namespace gw
+{
 
 int run_check(const CheckOptions &opts)
 {
@@ -38,8 +39,7 @@ int run_check(const CheckOptions &opts)
 		  << "btf:      /sys/kernel/btf/vmlinux " << (k.btf ? "present" : "absent") << "\n"
 		  << "drm:      " << k.drm << "\n"
 		  << "request:  " << mode_name(plan.request.mode) << " (" << plan.request.source << ")\n"
-		  << plan.describe()
-		  << "path:     " << plan.path() << "\n"
+		  << plan.describe() << "path:     " << plan.path() << "\n"
 		  << "gpuwatch can run here: its BPF programs load and attach\n";
 	return 0;
 }

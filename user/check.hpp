@@ -5,7 +5,8 @@
 
 #include "hooks.hpp"
 
-namespace gw {
+namespace gw
+{
 
 struct CheckOptions {
 	HookRequest hooks;    // --hooks / GPUWATCH_HOOKS, as for attach

@@ -23,8 +23,10 @@
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-namespace gw {
-namespace {
+namespace gw
+{
+namespace
+{
 
 constexpr unsigned kDrmMajor = 226;
 
@@ -54,7 +56,7 @@ std::string self_exe()
 } // namespace
 
 std::string merge_criu_conf(const std::string &existing, const std::string &libdir,
-                            const std::optional<std::string> &action_script, std::vector<std::string> *added)
+			    const std::optional<std::string> &action_script, std::vector<std::string> *added)
 {
 	bool have_libdir = false, have_script = false;
 	std::istringstream in(existing);
@@ -63,8 +65,8 @@ std::string merge_criu_conf(const std::string &existing, const std::string &libd
 		if (name == "libdir" || name == "L") {
 			if (plain_dir_path(value) != plain_dir_path(libdir))
 				throw Error("it already loads CRIU plugins from " + value + " (\"" + line +
-				            "\"), and CRIU takes one plugin directory: link gpuwatch_criu.so from " + libdir +
-				            " into it and remove this line, or remove the line");
+					    "\"), and CRIU takes one plugin directory: link gpuwatch_criu.so from " +
+					    libdir + " into it and remove this line, or remove the line");
 			have_libdir = true;
 		}
 		if (name == "action-script" && action_script && value == *action_script)
@@ -105,9 +107,9 @@ bool criu_runs_action_scripts_over_rpc(const std::vector<int> &v)
 json oci_hook_definition(const std::string &gpuwatch, const std::string &stage)
 {
 	return {{"version", "1.0.0"},
-	        {"hook", {{"path", gpuwatch}, {"args", {"gpuwatch", "oci-hook", stage}}, {"timeout", 120}}},
-	        {"when", {{"always", true}}},
-	        {"stages", {stage}}};
+		{"hook", {{"path", gpuwatch}, {"args", {"gpuwatch", "oci-hook", stage}}, {"timeout", 120}}},
+		{"when", {{"always", true}}},
+		{"stages", {stage}}};
 }
 
 int run_container_config(const ContainerConfigOptions &opts)
@@ -121,7 +123,7 @@ int run_container_config(const ContainerConfigOptions &opts)
 		throw Error("criu --version gave no version: install criu (the runtimes run it from PATH)");
 	bool scripts = criu_runs_action_scripts_over_rpc(*version);
 	std::string vstr = std::to_string((*version)[0]) + "." + std::to_string((*version)[1]) + "." +
-	                   std::to_string((*version)[2]);
+			   std::to_string((*version)[2]);
 
 	// the CRIU configuration every CRIU reads (default), or the one given
 	std::string existing;
@@ -135,32 +137,35 @@ int run_container_config(const ContainerConfigOptions &opts)
 	std::string merged;
 	try {
 		merged = merge_criu_conf(existing, paths.plugin_dir,
-		                         scripts ? std::optional<std::string>(paths.action_script) : std::nullopt, &added);
+					 scripts ? std::optional<std::string>(paths.action_script) : std::nullopt,
+					 &added);
 	} catch (const Error &e) {
 		throw Error(opts.criu_conf + ": " + e.what());
 	}
 	std::error_code ec;
 	fs::create_directories(fs::path(opts.criu_conf).parent_path(), ec);
 	if (added.empty()) {
-		std::cout << opts.criu_conf << ": already loads the gpuwatch plugin (" << paths.plugin_dir << "), unchanged\n";
+		std::cout << opts.criu_conf << ": already loads the gpuwatch plugin (" << paths.plugin_dir
+			  << "), unchanged\n";
 	} else {
-		struct stat st {};
+		struct stat st {
+		};
 		unsigned mode = ::stat(opts.criu_conf.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0644;
 		write_file_atomic(opts.criu_conf, merged, mode);
 		std::cout << opts.criu_conf << ": " << (existing.empty() ? "written" : "merged into the existing file")
-		          << ", added:";
+			  << ", added:";
 		for (const auto &l : added)
 			std::cout << " \"" << l << "\"";
 		std::cout << "\n";
 	}
 	if (!scripts)
 		std::cout << "criu " << vstr << " runs no action script when a runtime drives it (RPC, before 3.19): "
-		          << "the plugin syncs the daemon and creates device nodes itself; GPUWATCH_RESTORE_SIGNAL, "
-		          << "following a container restored by crun and the i915 mapping conversion need the action "
-		          << "script or CRIU 4 (see README \"Containers\")\n";
+			  << "the plugin syncs the daemon and creates device nodes itself; GPUWATCH_RESTORE_SIGNAL, "
+			  << "following a container restored by crun and the i915 mapping conversion need the action "
+			  << "script or CRIU 4 (see README \"Containers\")\n";
 	if (opts.criu_conf != "/etc/criu/default.conf")
 		std::cout << opts.criu_conf << " is read only by a CRIU that is handed it (runc: the annotation "
-		          << "org.criu.config=" << opts.criu_conf << "; crun 1.21 hands CRIU no file)\n";
+			  << "org.criu.config=" << opts.criu_conf << "; crun 1.21 hands CRIU no file)\n";
 
 	// the OCI hook definitions
 	std::string exe = self_exe();
@@ -171,11 +176,12 @@ int run_container_config(const ContainerConfigOptions &opts)
 		for (const char *stage : {"prestart", "poststop"}) {
 			std::string path = dir + "/gpuwatch-" + stage + ".json";
 			write_file_atomic(path, oci_hook_definition(exe, stage).dump(2) + "\n", 0644);
-			std::cout << path << ": written (" << stage << " hook: " << exe << " oci-hook " << stage << ")\n";
+			std::cout << path << ": written (" << stage << " hook: " << exe << " oci-hook " << stage
+				  << ")\n";
 		}
 	}
 	std::cout << "containers started from now on with a DRM device (--device /dev/dri/...) are followed "
-	             "by gpuwatch; checkpoint and restore them with the runtime as usual\n";
+		     "by gpuwatch; checkpoint and restore them with the runtime as usual\n";
 	return 0;
 }
 
@@ -201,7 +207,8 @@ bool oci_config_has_drm_device(const json &config)
 	return false;
 }
 
-namespace {
+namespace
+{
 
 bool plain_container_id(const std::string &s)
 {
@@ -244,7 +251,8 @@ std::optional<std::string> container_of_manifest(const std::string &run_dir, con
 	return id;
 }
 
-namespace {
+namespace
+{
 
 struct HookPaths {
 	std::string dir, manifest, log, pidfile;
@@ -290,7 +298,7 @@ void stop_daemon(const HookPaths &p, const std::string &id)
 			::kill(*pid, SIGKILL);
 			wait_gone(*pid, std::chrono::seconds(5));
 			std::cerr << "gpuwatch oci-hook: the daemon of container " << id << " (pid " << *pid
-			          << ") did not stop on SIGTERM within 20 s: killed\n";
+				  << ") did not stop on SIGTERM within 20 s: killed\n";
 		}
 	}
 	std::error_code ec;
@@ -333,19 +341,23 @@ pid_t start_daemon(const HookPaths &p, uint32_t pid, const std::string &run_dir,
 		if (!root_procs.empty()) {
 			int fd = ::open(root_procs.c_str(), O_WRONLY | O_CLOEXEC);
 			if (fd < 0 || ::write(fd, "0", 1) != 1)
-				std::fprintf(stderr, "gpuwatch oci-hook: could not move the daemon to the cgroup root (%s): %s\n",
-				             root_procs.c_str(), std::strerror(errno));
+				std::fprintf(
+					stderr,
+					"gpuwatch oci-hook: could not move the daemon to the cgroup root (%s): %s\n",
+					root_procs.c_str(), std::strerror(errno));
 			if (fd >= 0)
 				::close(fd);
 		}
 		::setenv("GPUWATCH_RUN_DIR", run_dir.c_str(), 1);
-		const char *argv[] = {"gpuwatch", "attach", "--pid", pid_s.c_str(), "--manifest", p.manifest.c_str(), nullptr};
+		const char *argv[] = {"gpuwatch",   "attach",           "--pid", pid_s.c_str(),
+				      "--manifest", p.manifest.c_str(), nullptr};
 		::execv(exe.c_str(), const_cast<char *const *>(argv));
 		std::fprintf(stderr, "gpuwatch oci-hook: exec %s: %s\n", exe.c_str(), std::strerror(errno));
 		::_exit(127);
 	}
-	auto limit = std::chrono::seconds(std::max(1L, std::strtol(std::getenv("GPUWATCH_HOOK_TIMEOUT_S")
-	                                                                ? std::getenv("GPUWATCH_HOOK_TIMEOUT_S") : "90", nullptr, 10)));
+	auto limit = std::chrono::seconds(std::max(
+		1L, std::strtol(std::getenv("GPUWATCH_HOOK_TIMEOUT_S") ? std::getenv("GPUWATCH_HOOK_TIMEOUT_S") : "90",
+				nullptr, 10)));
 	auto until = std::chrono::steady_clock::now() + limit;
 	for (;;) {
 		int status = 0;
@@ -360,7 +372,7 @@ pid_t start_daemon(const HookPaths &p, uint32_t pid, const std::string &run_dir,
 			::kill(child, SIGKILL);
 			::waitpid(child, &status, 0);
 			throw Error("the gpuwatch daemon for pid " + pid_s + " was not ready within " +
-			            std::to_string(limit.count()) + " s (GPUWATCH_HOOK_TIMEOUT_S): " + tail_of(p.log));
+				    std::to_string(limit.count()) + " s (GPUWATCH_HOOK_TIMEOUT_S): " + tail_of(p.log));
 		}
 		std::this_thread::sleep_for(std::chrono::milliseconds(50));
 	}
@@ -404,12 +416,12 @@ int run_oci_hook(const std::string &stage, const std::string &run_dir)
 		throw Error("oci-hook prestart: the OCI state of container " + id + " has no pid");
 	pid_t d = *follow_container(run_dir, id, static_cast<uint32_t>(pid->get<uint64_t>()), self_exe(), true);
 	std::cerr << "gpuwatch oci-hook: container " << id << " (pid " << pid->get<uint64_t>()
-	          << ") has a DRM device: followed by gpuwatch daemon " << d << ", manifest " << paths.manifest << "\n";
+		  << ") has a DRM device: followed by gpuwatch daemon " << d << ", manifest " << paths.manifest << "\n";
 	return 0;
 }
 
 std::optional<pid_t> follow_container(const std::string &run_dir, const std::string &id, uint32_t pid,
-                                      const std::string &gpuwatch, bool replace)
+				      const std::string &gpuwatch, bool replace)
 {
 	if (!plain_container_id(id))
 		throw Error("container id \"" + id.substr(0, 64) + "\" is not a plain name");

@@ -27,7 +27,8 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gw {
+namespace gw
+{
 
 // --- container-config ----------------------------------------------------------------------
 struct ContainerConfigOptions {
@@ -42,7 +43,7 @@ struct ContainerConfigOptions {
 // settings already present are not repeated. Throws gw::Error if EXISTING loads plugins from
 // another directory (CRIU takes one libdir). `added` receives the lines added.
 std::string merge_criu_conf(const std::string &existing, const std::string &libdir,
-                            const std::optional<std::string> &action_script, std::vector<std::string> *added);
+			    const std::optional<std::string> &action_script, std::vector<std::string> *added);
 
 // "3.17.1" -> {3, 17, 1}; nullopt if `criu --version` output has no "Version: X.Y[.Z]".
 std::optional<std::vector<int>> parse_criu_version(const std::string &version_output);
@@ -73,7 +74,7 @@ constexpr const char *kContainerSchema = "gpuwatch.criu.container/v1";
 // returned), starts `GPUWATCH attach --pid PID` detached, waits until it is attached
 // (GPUWATCH_HOOK_TIMEOUT_S), records it under RUN_DIR/containers/ID. Returns its pid.
 std::optional<pid_t> follow_container(const std::string &run_dir, const std::string &id, uint32_t pid,
-                                      const std::string &gpuwatch, bool replace);
+				      const std::string &gpuwatch, bool replace);
 // The container id a runtime put in a cgroup v2 path (its last component: libpod-ID.scope,
 // libpod-ID, crio-ID.scope, docker-ID.scope, or ID itself; ID 64 hex digits), if any.
 std::optional<std::string> container_id_of_cgroup(const std::string &cgroup_dir);

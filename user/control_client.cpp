@@ -18,7 +18,8 @@
 
 namespace fs = std::filesystem;
 
-namespace gw::control {
+namespace gw::control
+{
 
 std::string default_run_dir()
 {
@@ -28,7 +29,7 @@ std::string default_run_dir()
 
 sockaddr_un unix_addr(const std::string &path)
 {
-	sockaddr_un a {};
+	sockaddr_un a{};
 	a.sun_family = AF_UNIX;
 	if (path.size() >= sizeof(a.sun_path))
 		throw Error("control socket path too long: " + path);
@@ -68,8 +69,9 @@ std::optional<DaemonInfo> daemon_for_pid(const std::string &run_dir, uint32_t pi
 	std::string cg = cgroup_v2_dir_of_pid(pid);
 	std::optional<DaemonInfo> best;
 	for (auto &d : list_daemons(run_dir)) {
-		bool inside = cg == d.cgroup || (cg.size() > d.cgroup.size() && cg.compare(0, d.cgroup.size(), d.cgroup) == 0 &&
-						 cg[d.cgroup.size()] == '/');
+		bool inside =
+			cg == d.cgroup || (cg.size() > d.cgroup.size() &&
+					   cg.compare(0, d.cgroup.size(), d.cgroup) == 0 && cg[d.cgroup.size()] == '/');
 		if (inside && (!best || d.cgroup.size() > best->cgroup.size()))
 			best = std::move(d);
 	}
@@ -86,20 +88,22 @@ manifest::Manifest sync(const DaemonInfo &d, int timeout_ms)
 		throw Error("gpuwatch daemon " + std::to_string(d.pid) + " (" + d.socket + "): " + errno_text(errno));
 	const char req[] = "sync\n";
 	if (::send(s.get(), req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)sizeof(req) - 1)
-		throw Error("gpuwatch daemon " + std::to_string(d.pid) + ": sending the sync request: " + errno_text(errno));
+		throw Error("gpuwatch daemon " + std::to_string(d.pid) +
+			    ": sending the sync request: " + errno_text(errno));
 	std::string reply;
 	char buf[256];
 	while (reply.find('\n') == std::string::npos) {
-		pollfd p {s.get(), POLLIN, 0};
+		pollfd p{s.get(), POLLIN, 0};
 		int n = ::poll(&p, 1, timeout_ms);
 		if (n == 0)
-			throw Error("gpuwatch daemon " + std::to_string(d.pid) + " did not answer the sync request in " +
-				    std::to_string(timeout_ms) + " ms");
+			throw Error("gpuwatch daemon " + std::to_string(d.pid) +
+				    " did not answer the sync request in " + std::to_string(timeout_ms) + " ms");
 		if (n < 0 && errno == EINTR)
 			continue;
 		ssize_t r = ::recv(s.get(), buf, sizeof(buf), 0);
 		if (r <= 0)
-			throw Error("gpuwatch daemon " + std::to_string(d.pid) + " closed the control connection without answering");
+			throw Error("gpuwatch daemon " + std::to_string(d.pid) +
+				    " closed the control connection without answering");
 		reply.append(buf, r);
 		if (reply.size() > 4096)
 			throw Error("gpuwatch daemon " + std::to_string(d.pid) + ": reply too long");

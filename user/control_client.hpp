@@ -14,13 +14,14 @@
 #include "manifest/manifest.hpp"
 #include "sysutil.hpp"
 
-namespace gw::control {
+namespace gw::control
+{
 
 struct DaemonInfo {
-	uint32_t pid = 0;          // the daemon's pid
-	std::string cgroup;        // the followed cgroup v2 directory
-	std::string manifest;      // its manifest file
-	std::string socket;        // its control socket
+	uint32_t pid = 0;     // the daemon's pid
+	std::string cgroup;   // the followed cgroup v2 directory
+	std::string manifest; // its manifest file
+	std::string socket;   // its control socket
 };
 
 // $GPUWATCH_RUN_DIR, else /run/gpuwatch.

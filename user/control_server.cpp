@@ -10,7 +10,8 @@
 
 namespace fs = std::filesystem;
 
-namespace gw::control {
+namespace gw::control
+{
 
 sockaddr_un unix_addr(const std::string &path);
 
@@ -35,8 +36,8 @@ Registration::Registration(const std::string &run_dir, const std::string &cgroup
 	::umask(old);
 	if (rc != 0 || ::listen(listen_.get(), 8) != 0)
 		throw Error("control socket " + info_.socket + ": " + errno_text(errno));
-	nlohmann::json j = {{"pid", info_.pid}, {"cgroup", info_.cgroup}, {"manifest", info_.manifest},
-			    {"socket", info_.socket}};
+	nlohmann::json j = {
+		{"pid", info_.pid}, {"cgroup", info_.cgroup}, {"manifest", info_.manifest}, {"socket", info_.socket}};
 	write_file_atomic(json_path_, j.dump() + "\n", 0600);
 }
 

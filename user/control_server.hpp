@@ -5,11 +5,13 @@
 
 #include "control_client.hpp"
 
-namespace gw::control {
+namespace gw::control
+{
 
 // Daemon side: creates run_dir (0700) if needed, writes <pid>.json atomically, listens on
 // <pid>.sock (0600). Removes both on destruction.
-class Registration {
+class Registration
+{
 public:
 	Registration(const std::string &run_dir, const std::string &cgroup, const std::string &manifest);
 	~Registration();

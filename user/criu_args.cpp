@@ -8,7 +8,8 @@
 
 namespace fs = std::filesystem;
 
-namespace gw {
+namespace gw
+{
 
 CriuPaths find_criu_paths()
 {
@@ -26,7 +27,8 @@ CriuPaths find_criu_paths()
 		bool plugin = ::access((c.plugin_dir + "/gpuwatch_criu.so").c_str(), R_OK) == 0;
 		bool action = ::access(c.action_script.c_str(), X_OK) == 0;
 		if (plugin && action)
-			return {fs::path(c.plugin_dir).lexically_normal().string(), fs::path(c.action_script).lexically_normal().string()};
+			return {fs::path(c.plugin_dir).lexically_normal().string(),
+				fs::path(c.action_script).lexically_normal().string()};
 		looked += (looked.empty() ? "" : ", ") + c.plugin_dir + "/gpuwatch_criu.so + " + c.action_script;
 	}
 	throw Error("the gpuwatch CRIU plugin or action script is not installed (looked for " + looked + ")");
@@ -68,7 +70,8 @@ std::string criu_args(const CriuPaths &p, const std::string &global_conf)
 {
 	for (const auto &s : {p.plugin_dir, p.action_script}) {
 		if (s.find_first_of(" \t\n'\"\\$") != std::string::npos)
-			throw Error("path " + s + " has characters that do not survive $(gpuwatch criu-args): install elsewhere");
+			throw Error("path " + s +
+				    " has characters that do not survive $(gpuwatch criu-args): install elsewhere");
 	}
 	bool libdir = false, script = false;
 	std::istringstream in(global_conf);

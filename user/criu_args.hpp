@@ -6,11 +6,12 @@
 #include <string>
 #include <utility>
 
-namespace gw {
+namespace gw
+{
 
 struct CriuPaths {
-	std::string plugin_dir;     // holds gpuwatch_criu.so and nothing else CRIU would load
-	std::string action_script;  // gpuwatch-criu-action
+	std::string plugin_dir;    // holds gpuwatch_criu.so and nothing else CRIU would load
+	std::string action_script; // gpuwatch-criu-action
 };
 
 // Throws gw::Error naming the places it looked when the plugin or the helper is missing.

@@ -23,13 +23,18 @@
 #include "sysutil.hpp"
 #include "tracer.hpp"
 
-namespace gw {
+namespace gw
+{
 
-namespace {
+namespace
+{
 
 using Clock = std::chrono::steady_clock;
 
-std::string node_namer(uint32_t major, uint32_t minor) { return drm_node_path(major, minor); }
+std::string node_namer(uint32_t major, uint32_t minor)
+{
+	return drm_node_path(major, minor);
+}
 
 /* the BPF side records exactly the core ioctls the decoder knows */
 std::vector<uint8_t> state_changing_core_ioctl_nrs()
@@ -52,12 +57,14 @@ void set_decoded_ioctls(Tracer::Options &topts)
 	}
 }
 
-namespace {
+namespace
+{
 
 /* while records keep coming, the loop drains them this often instead of on every record */
 constexpr int kBatchMs = 10;
 
-class Daemon {
+class Daemon
+{
 public:
 	Daemon(const AttachOptions &opts, CgroupDir cg) : opts_(opts), cg_(std::move(cg)), model_(cg_.path)
 	{
@@ -95,8 +102,8 @@ private:
 			std::snprintf(buf, sizeof buf, " ioctl 0x%08x drv %u ret %d", io->cmd, io->drv, io->ret);
 			extra = buf;
 		} else if (auto x = abi::read_record<gw_ev_ioctl_ext>(rec)) {
-			std::snprintf(buf, sizeof buf, " ext of 0x%08x: %u nodes, %u blobs%s", x->cmd, x->n_nodes, x->n_blobs,
-			              x->truncated ? ", truncated" : "");
+			std::snprintf(buf, sizeof buf, " ext of 0x%08x: %u nodes, %u blobs%s", x->cmd, x->n_nodes,
+				      x->n_blobs, x->truncated ? ", truncated" : "");
 			extra = buf;
 			for (unsigned i = 0; i < x->n_nodes && i < GW_EXT_NODES_MAX; ++i) {
 				extra += "\n    node " + std::to_string(i) + ":";
@@ -132,7 +139,7 @@ private:
 
 	void on_record(std::span<const std::byte> rec)
 	{
-		gw_hdr h {};
+		gw_hdr h{};
 		if (rec.size() >= sizeof(h))
 			std::memcpy(&h, rec.data(), sizeof(h));
 		if (opts_.log_records)
@@ -161,7 +168,8 @@ private:
 			snapshot_into(*tracer_, model_, {tgid});
 		} catch (const Error &e) {
 			if (::kill(tgid, 0) == 0) /* a vanished process holds nothing: not an error */
-				model_.mark_incomplete(std::string("snapshot of ") + std::to_string(tgid) + ": " + e.what());
+				model_.mark_incomplete(std::string("snapshot of ") + std::to_string(tgid) + ": " +
+						       e.what());
 		}
 	}
 
@@ -205,7 +213,7 @@ private:
 		std::string req;
 		char buf[64];
 		while (req.find('\n') == std::string::npos && req.size() < 64) {
-			pollfd p {c.get(), POLLIN, 0};
+			pollfd p{c.get(), POLLIN, 0};
 			if (::poll(&p, 1, 1000) <= 0)
 				return; /* a client that says nothing for a second is dropped */
 			ssize_t n = ::recv(c.get(), buf, sizeof(buf), 0);
@@ -275,7 +283,7 @@ private:
 		UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
 		if (!sfd || !ep)
 			throw Error("signalfd/epoll: " + errno_text(errno));
-		epoll_event ev {};
+		epoll_event ev{};
 		ev.events = EPOLLIN;
 		ev.data.u32 = 1;
 		epoll_ctl(ep.get(), EPOLL_CTL_ADD, sfd.get(), &ev);
@@ -285,12 +293,13 @@ private:
 		epoll_ctl(ep.get(), EPOLL_CTL_ADD, reg_->listen_fd(), &ev);
 
 		bool dirty = false, busy = false;
-		Clock::time_point dirty_since {}, cgroup_checked = Clock::now();
+		Clock::time_point dirty_since{}, cgroup_checked = Clock::now();
 		for (;;) {
 			int timeout = 500;
 			if (dirty) {
 				auto due = dirty_since + std::chrono::milliseconds(opts_.debounce_ms);
-				auto left = std::chrono::duration_cast<std::chrono::milliseconds>(due - Clock::now()).count();
+				auto left = std::chrono::duration_cast<std::chrono::milliseconds>(due - Clock::now())
+						    .count();
 				timeout = left < 0 ? 0 : (int)left;
 			}
 			/* records arrive in batches: while they keep coming, sleep kBatchMs between drains
@@ -334,8 +343,8 @@ private:
 				write_manifest();
 				log("%s; records by hook: tracepoint %llu, fexit %llu; final manifest written to %s",
 				    gone ? ("cgroup " + cg_.path + " was removed: stopped").c_str() : "stopped",
-				    (unsigned long long)by_hook_[GW_HOOK_TRACEPOINT], (unsigned long long)by_hook_[GW_HOOK_FEXIT],
-				    opts_.manifest.c_str());
+				    (unsigned long long)by_hook_[GW_HOOK_TRACEPOINT],
+				    (unsigned long long)by_hook_[GW_HOOK_FEXIT], opts_.manifest.c_str());
 				return 0;
 			}
 			reap_writer(false);
@@ -344,7 +353,8 @@ private:
 					dirty = true;
 					dirty_since = Clock::now();
 				}
-				if (!writer_.running() && Clock::now() >= dirty_since + std::chrono::milliseconds(opts_.debounce_ms)) {
+				if (!writer_.running() &&
+				    Clock::now() >= dirty_since + std::chrono::milliseconds(opts_.debounce_ms)) {
 					write_manifest_background();
 					dirty = false;
 				}
@@ -361,7 +371,7 @@ private:
 	uint64_t written_gen_ = ~0ull; /* the model generation on disk */
 	uint64_t writing_gen_ = 0;     /* the generation the running background write writes */
 	BackgroundJob writer_;
-	std::array<uint64_t, 4> by_hook_ {}; /* ring-buffer records per gw_hdr.hook */
+	std::array<uint64_t, 4> by_hook_{}; /* ring-buffer records per gw_hdr.hook */
 };
 
 } // namespace

@@ -9,55 +9,65 @@
 #include <drm.h>
 #include <drm_mode.h>
 
-namespace gw::drm {
-namespace {
+namespace gw::drm
+{
+namespace
+{
 
 // Copies the uapi struct T out of an argument buffer (in[] or out[]); the caller has
 // checked that arg_size covers sizeof(T).
-template <class T> T load(const __u8 (&buf)[GW_IOCTL_ARG_MAX]) {
+template <class T> T load(const __u8 (&buf)[GW_IOCTL_ARG_MAX])
+{
 	static_assert(sizeof(T) <= GW_IOCTL_ARG_MAX);
 	T v;
 	std::memcpy(&v, buf, sizeof v);
 	return v;
 }
 
-Op dec_create_dumb(const IoctlRecord &r) {
+Op dec_create_dumb(const IoctlRecord &r)
+{
 	const gw_ev_ioctl &ev = r.ev;
 	auto in = load<drm_mode_create_dumb>(ev.in);
 	auto out = load<drm_mode_create_dumb>(ev.out);
 	return CreateDumb{in.height, in.width, in.bpp, in.flags, out.handle, out.pitch, out.size};
 }
 
-Op dec_map_dumb(const IoctlRecord &r) {
+Op dec_map_dumb(const IoctlRecord &r)
+{
 	const gw_ev_ioctl &ev = r.ev;
 	auto in = load<drm_mode_map_dumb>(ev.in);
 	auto out = load<drm_mode_map_dumb>(ev.out);
 	return MapDumb{in.handle, out.offset};
 }
 
-Op dec_destroy_dumb(const IoctlRecord &r) {
+Op dec_destroy_dumb(const IoctlRecord &r)
+{
 	const gw_ev_ioctl &ev = r.ev;
 	return DestroyDumb{load<drm_mode_destroy_dumb>(ev.in).handle};
 }
 
-Op dec_gem_close(const IoctlRecord &r) {
+Op dec_gem_close(const IoctlRecord &r)
+{
 	const gw_ev_ioctl &ev = r.ev;
 	return GemClose{load<drm_gem_close>(ev.in).handle};
 }
 
-Op dec_gem_flink(const IoctlRecord &r) {
+Op dec_gem_flink(const IoctlRecord &r)
+{
 	const gw_ev_ioctl &ev = r.ev;
 	return GemFlink{load<drm_gem_flink>(ev.in).handle, load<drm_gem_flink>(ev.out).name};
 }
 
-Op dec_gem_open(const IoctlRecord &r) {
+Op dec_gem_open(const IoctlRecord &r)
+{
 	const gw_ev_ioctl &ev = r.ev;
 	auto in = load<drm_gem_open>(ev.in);
 	auto out = load<drm_gem_open>(ev.out);
 	return GemOpen{in.name, out.handle, out.size};
 }
 
-Op dec_prime_handle_to_fd(const IoctlRecord &r) {
+Op dec_prime_handle_to_fd(const IoctlRecord &r)
+{
 	const gw_ev_ioctl &ev = r.ev;
 	if (ev.aux_file == 0)
 		return Malformed{"PRIME_HANDLE_TO_FD without the dma-buf's file"};
@@ -68,7 +78,8 @@ Op dec_prime_handle_to_fd(const IoctlRecord &r) {
 	return PrimeExport{in.handle, in.flags, out.fd, (in.flags & DRM_CLOEXEC) != 0, ev.aux_file};
 }
 
-Op dec_prime_fd_to_handle(const IoctlRecord &r) {
+Op dec_prime_fd_to_handle(const IoctlRecord &r)
+{
 	const gw_ev_ioctl &ev = r.ev;
 	if (ev.aux_file == 0)
 		return Malformed{"PRIME_FD_TO_HANDLE without the dma-buf's file"};
@@ -77,32 +88,38 @@ Op dec_prime_fd_to_handle(const IoctlRecord &r) {
 	return PrimeImport{in.fd, out.handle, ev.aux_file};
 }
 
-Op dec_syncobj_create(const IoctlRecord &r) {
+Op dec_syncobj_create(const IoctlRecord &r)
+{
 	const gw_ev_ioctl &ev = r.ev;
-	return SyncobjCreate{load<drm_syncobj_create>(ev.in).flags,
-	                     load<drm_syncobj_create>(ev.out).handle};
+	return SyncobjCreate{load<drm_syncobj_create>(ev.in).flags, load<drm_syncobj_create>(ev.out).handle};
 }
 
-Op dec_syncobj_destroy(const IoctlRecord &r) {
+Op dec_syncobj_destroy(const IoctlRecord &r)
+{
 	const gw_ev_ioctl &ev = r.ev;
 	return SyncobjDestroy{load<drm_syncobj_destroy>(ev.in).handle};
 }
 
 // Only the sync_file export makes a new fd that matters; a syncobj fd export changes nothing here.
-Op dec_syncobj_handle_to_fd(const IoctlRecord &r) {
+Op dec_syncobj_handle_to_fd(const IoctlRecord &r)
+{
 	auto in = load<drm_syncobj_handle>(r.ev.in);
 	if (!(in.flags & DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE))
 		return Ignored{};
 	return SyncobjExportSyncFile{in.handle, load<drm_syncobj_handle>(r.ev.out).fd};
 }
 
-Op dec_set_client_cap(const IoctlRecord &r) {
+Op dec_set_client_cap(const IoctlRecord &r)
+{
 	const gw_ev_ioctl &ev = r.ev;
 	auto in = load<drm_set_client_cap>(ev.in);
 	return SetClientCap{in.capability, in.value};
 }
 
-#define GW_CORE(name, type, fn) {_IOC_NR(DRM_IOCTL_##name), #name, sizeof(type), fn}
+#define GW_CORE(name, type, fn)                                                                                        \
+	{                                                                                                              \
+		_IOC_NR(DRM_IOCTL_##name), #name, sizeof(type), fn                                                     \
+	}
 constexpr IoctlDesc kCore[] = {
 	GW_CORE(GEM_CLOSE, drm_gem_close, dec_gem_close),
 	GW_CORE(GEM_FLINK, drm_gem_flink, dec_gem_flink),
@@ -122,12 +139,13 @@ constexpr IoctlDesc kCore[] = {
 static_assert(_IOC_NR(DRM_IOCTL_MODE_CREATE_DUMB) == 0xb2 && _IOC_NR(DRM_IOCTL_GEM_CLOSE) == 0x09);
 static_assert(_IOC_NR(DRM_IOCTL_SYNCOBJ_DESTROY) == 0xc0 && _IOC_NR(DRM_IOCTL_PRIME_FD_TO_HANDLE) == 0x2e);
 static_assert(_IOC_NR(DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD) == 0xc1 && DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE == 1 &&
-              offsetof(drm_syncobj_handle, flags) == 4 && offsetof(drm_syncobj_handle, fd) == 8,
-              "bpf/handlers.bpf.h reads these");
+		      offsetof(drm_syncobj_handle, flags) == 4 && offsetof(drm_syncobj_handle, fd) == 8,
+	      "bpf/handlers.bpf.h reads these");
 
 // The entry for `cmd`: same number, and the same full command where the entry names one
 // (several structs share a number); an entry without a command matches any.
-const IoctlDesc *find_cmd(std::span<const IoctlDesc> table, uint32_t cmd) {
+const IoctlDesc *find_cmd(std::span<const IoctlDesc> table, uint32_t cmd)
+{
 	const IoctlDesc *any = nullptr;
 	for (const IoctlDesc &d : table) {
 		if (d.nr != _IOC_NR(cmd))
@@ -142,13 +160,20 @@ const IoctlDesc *find_cmd(std::span<const IoctlDesc> table, uint32_t cmd) {
 
 } // namespace
 
-bool is_driver_nr(uint32_t nr) { return nr >= DRM_COMMAND_BASE && nr < DRM_COMMAND_END; }
+bool is_driver_nr(uint32_t nr)
+{
+	return nr >= DRM_COMMAND_BASE && nr < DRM_COMMAND_END;
+}
 
-std::span<const IoctlDesc> core_ioctls() { return kCore; }
+std::span<const IoctlDesc> core_ioctls()
+{
+	return kCore;
+}
 
 // Driver tables are looked up by the driver name the kernel reports (drm_driver.name),
 // never guessed from the node.
-std::span<const IoctlDesc> driver_ioctls(std::string_view driver) {
+std::span<const IoctlDesc> driver_ioctls(std::string_view driver)
+{
 	if (driver == "i915")
 		return i915_ioctls();
 	if (driver == "xe")
@@ -156,7 +181,8 @@ std::span<const IoctlDesc> driver_ioctls(std::string_view driver) {
 	return {};
 }
 
-std::string_view driver_name(uint8_t drv) {
+std::string_view driver_name(uint8_t drv)
+{
 	switch (drv) {
 	case GW_DRV_I915: return "i915";
 	case GW_DRV_XE: return "xe";
@@ -164,8 +190,10 @@ std::string_view driver_name(uint8_t drv) {
 	}
 }
 
-namespace detail {
-const gw_ext_blob *ExtView::blob(uint16_t owner, uint64_t uaddr) const {
+namespace detail
+{
+const gw_ext_blob *ExtView::blob(uint16_t owner, uint64_t uaddr) const
+{
 	if (!x)
 		return nullptr;
 	for (std::size_t i = 0; i < std::min<std::size_t>(x->n_blobs, GW_EXT_BLOBS_MAX); ++i)
@@ -175,13 +203,15 @@ const gw_ext_blob *ExtView::blob(uint16_t owner, uint64_t uaddr) const {
 }
 } // namespace detail
 
-const IoctlDesc *find_ioctl(std::string_view driver, uint32_t cmd) {
+const IoctlDesc *find_ioctl(std::string_view driver, uint32_t cmd)
+{
 	if (_IOC_TYPE(cmd) != DRM_IOCTL_BASE)
 		return nullptr;
 	return is_driver_nr(_IOC_NR(cmd)) ? find_cmd(driver_ioctls(driver), cmd) : find_cmd(core_ioctls(), cmd);
 }
 
-Op decode_ioctl(std::string_view driver, const IoctlRecord &r) {
+Op decode_ioctl(std::string_view driver, const IoctlRecord &r)
+{
 	const gw_ev_ioctl &ev = r.ev;
 	if (_IOC_TYPE(ev.cmd) != DRM_IOCTL_BASE)
 		return Ignored{_IOC_NR(ev.cmd)};
@@ -190,19 +220,20 @@ Op decode_ioctl(std::string_view driver, const IoctlRecord &r) {
 	std::size_t cmd_size = std::min<std::size_t>(_IOC_SIZE(ev.cmd), GW_IOCTL_ARG_MAX);
 	if (ev.arg_size != cmd_size)
 		return Malformed{"arg_size " + std::to_string(ev.arg_size) + " disagrees with the command's size " +
-		                 std::to_string(_IOC_SIZE(ev.cmd))};
+				 std::to_string(_IOC_SIZE(ev.cmd))};
 	const IoctlDesc *d = find_ioctl(driver, ev.cmd);
 	if (!d)
 		return Ignored{_IOC_NR(ev.cmd)};
 	if (ev.arg_size < d->arg_size)
 		return Malformed{std::string(d->name) + ": argument of " + std::to_string(ev.arg_size) +
-		                 " bytes, the struct needs " + std::to_string(d->arg_size)};
+				 " bytes, the struct needs " + std::to_string(d->arg_size)};
 	if (r.ext && (r.ext->file != ev.file || r.ext->cmd != ev.cmd))
 		return d->decode(IoctlRecord{ev, nullptr}); // not this ioctl's: decode without it
 	return d->decode(r);
 }
 
-std::string ioctl_name(std::string_view driver, uint32_t cmd) {
+std::string ioctl_name(std::string_view driver, uint32_t cmd)
+{
 	if (const IoctlDesc *d = find_ioctl(driver, cmd))
 		return d->name;
 	char buf[32];

@@ -23,68 +23,93 @@
 
 #include "event_abi.hpp"
 
-namespace gw::drm {
+namespace gw::drm
+{
 
 // --- operations ----------------------------------------------------------------------------
-struct CreateDumb {     // MODE_CREATE_DUMB
+struct CreateDumb { // MODE_CREATE_DUMB
 	uint32_t height = 0, width = 0, bpp = 0, flags = 0;
 	uint32_t handle = 0, pitch = 0;
 	uint64_t size = 0;
 };
-struct MapDumb {        // MODE_MAP_DUMB: fake offset granted for handle
+struct MapDumb { // MODE_MAP_DUMB: fake offset granted for handle
 	uint32_t handle = 0;
 	uint64_t offset = 0;
 };
-struct DestroyDumb { uint32_t handle = 0; };   // MODE_DESTROY_DUMB
-struct GemClose { uint32_t handle = 0; };      // GEM_CLOSE
-struct GemFlink { uint32_t handle = 0, name = 0; };
+struct DestroyDumb {
+	uint32_t handle = 0;
+}; // MODE_DESTROY_DUMB
+struct GemClose {
+	uint32_t handle = 0;
+}; // GEM_CLOSE
+struct GemFlink {
+	uint32_t handle = 0, name = 0;
+};
 struct GemOpen {
 	uint32_t name = 0, handle = 0;
 	uint64_t size = 0;
 };
-struct PrimeExport {    // PRIME_HANDLE_TO_FD: dmabuf is the new dma-buf's kernel file
+struct PrimeExport { // PRIME_HANDLE_TO_FD: dmabuf is the new dma-buf's kernel file
 	uint32_t handle = 0, flags = 0;
 	int32_t fd = -1;
 	bool cloexec = false;
 	uint64_t dmabuf = 0;
 };
-struct PrimeImport {    // PRIME_FD_TO_HANDLE: dmabuf is the imported dma-buf's kernel file
+struct PrimeImport { // PRIME_FD_TO_HANDLE: dmabuf is the imported dma-buf's kernel file
 	int32_t fd = -1;
 	uint32_t handle = 0;
 	uint64_t dmabuf = 0;
 };
-struct SyncobjCreate { uint32_t flags = 0, handle = 0; };
-struct SyncobjExportSyncFile { uint32_t handle = 0; int32_t fd = -1; }; // SYNCOBJ_HANDLE_TO_FD(EXPORT_SYNC_FILE)
-struct SyncobjDestroy { uint32_t handle = 0; };
-struct SetClientCap { uint64_t capability = 0, value = 0; };
+struct SyncobjCreate {
+	uint32_t flags = 0, handle = 0;
+};
+struct SyncobjExportSyncFile {
+	uint32_t handle = 0;
+	int32_t fd = -1;
+}; // SYNCOBJ_HANDLE_TO_FD(EXPORT_SYNC_FILE)
+struct SyncobjDestroy {
+	uint32_t handle = 0;
+};
+struct SetClientCap {
+	uint64_t capability = 0, value = 0;
+};
 
 // --- i915 (driver-private numbers; see drm_decode_i915.cpp) ----------------------------------
-struct MemRegion { uint16_t mem_class = 0, instance = 0; };
-struct I915GemCreate {          // GEM_CREATE and GEM_CREATE_EXT
-	uint64_t size = 0;          // as the kernel returned it (rounded up)
+struct MemRegion {
+	uint16_t mem_class = 0, instance = 0;
+};
+struct I915GemCreate {     // GEM_CREATE and GEM_CREATE_EXT
+	uint64_t size = 0; // as the kernel returned it (rounded up)
 	uint32_t handle = 0;
-	bool ext = false;           // GEM_CREATE_EXT
-	uint32_t flags = 0;         // GEM_CREATE_EXT flags (NEEDS_CPU_ACCESS)
+	bool ext = false;                   // GEM_CREATE_EXT
+	uint32_t flags = 0;                 // GEM_CREATE_EXT flags (NEEDS_CPU_ACCESS)
 	std::vector<MemRegion> placements;  // MEMORY_REGIONS extension, in priority order
 	bool protected_content = false;     // PROTECTED_CONTENT extension
 	std::optional<uint32_t> pat_index;  // SET_PAT extension
 	std::vector<uint32_t> unknown_exts; // extension names not understood
-	bool truncated = false;     // the chain or the regions array was not captured whole
+	bool truncated = false;             // the chain or the regions array was not captured whole
 };
-struct I915MmapOffset {         // GEM_MMAP_OFFSET, GEM_MMAP_GTT (legacy_gtt)
+struct I915MmapOffset { // GEM_MMAP_OFFSET, GEM_MMAP_GTT (legacy_gtt)
 	uint32_t handle = 0;
-	uint64_t offset = 0;        // fake offset
-	uint64_t type = 0;          // I915_MMAP_OFFSET_{GTT,WC,WB,UC,FIXED}
+	uint64_t offset = 0; // fake offset
+	uint64_t type = 0;   // I915_MMAP_OFFSET_{GTT,WC,WB,UC,FIXED}
 	bool legacy_gtt = false;
 };
-struct I915MmapLegacy {         // GEM_MMAP: mapped inside the ioctl, no mmap() follows
+struct I915MmapLegacy { // GEM_MMAP: mapped inside the ioctl, no mmap() follows
 	uint32_t handle = 0;
 	uint64_t offset = 0, size = 0, addr = 0, flags = 0;
 };
-struct I915Userptr { uint64_t user_ptr = 0, size = 0; uint32_t flags = 0, handle = 0; };
-struct I915SetTiling { uint32_t handle = 0, mode = 0, stride = 0, swizzle = 0; };
-struct I915SetCaching { uint32_t handle = 0, caching = 0; };
-struct I915CtxParam {           // a context parameter: value, or the bytes value pointed to
+struct I915Userptr {
+	uint64_t user_ptr = 0, size = 0;
+	uint32_t flags = 0, handle = 0;
+};
+struct I915SetTiling {
+	uint32_t handle = 0, mode = 0, stride = 0, swizzle = 0;
+};
+struct I915SetCaching {
+	uint32_t handle = 0, caching = 0;
+};
+struct I915CtxParam { // a context parameter: value, or the bytes value pointed to
 	uint32_t ctx_id = 0, size = 0;
 	uint64_t param = 0, value = 0;
 	std::optional<std::vector<uint8_t>> data; // size != 0 and captured
@@ -92,26 +117,45 @@ struct I915CtxParam {           // a context parameter: value, or the bytes valu
 struct I915ContextCreate {
 	uint32_t id = 0, flags = 0;
 	bool ext = false;
-	std::vector<I915CtxParam> params;       // SETPARAM extensions, in chain order
+	std::vector<I915CtxParam> params; // SETPARAM extensions, in chain order
 	std::vector<uint32_t> unknown_exts;
 	bool truncated = false;
 };
-struct I915ContextDestroy { uint32_t id = 0; };
-struct I915ContextSetParam { I915CtxParam p; bool truncated = false; };
-struct I915VmCreate { uint32_t id = 0, flags = 0; bool has_exts = false; };
+struct I915ContextDestroy {
+	uint32_t id = 0;
+};
+struct I915ContextSetParam {
+	I915CtxParam p;
+	bool truncated = false;
+};
+struct I915VmCreate {
+	uint32_t id = 0, flags = 0;
+	bool has_exts = false;
+};
 // CONTEXT_GETPARAM(VM): i915 gives the context's VM a new id in the file's VM table on every call
-struct I915ContextVmId { uint32_t ctx_id = 0, vm_id = 0; };
-struct I915VmDestroy { uint32_t id = 0; };
-struct I915PerfOpen {           // returns a perf stream fd
+struct I915ContextVmId {
+	uint32_t ctx_id = 0, vm_id = 0;
+};
+struct I915VmDestroy {
+	uint32_t id = 0;
+};
+struct I915PerfOpen { // returns a perf stream fd
 	int32_t fd = -1;
 	uint32_t flags = 0;
 	std::vector<std::pair<uint64_t, uint64_t>> properties;
 	bool truncated = false;
 };
-struct I915ExecFence { int32_t fd = -1; uint32_t ctx_id = 0; uint64_t flags = 0; }; // EXECBUFFER2_WR out-fence
+struct I915ExecFence {
+	int32_t fd = -1;
+	uint32_t ctx_id = 0;
+	uint64_t flags = 0;
+}; // EXECBUFFER2_WR out-fence
 
 // --- xe (see drm_decode_xe.cpp) ------------------------------------------------------------
-struct XeExt { uint32_t name = 0, property = 0; uint64_t value = 0; }; // SET_PROPERTY extensions
+struct XeExt {
+	uint32_t name = 0, property = 0;
+	uint64_t value = 0;
+}; // SET_PROPERTY extensions
 struct XeGemCreate {
 	uint64_t size = 0;
 	uint32_t placement = 0, flags = 0, vm_id = 0, handle = 0;
@@ -119,10 +163,21 @@ struct XeGemCreate {
 	std::vector<XeExt> exts;
 	bool truncated = false;
 };
-struct XeMmapOffset { uint32_t handle = 0; uint64_t flags = 0, offset = 0; };
-struct XeVmCreate { uint32_t flags = 0, id = 0; std::vector<XeExt> exts; bool truncated = false; };
-struct XeVmDestroy { uint32_t id = 0; };
-struct XeEngine { uint16_t engine_class = 0, instance = 0, gt = 0; };
+struct XeMmapOffset {
+	uint32_t handle = 0;
+	uint64_t flags = 0, offset = 0;
+};
+struct XeVmCreate {
+	uint32_t flags = 0, id = 0;
+	std::vector<XeExt> exts;
+	bool truncated = false;
+};
+struct XeVmDestroy {
+	uint32_t id = 0;
+};
+struct XeEngine {
+	uint16_t engine_class = 0, instance = 0, gt = 0;
+};
 struct XeExecQueueCreate {
 	uint16_t width = 0, num_placements = 0;
 	uint32_t vm_id = 0, flags = 0, id = 0;
@@ -130,11 +185,13 @@ struct XeExecQueueCreate {
 	std::vector<XeExt> exts;
 	bool truncated = false;
 };
-struct XeExecQueueDestroy { uint32_t id = 0; };
+struct XeExecQueueDestroy {
+	uint32_t id = 0;
+};
 struct XeBindOp {
-	uint32_t obj = 0;           // GEM handle (0 for userptr / unmap)
+	uint32_t obj = 0; // GEM handle (0 for userptr / unmap)
 	uint16_t pat_index = 0;
-	uint64_t obj_offset = 0;    // or the user address for MAP_USERPTR
+	uint64_t obj_offset = 0; // or the user address for MAP_USERPTR
 	uint64_t range = 0, addr = 0;
 	uint32_t op = 0, flags = 0;
 };
@@ -153,13 +210,12 @@ struct Malformed {
 	std::string reason;
 };
 
-using Op = std::variant<Ignored, Malformed, CreateDumb, MapDumb, DestroyDumb, GemClose, GemFlink,
-                        GemOpen, PrimeExport, PrimeImport, SyncobjCreate, SyncobjDestroy, SyncobjExportSyncFile,
-                        SetClientCap, I915GemCreate, I915MmapOffset, I915MmapLegacy, I915Userptr,
-                        I915SetTiling, I915SetCaching, I915ContextCreate, I915ContextDestroy,
-                        I915ContextSetParam, I915ContextVmId, I915VmCreate, I915VmDestroy, I915PerfOpen, I915ExecFence,
-                        XeGemCreate, XeMmapOffset, XeVmCreate, XeVmDestroy, XeExecQueueCreate,
-                        XeExecQueueDestroy, XeVmBind>;
+using Op = std::variant<Ignored, Malformed, CreateDumb, MapDumb, DestroyDumb, GemClose, GemFlink, GemOpen, PrimeExport,
+			PrimeImport, SyncobjCreate, SyncobjDestroy, SyncobjExportSyncFile, SetClientCap, I915GemCreate,
+			I915MmapOffset, I915MmapLegacy, I915Userptr, I915SetTiling, I915SetCaching, I915ContextCreate,
+			I915ContextDestroy, I915ContextSetParam, I915ContextVmId, I915VmCreate, I915VmDestroy,
+			I915PerfOpen, I915ExecFence, XeGemCreate, XeMmapOffset, XeVmCreate, XeVmDestroy,
+			XeExecQueueCreate, XeExecQueueDestroy, XeVmBind>;
 
 // What an ioctl's record carries: the record, and the user memory its argument pointed to
 // (GW_EV_IOCTL_EXT, captured for the ioctls that have any; nullptr otherwise).
@@ -171,15 +227,15 @@ struct IoctlRecord {
 // --- tables ----------------------------------------------------------------------------------
 struct IoctlDesc {
 	uint32_t nr;
-	const char *name;           // without the DRM_IOCTL_ prefix, e.g. "MODE_CREATE_DUMB"
-	std::size_t arg_size;       // bytes of the uapi struct the decoder reads (at most GW_IOCTL_ARG_MAX)
+	const char *name;     // without the DRM_IOCTL_ prefix, e.g. "MODE_CREATE_DUMB"
+	std::size_t arg_size; // bytes of the uapi struct the decoder reads (at most GW_IOCTL_ARG_MAX)
 	Op (*decode)(const IoctlRecord &r);
 	// Several structs share one number (i915 MMAP_GTT / MMAP_OFFSET, CONTEXT_CREATE / _EXT,
 	// EXECBUFFER2 / _WR): the variant is chosen by the command's size and direction; 0 = any.
 	uint32_t cmd = 0;
 };
 
-bool is_driver_nr(uint32_t nr);                                 // 0x40 <= nr < 0xa0
+bool is_driver_nr(uint32_t nr); // 0x40 <= nr < 0xa0
 std::span<const IoctlDesc> core_ioctls();
 std::span<const IoctlDesc> driver_ioctls(std::string_view driver); // "i915", "xe"; else empty
 std::span<const IoctlDesc> i915_ioctls();
@@ -192,12 +248,17 @@ const IoctlDesc *find_ioctl(std::string_view driver, uint32_t cmd);
 
 // Decodes one record. Never throws; bad input gives Malformed.
 Op decode_ioctl(std::string_view driver, const IoctlRecord &r);
-inline Op decode_ioctl(std::string_view driver, const gw_ev_ioctl &ev) { return decode_ioctl(driver, IoctlRecord{ev}); }
+inline Op decode_ioctl(std::string_view driver, const gw_ev_ioctl &ev)
+{
+	return decode_ioctl(driver, IoctlRecord{ev});
+}
 
 // Helpers for the driver decoders (drm_decode_*.cpp).
-namespace detail {
+namespace detail
+{
 // Copies a T out of a byte buffer at `off`; false if it does not fit in `len` bytes.
-template <class T> bool load_at(const uint8_t *buf, std::size_t len, std::size_t off, T &out) {
+template <class T> bool load_at(const uint8_t *buf, std::size_t len, std::size_t off, T &out)
+{
 	if (off > len || len - off < sizeof(T))
 		return false;
 	std::memcpy(&out, buf + off, sizeof(T));
@@ -208,7 +269,12 @@ struct ExtView {
 	const gw_ev_ioctl_ext *x = nullptr;
 	std::size_t nodes() const { return x ? std::min<std::size_t>(x->n_nodes, GW_EXT_NODES_MAX) : 0; }
 	const uint8_t *node(std::size_t i) const { return x->nodes[i].data; }
-	uint32_t name(std::size_t i) const { uint32_t n = 0; load_at(node(i), GW_EXT_NODE_SIZE, 8, n); return n; }
+	uint32_t name(std::size_t i) const
+	{
+		uint32_t n = 0;
+		load_at(node(i), GW_EXT_NODE_SIZE, 8, n);
+		return n;
+	}
 	// the blob hanging off node `owner` (GW_EXT_OWNER_ARG: the argument) at user address
 	// uaddr, or nullptr; len gets its captured length
 	const gw_ext_blob *blob(uint16_t owner, uint64_t uaddr) const;

@@ -14,19 +14,23 @@
 
 #include "uapi/i915_uapi_extra.h"
 
-namespace gw::drm {
-namespace {
+namespace gw::drm
+{
+namespace
+{
 
 using detail::ExtView;
 using detail::load_at;
 
-template <class T> T in_as(const gw_ev_ioctl &ev) {
+template <class T> T in_as(const gw_ev_ioctl &ev)
+{
 	static_assert(sizeof(T) <= GW_IOCTL_ARG_MAX);
 	T v{};
 	std::memcpy(&v, ev.in, sizeof v);
 	return v;
 }
-template <class T> T out_as(const gw_ev_ioctl &ev) {
+template <class T> T out_as(const gw_ev_ioctl &ev)
+{
 	static_assert(sizeof(T) <= GW_IOCTL_ARG_MAX);
 	T v{};
 	std::memcpy(&v, ev.out, sizeof v);
@@ -46,7 +50,8 @@ static_assert(sizeof(gw_drm_i915_gem_create_ext_set_pat) <= GW_EXT_NODE_SIZE);
 static_assert(sizeof(drm_i915_gem_context_create_ext_setparam) <= GW_EXT_NODE_SIZE);
 static_assert(sizeof(drm_i915_gem_memory_class_instance) == 4);
 
-Op dec_gem_create(const IoctlRecord &r) {
+Op dec_gem_create(const IoctlRecord &r)
+{
 	auto out = out_as<drm_i915_gem_create>(r.ev);
 	I915GemCreate op;
 	op.size = out.size;
@@ -54,7 +59,8 @@ Op dec_gem_create(const IoctlRecord &r) {
 	return op;
 }
 
-Op dec_gem_create_ext(const IoctlRecord &r) {
+Op dec_gem_create_ext(const IoctlRecord &r)
+{
 	auto out = out_as<drm_i915_gem_create_ext>(r.ev);
 	I915GemCreate op;
 	op.size = out.size;
@@ -82,23 +88,21 @@ Op dec_gem_create_ext(const IoctlRecord &r) {
 			}
 			break;
 		}
-		case I915_GEM_CREATE_EXT_PROTECTED_CONTENT:
-			op.protected_content = true;
-			break;
+		case I915_GEM_CREATE_EXT_PROTECTED_CONTENT: op.protected_content = true; break;
 		case I915_GEM_CREATE_EXT_SET_PAT: {
 			gw_drm_i915_gem_create_ext_set_pat pat{};
 			load_at(n, GW_EXT_NODE_SIZE, 0, pat);
 			op.pat_index = pat.pat_index;
 			break;
 		}
-		default:
-			op.unknown_exts.push_back(v.name(i));
+		default: op.unknown_exts.push_back(v.name(i));
 		}
 	}
 	return op;
 }
 
-Op dec_mmap_gtt(const IoctlRecord &r) {
+Op dec_mmap_gtt(const IoctlRecord &r)
+{
 	I915MmapOffset op;
 	op.handle = in_as<drm_i915_gem_mmap_gtt>(r.ev).handle;
 	op.offset = out_as<drm_i915_gem_mmap_gtt>(r.ev).offset;
@@ -107,7 +111,8 @@ Op dec_mmap_gtt(const IoctlRecord &r) {
 	return op;
 }
 
-Op dec_mmap_offset(const IoctlRecord &r) {
+Op dec_mmap_offset(const IoctlRecord &r)
+{
 	I915MmapOffset op;
 	auto in = in_as<drm_i915_gem_mmap_offset>(r.ev);
 	op.handle = in.handle;
@@ -116,7 +121,8 @@ Op dec_mmap_offset(const IoctlRecord &r) {
 	return op;
 }
 
-Op dec_mmap_legacy(const IoctlRecord &r) {
+Op dec_mmap_legacy(const IoctlRecord &r)
+{
 	auto in = in_as<drm_i915_gem_mmap>(r.ev);
 	I915MmapLegacy op{in.handle, in.offset, in.size, out_as<drm_i915_gem_mmap>(r.ev).addr_ptr, in.flags};
 	if (op.addr == 0 || op.size == 0)
@@ -124,25 +130,29 @@ Op dec_mmap_legacy(const IoctlRecord &r) {
 	return op;
 }
 
-Op dec_userptr(const IoctlRecord &r) {
+Op dec_userptr(const IoctlRecord &r)
+{
 	auto in = in_as<drm_i915_gem_userptr>(r.ev);
 	return I915Userptr{in.user_ptr, in.user_size, in.flags, out_as<drm_i915_gem_userptr>(r.ev).handle};
 }
 
-Op dec_set_tiling(const IoctlRecord &r) {
+Op dec_set_tiling(const IoctlRecord &r)
+{
 	auto in = in_as<drm_i915_gem_set_tiling>(r.ev);
 	auto out = out_as<drm_i915_gem_set_tiling>(r.ev);
 	// the kernel writes back the mode and stride it applied (and the swizzle)
 	return I915SetTiling{in.handle, out.tiling_mode, out.stride, out.swizzle_mode};
 }
 
-Op dec_set_caching(const IoctlRecord &r) {
+Op dec_set_caching(const IoctlRecord &r)
+{
 	auto in = in_as<drm_i915_gem_caching>(r.ev);
 	return I915SetCaching{in.handle, in.caching};
 }
 
 // A context parameter whose value may point to `size` bytes captured as the blob at `value`.
-I915CtxParam ctx_param(const drm_i915_gem_context_param &p, const ExtView &v, uint16_t owner, bool &truncated) {
+I915CtxParam ctx_param(const drm_i915_gem_context_param &p, const ExtView &v, uint16_t owner, bool &truncated)
+{
 	I915CtxParam out{p.ctx_id, p.size, p.param, p.value, std::nullopt};
 	if (p.size == 0)
 		return out;
@@ -155,13 +165,15 @@ I915CtxParam ctx_param(const drm_i915_gem_context_param &p, const ExtView &v, ui
 	return out;
 }
 
-Op dec_context_create(const IoctlRecord &r) {
+Op dec_context_create(const IoctlRecord &r)
+{
 	I915ContextCreate op;
 	op.id = out_as<drm_i915_gem_context_create>(r.ev).ctx_id;
 	return op;
 }
 
-Op dec_context_create_ext(const IoctlRecord &r) {
+Op dec_context_create_ext(const IoctlRecord &r)
+{
 	auto in = in_as<drm_i915_gem_context_create_ext>(r.ev);
 	I915ContextCreate op;
 	op.id = out_as<drm_i915_gem_context_create_ext>(r.ev).ctx_id;
@@ -182,34 +194,40 @@ Op dec_context_create_ext(const IoctlRecord &r) {
 	return op;
 }
 
-Op dec_context_destroy(const IoctlRecord &r) {
+Op dec_context_destroy(const IoctlRecord &r)
+{
 	return I915ContextDestroy{in_as<drm_i915_gem_context_destroy>(r.ev).ctx_id};
 }
 
-Op dec_context_setparam(const IoctlRecord &r) {
+Op dec_context_setparam(const IoctlRecord &r)
+{
 	I915ContextSetParam op;
 	op.p = ctx_param(in_as<drm_i915_gem_context_param>(r.ev), ExtView{r.ext}, GW_EXT_OWNER_ARG, op.truncated);
 	return op;
 }
 
 // Only GETPARAM(VM) changes state (a new VM id); other parameters are reads.
-Op dec_context_getparam(const IoctlRecord &r) {
+Op dec_context_getparam(const IoctlRecord &r)
+{
 	auto out = out_as<drm_i915_gem_context_param>(r.ev);
 	if (out.param != I915_CONTEXT_PARAM_VM)
 		return Ignored{_IOC_NR(r.ev.cmd)};
 	return I915ContextVmId{out.ctx_id, static_cast<uint32_t>(out.value)};
 }
 
-Op dec_vm_create(const IoctlRecord &r) {
+Op dec_vm_create(const IoctlRecord &r)
+{
 	auto in = in_as<drm_i915_gem_vm_control>(r.ev);
 	return I915VmCreate{out_as<drm_i915_gem_vm_control>(r.ev).vm_id, in.flags, in.extensions != 0};
 }
 
-Op dec_vm_destroy(const IoctlRecord &r) {
+Op dec_vm_destroy(const IoctlRecord &r)
+{
 	return I915VmDestroy{in_as<drm_i915_gem_vm_control>(r.ev).vm_id};
 }
 
-Op dec_perf_open(const IoctlRecord &r) {
+Op dec_perf_open(const IoctlRecord &r)
+{
 	auto in = in_as<drm_i915_perf_open_param>(r.ev);
 	I915PerfOpen op;
 	op.fd = r.ev.ret;
@@ -228,7 +246,8 @@ Op dec_perf_open(const IoctlRecord &r) {
 	return op;
 }
 
-Op dec_execbuf2_wr(const IoctlRecord &r) {
+Op dec_execbuf2_wr(const IoctlRecord &r)
+{
 	auto in = in_as<drm_i915_gem_execbuffer2>(r.ev);
 	auto out = out_as<drm_i915_gem_execbuffer2>(r.ev);
 	if (!(in.flags & I915_EXEC_FENCE_OUT))
@@ -236,7 +255,10 @@ Op dec_execbuf2_wr(const IoctlRecord &r) {
 	return I915ExecFence{static_cast<int32_t>(out.rsvd2 >> 32), static_cast<uint32_t>(in.rsvd1), in.flags};
 }
 
-#define GW_I915(name, type, fn) {_IOC_NR(DRM_IOCTL_I915_##name), #name, sizeof(type), fn, DRM_IOCTL_I915_##name}
+#define GW_I915(name, type, fn)                                                                                        \
+	{                                                                                                              \
+		_IOC_NR(DRM_IOCTL_I915_##name), #name, sizeof(type), fn, DRM_IOCTL_I915_##name                         \
+	}
 constexpr IoctlDesc kI915[] = {
 	GW_I915(GEM_CREATE, drm_i915_gem_create, dec_gem_create),
 	GW_I915(GEM_CREATE_EXT, drm_i915_gem_create_ext, dec_gem_create_ext),
@@ -276,6 +298,9 @@ static_assert(offsetof(drm_i915_perf_open_param, properties_ptr) == 8);
 
 } // namespace
 
-std::span<const IoctlDesc> i915_ioctls() { return kI915; }
+std::span<const IoctlDesc> i915_ioctls()
+{
+	return kI915;
+}
 
 } // namespace gw::drm

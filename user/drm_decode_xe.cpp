@@ -9,14 +9,17 @@
 
 #include "uapi/xe_uapi.h"
 
-namespace gw::drm {
-namespace {
+namespace gw::drm
+{
+namespace
+{
 
 using detail::ExtView;
 using detail::load_at;
 
 // The first n bytes of an argument larger than the capture buffer: only its head is read.
-template <class T, std::size_t N = sizeof(T)> T head_of(const __u8 (&buf)[GW_IOCTL_ARG_MAX]) {
+template <class T, std::size_t N = sizeof(T)> T head_of(const __u8 (&buf)[GW_IOCTL_ARG_MAX])
+{
 	static_assert(N <= GW_IOCTL_ARG_MAX && N <= sizeof(T));
 	T v{};
 	std::memcpy(&v, buf, N);
@@ -24,7 +27,8 @@ template <class T, std::size_t N = sizeof(T)> T head_of(const __u8 (&buf)[GW_IOC
 }
 
 // SET_PROPERTY extensions of a chain (every xe extension so far is one).
-std::vector<XeExt> set_properties(const ExtView &v) {
+std::vector<XeExt> set_properties(const ExtView &v)
+{
 	std::vector<XeExt> out;
 	for (std::size_t i = 0; i < v.nodes(); ++i) {
 		gw_xe_ext_set_property sp{};
@@ -35,11 +39,13 @@ std::vector<XeExt> set_properties(const ExtView &v) {
 }
 
 // Whether a chain the argument announces was captured whole.
-bool chain_truncated(uint64_t extensions, const IoctlRecord &r) {
+bool chain_truncated(uint64_t extensions, const IoctlRecord &r)
+{
 	return (extensions != 0 && !r.ext) || ExtView{r.ext}.truncated();
 }
 
-Op dec_gem_create(const IoctlRecord &r) {
+Op dec_gem_create(const IoctlRecord &r)
+{
 	auto in = head_of<gw_xe_gem_create>(r.ev.in);
 	auto out = head_of<gw_xe_gem_create>(r.ev.out);
 	XeGemCreate op;
@@ -54,12 +60,14 @@ Op dec_gem_create(const IoctlRecord &r) {
 	return op;
 }
 
-Op dec_mmap_offset(const IoctlRecord &r) {
+Op dec_mmap_offset(const IoctlRecord &r)
+{
 	auto in = head_of<gw_xe_gem_mmap_offset>(r.ev.in);
 	return XeMmapOffset{in.handle, in.flags, head_of<gw_xe_gem_mmap_offset>(r.ev.out).offset};
 }
 
-Op dec_vm_create(const IoctlRecord &r) {
+Op dec_vm_create(const IoctlRecord &r)
+{
 	auto in = head_of<gw_xe_vm_create>(r.ev.in);
 	XeVmCreate op;
 	op.flags = in.flags;
@@ -69,9 +77,13 @@ Op dec_vm_create(const IoctlRecord &r) {
 	return op;
 }
 
-Op dec_vm_destroy(const IoctlRecord &r) { return XeVmDestroy{head_of<gw_xe_vm_destroy>(r.ev.in).vm_id}; }
+Op dec_vm_destroy(const IoctlRecord &r)
+{
+	return XeVmDestroy{head_of<gw_xe_vm_destroy>(r.ev.in).vm_id};
+}
 
-Op dec_exec_queue_create(const IoctlRecord &r) {
+Op dec_exec_queue_create(const IoctlRecord &r)
+{
 	auto in = head_of<gw_xe_exec_queue_create>(r.ev.in);
 	XeExecQueueCreate op;
 	op.width = in.width;
@@ -95,7 +107,8 @@ Op dec_exec_queue_create(const IoctlRecord &r) {
 	return op;
 }
 
-Op dec_exec_queue_destroy(const IoctlRecord &r) {
+Op dec_exec_queue_destroy(const IoctlRecord &r)
+{
 	return XeExecQueueDestroy{head_of<gw_xe_exec_queue_destroy>(r.ev.in).exec_queue_id};
 }
 
@@ -104,7 +117,8 @@ Op dec_exec_queue_destroy(const IoctlRecord &r) {
 constexpr std::size_t kBindHead = offsetof(gw_xe_vm_bind, bind) + 8;
 static_assert(kBindHead <= GW_IOCTL_ARG_MAX);
 
-Op dec_vm_bind(const IoctlRecord &r) {
+Op dec_vm_bind(const IoctlRecord &r)
+{
 	auto in = head_of<gw_xe_vm_bind, kBindHead>(r.ev.in);
 	XeVmBind op;
 	op.vm_id = in.vm_id;
@@ -115,7 +129,8 @@ Op dec_vm_bind(const IoctlRecord &r) {
 	const gw_ext_blob *b = nullptr;
 	if (r.ext) // the inline op is captured from the argument's own address
 		for (std::size_t i = 0; i < std::min<std::size_t>(r.ext->n_blobs, GW_EXT_BLOBS_MAX) && !b; ++i)
-			if (r.ext->blobs[i].owner == GW_EXT_OWNER_ARG && (in.num_binds == 1 || r.ext->blobs[i].uaddr == uaddr))
+			if (r.ext->blobs[i].owner == GW_EXT_OWNER_ARG &&
+			    (in.num_binds == 1 || r.ext->blobs[i].uaddr == uaddr))
 				b = &r.ext->blobs[i];
 	for (uint32_t k = 0; k < in.num_binds; ++k) {
 		gw_xe_vm_bind_op bo{};
@@ -128,7 +143,10 @@ Op dec_vm_bind(const IoctlRecord &r) {
 	return op;
 }
 
-#define GW_XE(name, type, fn, size) {GW_XE_NR_##name + DRM_COMMAND_BASE, #name, size, fn, GW_XE_IOCTL_##name}
+#define GW_XE(name, type, fn, size)                                                                                    \
+	{                                                                                                              \
+		GW_XE_NR_##name + DRM_COMMAND_BASE, #name, size, fn, GW_XE_IOCTL_##name                                \
+	}
 constexpr IoctlDesc kXe[] = {
 	GW_XE(GEM_CREATE, gw_xe_gem_create, dec_gem_create, sizeof(gw_xe_gem_create)),
 	GW_XE(GEM_MMAP_OFFSET, gw_xe_gem_mmap_offset, dec_mmap_offset, sizeof(gw_xe_gem_mmap_offset)),
@@ -149,6 +167,9 @@ static_assert(sizeof(gw_xe_ext_set_property) <= GW_EXT_NODE_SIZE);
 
 } // namespace
 
-std::span<const IoctlDesc> xe_ioctls() { return kXe; }
+std::span<const IoctlDesc> xe_ioctls()
+{
+	return kXe;
+}
 
 } // namespace gw::drm

@@ -9,7 +9,8 @@
 
 namespace fs = std::filesystem;
 
-namespace gw {
+namespace gw
+{
 
 static std::string read_first_line(const fs::path &p)
 {
@@ -79,12 +80,14 @@ std::optional<DrmDevice> drm_device_by_rdev(uint32_t major, uint32_t minor, cons
 	return std::nullopt;
 }
 
-std::optional<DrmDevice> choose_equivalent_device(const SavedDevice &saved, std::string *why, const std::string &sysfs_root)
+std::optional<DrmDevice> choose_equivalent_device(const SavedDevice &saved, std::string *why,
+						  const std::string &sysfs_root)
 {
 	auto devices = list_drm_devices(sysfs_root);
 	bool render = saved.path.rfind("/dev/dri/renderD", 0) == 0;
 	auto matches = [&](const DrmDevice &d) {
-		return d.driver == saved.driver && d.render() == render && (saved.pci_id.empty() || d.pci_id == saved.pci_id);
+		return d.driver == saved.driver && d.render() == render &&
+		       (saved.pci_id.empty() || d.pci_id == saved.pci_id);
 	};
 	for (auto &d : devices) {
 		if (d.major == saved.major && d.minor == saved.minor && matches(d)) {
@@ -96,9 +99,10 @@ std::optional<DrmDevice> choose_equivalent_device(const SavedDevice &saved, std:
 	for (auto &d : devices) {
 		if (matches(d)) {
 			if (why)
-				*why = saved.path + " (" + std::to_string(saved.major) + ":" + std::to_string(saved.minor) +
-				       ") is now " + d.path() + " (" + std::to_string(d.major) + ":" + std::to_string(d.minor) +
-				       "), the first " + (render ? "render node" : "card node") + " of driver " + d.driver +
+				*why = saved.path + " (" + std::to_string(saved.major) + ":" +
+				       std::to_string(saved.minor) + ") is now " + d.path() + " (" +
+				       std::to_string(d.major) + ":" + std::to_string(d.minor) + "), the first " +
+				       (render ? "render node" : "card node") + " of driver " + d.driver +
 				       (saved.pci_id.empty() ? "" : " with PCI id " + saved.pci_id);
 			return d;
 		}

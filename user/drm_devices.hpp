@@ -7,14 +7,15 @@
 #include <string>
 #include <vector>
 
-namespace gw {
+namespace gw
+{
 
 struct DrmDevice {
-	std::string name;     // "card0", "renderD128"
+	std::string name; // "card0", "renderD128"
 	uint32_t major = 0, minor = 0;
-	std::string driver;   // "i915", "vgem", ...
-	std::string pci_id;   // "8086:46a6" for PCI devices, "" otherwise
-	std::string bus;      // "pci:0000:00:02.0" or "platform:vgem"
+	std::string driver; // "i915", "vgem", ...
+	std::string pci_id; // "8086:46a6" for PCI devices, "" otherwise
+	std::string bus;    // "pci:0000:00:02.0" or "platform:vgem"
 	bool render() const { return name.rfind("renderD", 0) == 0; }
 	std::string path() const { return "/dev/dri/" + name; }
 };
@@ -25,10 +26,10 @@ std::optional<DrmDevice> drm_device_by_rdev(uint32_t major, uint32_t minor, cons
 
 // What was saved about a device at dump.
 struct SavedDevice {
-	std::string path;     // "/dev/dri/card0"
+	std::string path; // "/dev/dri/card0"
 	uint32_t major = 0, minor = 0;
 	std::string driver;
-	std::string pci_id;   // may be empty
+	std::string pci_id; // may be empty
 };
 
 // The same node if it still belongs to the same driver (and PCI id, if saved); otherwise the

@@ -63,32 +63,59 @@ static_assert(offsetof(gw_ev_cgroup_move, threadgroup) == 32);
 static_assert(sizeof(gw_counters) == 24);
 static_assert((GW_EXT_BLOB_SIZE & (GW_EXT_BLOB_SIZE - 1)) == 0);
 static_assert(sizeof(gw_ext_node) == 72 && sizeof(gw_ext_blob) == 1040);
-static_assert(offsetof(gw_ext_blob, len) == 8 && offsetof(gw_ext_blob, owner) == 12 && offsetof(gw_ext_blob, data) == 16);
+static_assert(offsetof(gw_ext_blob, len) == 8 && offsetof(gw_ext_blob, owner) == 12 &&
+	      offsetof(gw_ext_blob, data) == 16);
 static_assert(sizeof(gw_ev_ioctl_ext) == 2696);
 static_assert(offsetof(gw_ev_ioctl_ext, file) == 24 && offsetof(gw_ev_ioctl_ext, cmd) == 32);
 static_assert(offsetof(gw_ev_ioctl_ext, n_nodes) == 36 && offsetof(gw_ev_ioctl_ext, truncated) == 38);
 static_assert(offsetof(gw_ev_ioctl_ext, nodes) == 40 && offsetof(gw_ev_ioctl_ext, blobs) == 40 + 8 * 72);
 
-namespace gw::abi {
+namespace gw::abi
+{
 
 // The record struct of each kind, and back.
 template <class T> struct kind_of;
-template <> struct kind_of<gw_ev_fd> { static constexpr uint16_t value = GW_EV_FD; };
-template <> struct kind_of<gw_ev_close> { static constexpr uint16_t value = GW_EV_CLOSE; };
-template <> struct kind_of<gw_ev_close_range> { static constexpr uint16_t value = GW_EV_CLOSE_RANGE; };
-template <> struct kind_of<gw_ev_ioctl> { static constexpr uint16_t value = GW_EV_IOCTL; };
-template <> struct kind_of<gw_ev_mmap> { static constexpr uint16_t value = GW_EV_MMAP; };
-template <> struct kind_of<gw_ev_munmap> { static constexpr uint16_t value = GW_EV_MUNMAP; };
-template <> struct kind_of<gw_ev_mremap> { static constexpr uint16_t value = GW_EV_MREMAP; };
-template <> struct kind_of<gw_ev_fork> { static constexpr uint16_t value = GW_EV_FORK; };
-template <> struct kind_of<gw_ev_exec> { static constexpr uint16_t value = GW_EV_EXEC; };
-template <> struct kind_of<gw_ev_exit> { static constexpr uint16_t value = GW_EV_EXIT; };
-template <> struct kind_of<gw_ev_cgroup_move> { static constexpr uint16_t value = GW_EV_CGROUP_MOVE; };
-template <> struct kind_of<gw_ev_ioctl_ext> { static constexpr uint16_t value = GW_EV_IOCTL_EXT; };
+template <> struct kind_of<gw_ev_fd> {
+	static constexpr uint16_t value = GW_EV_FD;
+};
+template <> struct kind_of<gw_ev_close> {
+	static constexpr uint16_t value = GW_EV_CLOSE;
+};
+template <> struct kind_of<gw_ev_close_range> {
+	static constexpr uint16_t value = GW_EV_CLOSE_RANGE;
+};
+template <> struct kind_of<gw_ev_ioctl> {
+	static constexpr uint16_t value = GW_EV_IOCTL;
+};
+template <> struct kind_of<gw_ev_mmap> {
+	static constexpr uint16_t value = GW_EV_MMAP;
+};
+template <> struct kind_of<gw_ev_munmap> {
+	static constexpr uint16_t value = GW_EV_MUNMAP;
+};
+template <> struct kind_of<gw_ev_mremap> {
+	static constexpr uint16_t value = GW_EV_MREMAP;
+};
+template <> struct kind_of<gw_ev_fork> {
+	static constexpr uint16_t value = GW_EV_FORK;
+};
+template <> struct kind_of<gw_ev_exec> {
+	static constexpr uint16_t value = GW_EV_EXEC;
+};
+template <> struct kind_of<gw_ev_exit> {
+	static constexpr uint16_t value = GW_EV_EXIT;
+};
+template <> struct kind_of<gw_ev_cgroup_move> {
+	static constexpr uint16_t value = GW_EV_CGROUP_MOVE;
+};
+template <> struct kind_of<gw_ev_ioctl_ext> {
+	static constexpr uint16_t value = GW_EV_IOCTL_EXT;
+};
 template <class T> inline constexpr uint16_t kind_of_v = kind_of<T>::value;
 
 // sizeof the record struct of `kind`; 0 for an invalid kind
-constexpr std::size_t record_size(uint16_t kind) noexcept {
+constexpr std::size_t record_size(uint16_t kind) noexcept
+{
 	switch (kind) {
 	case GW_EV_FD: return sizeof(gw_ev_fd);
 	case GW_EV_CLOSE: return sizeof(gw_ev_close);
@@ -114,7 +141,8 @@ enum class RecordError {
 	wrong_size,    // hdr.size is not sizeof the kind's struct
 };
 
-constexpr const char *record_error_name(RecordError e) noexcept {
+constexpr const char *record_error_name(RecordError e) noexcept
+{
 	switch (e) {
 	case RecordError::none: return "ok";
 	case RecordError::too_short: return "shorter than a record header";
@@ -126,7 +154,8 @@ constexpr const char *record_error_name(RecordError e) noexcept {
 }
 
 // Copies the header out of `rec` (no checks beyond the length).
-inline std::optional<gw_hdr> read_header(std::span<const std::byte> rec) noexcept {
+inline std::optional<gw_hdr> read_header(std::span<const std::byte> rec) noexcept
+{
 	if (rec.size() < sizeof(gw_hdr))
 		return std::nullopt;
 	gw_hdr h;
@@ -135,7 +164,8 @@ inline std::optional<gw_hdr> read_header(std::span<const std::byte> rec) noexcep
 }
 
 // All the checks a record must pass before any field other than the header is read.
-inline RecordError check_record(std::span<const std::byte> rec) noexcept {
+inline RecordError check_record(std::span<const std::byte> rec) noexcept
+{
 	auto h = read_header(rec);
 	if (!h)
 		return RecordError::too_short;
@@ -150,7 +180,8 @@ inline RecordError check_record(std::span<const std::byte> rec) noexcept {
 }
 
 // The record as a T, if `rec` passes check_record() and its kind is T's.
-template <class T> std::optional<T> read_record(std::span<const std::byte> rec) noexcept {
+template <class T> std::optional<T> read_record(std::span<const std::byte> rec) noexcept
+{
 	static_assert(std::is_trivially_copyable_v<T>);
 	if (check_record(rec) != RecordError::none)
 		return std::nullopt;
@@ -163,7 +194,8 @@ template <class T> std::optional<T> read_record(std::span<const std::byte> rec) 
 }
 
 // Building records (tests, userspace snapshot fallback): a zeroed T with kind/size/tgid set.
-template <class T> T make_record(uint32_t tgid) noexcept {
+template <class T> T make_record(uint32_t tgid) noexcept
+{
 	static_assert(std::is_trivially_copyable_v<T>);
 	T rec;
 	std::memset(&rec, 0, sizeof rec);
@@ -174,7 +206,8 @@ template <class T> T make_record(uint32_t tgid) noexcept {
 	return rec;
 }
 
-template <class T> std::span<const std::byte> record_bytes(const T &rec) noexcept {
+template <class T> std::span<const std::byte> record_bytes(const T &rec) noexcept
+{
 	static_assert(std::is_trivially_copyable_v<T>);
 	return std::as_bytes(std::span<const T, 1>(&rec, 1));
 }

@@ -18,15 +18,18 @@
 #include <type_traits>
 #include <vector>
 
-namespace gw {
+namespace gw
+{
 
-template <class H> class HandleTable {
+template <class H> class HandleTable
+{
 public:
-	template <bool Const> class Iter {
+	template <bool Const> class Iter
+	{
 		using Table = std::conditional_t<Const, const HandleTable, HandleTable>;
 		using Ref = std::conditional_t<Const, const H &, H &>;
 		using SparseIt = std::conditional_t<Const, typename std::map<uint32_t, H>::const_iterator,
-		                                    typename std::map<uint32_t, H>::iterator>;
+						    typename std::map<uint32_t, H>::iterator>;
 
 	public:
 		struct Entry {
@@ -40,15 +43,19 @@ public:
 		Iter() = default;
 		Iter(Table *t, std::size_t i, SparseIt s) : t_(t), i_(i), s_(s) { skip(); }
 		template <bool C = Const, class = std::enable_if_t<C>>
-		Iter(const Iter<false> &o) : t_(o.t_), i_(o.i_), s_(o.s_) {}
+		Iter(const Iter<false> &o) : t_(o.t_), i_(o.i_), s_(o.s_)
+		{
+		}
 
-		Entry operator*() const {
+		Entry operator*() const
+		{
 			if (i_ < t_->dense_.size())
 				return {static_cast<uint32_t>(i_), t_->dense_[i_]};
 			return {s_->first, s_->second};
 		}
 		Arrow operator->() const { return {**this}; }
-		Iter &operator++() {
+		Iter &operator++()
+		{
 			if (i_ < t_->dense_.size()) {
 				++i_;
 				skip();
@@ -62,7 +69,8 @@ public:
 	private:
 		friend class HandleTable;
 		template <bool> friend class Iter;
-		void skip() {
+		void skip()
+		{
 			while (i_ < t_->dense_.size() && !t_->live_[i_])
 				++i_;
 		}
@@ -82,23 +90,27 @@ public:
 	bool empty() const { return size_ == 0; }
 	std::size_t count(uint32_t n) const { return find(n) != end(); }
 
-	iterator find(uint32_t n) {
+	iterator find(uint32_t n)
+	{
 		if (n < dense_.size())
 			return live_[n] ? iterator{this, n, sparse_.begin()} : end();
 		return {this, dense_.size(), sparse_.find(n)};
 	}
-	const_iterator find(uint32_t n) const {
+	const_iterator find(uint32_t n) const
+	{
 		if (n < dense_.size())
 			return live_[n] ? const_iterator{this, n, sparse_.begin()} : end();
 		return {this, dense_.size(), sparse_.find(n)};
 	}
-	H &at(uint32_t n) {
+	H &at(uint32_t n)
+	{
 		auto it = find(n);
 		if (it == end())
 			throw std::out_of_range("no GEM handle " + std::to_string(n));
 		return it->second;
 	}
-	const H &at(uint32_t n) const {
+	const H &at(uint32_t n) const
+	{
 		auto it = find(n);
 		if (it == end())
 			throw std::out_of_range("no GEM handle " + std::to_string(n));
@@ -106,7 +118,8 @@ public:
 	}
 
 	// The handle numbered n, a default one if there was none.
-	H &operator[](uint32_t n) {
+	H &operator[](uint32_t n)
+	{
 		if (n >= dense_.size() && uint64_t{n} < 2 * uint64_t{size_} + kSlack)
 			grow(n + std::size_t{1});
 		if (n < dense_.size()) {
@@ -121,7 +134,8 @@ public:
 		return it->second;
 	}
 
-	void erase(iterator it) {
+	void erase(iterator it)
+	{
 		if (it.i_ < dense_.size()) {
 			dense_[it.i_] = H{};
 			live_[it.i_] = false;
@@ -130,7 +144,8 @@ public:
 		}
 		--size_;
 	}
-	std::size_t erase(uint32_t n) {
+	std::size_t erase(uint32_t n)
+	{
 		auto it = find(n);
 		if (it == end())
 			return 0;
@@ -143,7 +158,8 @@ private:
 	// slots are at most about half empty.
 	static constexpr uint64_t kSlack = 64;
 
-	void grow(std::size_t n) {
+	void grow(std::size_t n)
+	{
 		dense_.resize(n);
 		live_.resize(n);
 		// the invariant: every sparse number is at or above dense_.size()

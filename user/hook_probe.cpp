@@ -10,11 +10,16 @@
 #include "sysutil.hpp"
 #include "tracer.hpp"
 
-namespace gw {
+namespace gw
+{
 
-namespace {
+namespace
+{
 
-bool exists(const std::string &path) { return ::access(path.c_str(), F_OK) == 0; }
+bool exists(const std::string &path)
+{
+	return ::access(path.c_str(), F_OK) == 0;
+}
 
 struct BtfFree {
 	void operator()(btf *b) const { btf__free(b); }
@@ -103,7 +108,8 @@ FexitProbes fexit_targets_present()
 KernelInfo kernel_info()
 {
 	KernelInfo k;
-	struct utsname u {};
+	struct utsname u {
+	};
 	if (::uname(&u) == 0)
 		k.release = u.release;
 	k.btf = exists("/sys/kernel/btf/vmlinux");

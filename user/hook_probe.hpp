@@ -7,7 +7,8 @@
 
 #include "hooks.hpp"
 
-namespace gw {
+namespace gw
+{
 
 // Probes each group once per process (later calls return the cached result).
 const FexitProbes &probe_fexit();
@@ -21,10 +22,10 @@ std::string find_fexit_target(const FexitTarget &t);
 
 // What `gpuwatch check` reports besides the hooks.
 struct KernelInfo {
-	std::string release;   // uname -r
-	bool btf = false;      // /sys/kernel/btf/vmlinux
+	std::string release; // uname -r
+	bool btf = false;    // /sys/kernel/btf/vmlinux
 	bool drm_loaded = false;
-	std::string drm;       // "loaded, with BTF", "not loaded", ...
+	std::string drm; // "loaded, with BTF", "not loaded", ...
 };
 KernelInfo kernel_info();
 

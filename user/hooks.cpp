@@ -2,7 +2,8 @@
 
 #include "sysutil.hpp"
 
-namespace gw {
+namespace gw
+{
 
 const char *group_name(HookGroup g)
 {
@@ -120,7 +121,10 @@ nlohmann::json HookPlan::to_json() const
 	nlohmann::json groups_j = nlohmann::json::object();
 	for (HookGroup g : kHookGroups)
 		groups_j[group_name(g)] = {{"path", fexit(g) ? "fexit" : "tracepoint"}, {"reason", (*this)[g].reason}};
-	return {{"mode", mode_name(request.mode)}, {"mode_source", request.source}, {"path", path()}, {"hooks", groups_j}};
+	return {{"mode", mode_name(request.mode)},
+		{"mode_source", request.source},
+		{"path", path()},
+		{"hooks", groups_j}};
 }
 
 std::string HookPlan::describe() const
@@ -148,8 +152,8 @@ HookPlan plan_hooks(const HookRequest &req, const FexitProbes &probes)
 			c.fexit = true;
 			c.reason = std::string(t.programs) + " on " + t.function + " load and attach";
 		} else if (req.mode == HookMode::fexit) {
-			throw Error(req.source + "=fexit: the " + group_name(g) + " hooks cannot use " + t.programs + " on " +
-			            t.function + ": " + p.why_not);
+			throw Error(req.source + "=fexit: the " + group_name(g) + " hooks cannot use " + t.programs +
+				    " on " + t.function + ": " + p.why_not);
 		} else {
 			c.reason = p.why_not;
 		}

@@ -11,13 +11,19 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gw {
+namespace gw
+{
 
 // Groups of records that can move to the fexit path independently (bpf/fexit.bpf.h).
 // syscalls: open*, close, close_range, dup*, fcntl, munmap and mremap.
-enum class HookGroup { ioctl, mmap, cloexec, syscalls };
+enum class HookGroup {
+	ioctl,
+	mmap,
+	cloexec,
+	syscalls
+};
 inline constexpr std::array<HookGroup, 4> kHookGroups = {HookGroup::ioctl, HookGroup::mmap, HookGroup::cloexec,
-                                                         HookGroup::syscalls};
+							 HookGroup::syscalls};
 const char *group_name(HookGroup g); // "ioctl", "mmap", "cloexec", "syscalls"
 
 // The kernel function a group's fentry/fexit programs attach to.
@@ -32,7 +38,11 @@ const FexitTarget &fexit_target(HookGroup g);
 // "" when a function's parameter names fit what the programs read, else the reason.
 std::string check_params(const FexitTarget &t, const std::vector<std::string> &have);
 
-enum class HookMode { automatic, tracepoint, fexit };
+enum class HookMode {
+	automatic,
+	tracepoint,
+	fexit
+};
 const char *mode_name(HookMode m); // "auto", "tracepoint", "fexit"
 
 struct HookRequest {
@@ -67,8 +77,8 @@ struct HookPlan {
 	// "fexit", "tracepoint", or "mixed: ioctl=fexit mmap=tracepoint cloexec=fexit syscalls=fexit"
 	std::string path() const;
 	std::map<std::string, std::string> manifest_paths() const; // the manifest's "hooks": {"ioctl": "fexit", ...}
-	nlohmann::json to_json() const;       // with the request and every reason
-	std::string describe() const;         // one line per group: "ioctl: fexit (...)"
+	nlohmann::json to_json() const;                            // with the request and every reason
+	std::string describe() const;                              // one line per group: "ioctl: fexit (...)"
 };
 
 // The plan for a request given each group's probe (not consulted in tracepoint mode).

@@ -14,31 +14,38 @@
 
 int main(int argc, char **argv)
 {
-	CLI::App app {"gpuwatch: follow the DRM (GPU) state of a cgroup's processes for CRIU checkpoint/restore"};
+	CLI::App app{"gpuwatch: follow the DRM (GPU) state of a cgroup's processes for CRIU checkpoint/restore"};
 	app.set_version_flag("--version", "gpuwatch 0.1.0");
 	app.require_subcommand(1);
 
 	gw::AttachOptions aopts;
 	uint32_t pid = 0;
-	auto *attach = app.add_subcommand("attach", "follow a cgroup and keep its manifest up to date (foreground; stops on SIGINT/SIGTERM)");
-	auto *cg_opt = attach->add_option("--cgroup", aopts.cgroup, "cgroup v2 directory to follow (with its descendants)");
+	auto *attach = app.add_subcommand(
+		"attach", "follow a cgroup and keep its manifest up to date (foreground; stops on SIGINT/SIGTERM)");
+	auto *cg_opt =
+		attach->add_option("--cgroup", aopts.cgroup, "cgroup v2 directory to follow (with its descendants)");
 	auto *pid_opt = attach->add_option("--pid", pid, "follow the cgroup this process is in");
 	cg_opt->excludes(pid_opt);
-	attach->add_option("--manifest", aopts.manifest, "manifest file, rewritten atomically on every change")->required();
+	attach->add_option("--manifest", aopts.manifest, "manifest file, rewritten atomically on every change")
+		->required();
 	attach->add_option("--ring-size", aopts.ring_bytes, "BPF ring buffer size in bytes (power of two)")
 		->check(CLI::Range(4096u, 1u << 30));
 	aopts.run_dir = gw::control::default_run_dir();
-	attach->add_option("--run-dir", aopts.run_dir, "where the daemon registers its control socket (default $GPUWATCH_RUN_DIR or /run/gpuwatch)");
+	attach->add_option(
+		"--run-dir", aopts.run_dir,
+		"where the daemon registers its control socket (default $GPUWATCH_RUN_DIR or /run/gpuwatch)");
 	attach->add_flag("-v,--verbose", aopts.verbose, "print libbpf's messages");
 	attach->add_flag("--log-records", aopts.log_records, "print one line per tracer record (debugging)");
-	const char *hooks_help = "kernel hooks: auto (fentry/fexit where they load and attach, else the syscall "
-				 "tracepoints), tracepoint, or fexit (fail if unavailable); default $GPUWATCH_HOOKS or auto";
+	const char *hooks_help =
+		"kernel hooks: auto (fentry/fexit where they load and attach, else the syscall "
+		"tracepoints), tracepoint, or fexit (fail if unavailable); default $GPUWATCH_HOOKS or auto";
 	std::string attach_hooks;
 	attach->add_option("--hooks", attach_hooks, hooks_help)->check(CLI::IsMember({"auto", "tracepoint", "fexit"}));
 
 	gw::CheckOptions copts;
 	std::string check_hooks;
-	auto *check = app.add_subcommand("check", "probe this kernel: can gpuwatch run, and which hooks would it use (needs root)");
+	auto *check = app.add_subcommand(
+		"check", "probe this kernel: can gpuwatch run, and which hooks would it use (needs root)");
 	check->add_option("--hooks", check_hooks, hooks_help)->check(CLI::IsMember({"auto", "tracepoint", "fexit"}));
 	check->add_flag("--json", copts.json, "print one JSON object");
 	check->add_flag("-v,--verbose", copts.verbose, "print libbpf's messages");
@@ -47,24 +54,29 @@ int main(int argc, char **argv)
 	auto *show = app.add_subcommand("show", "print a readable summary of a manifest");
 	show->add_option("manifest", show_file, "manifest file")->required();
 
-	auto *cargs = app.add_subcommand("criu-args", "print the CRIU options that load gpuwatch's plugin and action script "
-	                                 "(those /etc/criu/default.conf does not set already): criu dump ... $(gpuwatch criu-args)");
+	auto *cargs = app.add_subcommand(
+		"criu-args",
+		"print the CRIU options that load gpuwatch's plugin and action script "
+		"(those /etc/criu/default.conf does not set already): criu dump ... $(gpuwatch criu-args)");
 
 	gw::ContainerConfigOptions ccopts;
 	auto *ccfg = app.add_subcommand("container-config",
-	                                "configure CRIU (plugin) and the OCI hooks so that containers with a DRM "
-	                                "device are followed, checkpointed and restored (needs root)");
-	ccfg->add_option("--criu-conf", ccopts.criu_conf,
-	                 "CRIU configuration to add gpuwatch's plugin to (merged, not replaced); the default is read by "
-	                 "every CRIU, another file only by a runc container naming it (org.criu.config)")
+					"configure CRIU (plugin) and the OCI hooks so that containers with a DRM "
+					"device are followed, checkpointed and restored (needs root)");
+	ccfg->add_option(
+		    "--criu-conf", ccopts.criu_conf,
+		    "CRIU configuration to add gpuwatch's plugin to (merged, not replaced); the default is read by "
+		    "every CRIU, another file only by a runc container naming it (org.criu.config)")
 		->capture_default_str();
 	ccfg->add_option("--hooks-dir", ccopts.hooks_dirs,
-	                 "OCI hooks directory, repeatable (default: /usr/share/containers/oci/hooks.d, podman's, and "
-	                 "/etc/containers/oci/hooks.d, CRI-O's override directory)");
+			 "OCI hooks directory, repeatable (default: /usr/share/containers/oci/hooks.d, podman's, and "
+			 "/etc/containers/oci/hooks.d, CRI-O's override directory)");
 
 	std::string hook_stage;
 	auto *ohook = app.add_subcommand("oci-hook", "the OCI hook container-config installs (the OCI state on stdin)");
-	ohook->add_option("stage", hook_stage, "prestart or poststop")->required()->check(CLI::IsMember({"prestart", "poststop"}));
+	ohook->add_option("stage", hook_stage, "prestart or poststop")
+		->required()
+		->check(CLI::IsMember({"prestart", "poststop"}));
 
 	try {
 		app.parse(argc, argv);

@@ -13,19 +13,31 @@
 
 #include "model_ops.hpp"
 
-namespace gw {
-namespace {
+namespace gw
+{
+namespace
+{
 
 constexpr uint64_t kPageSize = 4096;          // x86_64: the kernel maps whole pages
 constexpr uint64_t kUserAddrEnd = 1ull << 57; // above any user address (5-level paging)
 
-uint64_t page_up(uint64_t len) { return (len + kPageSize - 1) & ~(kPageSize - 1); }
+uint64_t page_up(uint64_t len)
+{
+	return (len + kPageSize - 1) & ~(kPageSize - 1);
+}
 
-bool range_ok(uint64_t start, uint64_t len) { return start < kUserAddrEnd && len < kUserAddrEnd; }
+bool range_ok(uint64_t start, uint64_t len)
+{
+	return start < kUserAddrEnd && len < kUserAddrEnd;
+}
 
-template <std::size_t N> std::string bounded(const char (&s)[N]) { return std::string(s, strnlen(s, N)); }
+template <std::size_t N> std::string bounded(const char (&s)[N])
+{
+	return std::string(s, strnlen(s, N));
+}
 
-std::string default_node_name(uint32_t major, uint32_t minor) {
+std::string default_node_name(uint32_t major, uint32_t minor)
+{
 	if (major == GW_DRM_MAJOR && minor < 64)
 		return "/dev/dri/card" + std::to_string(minor);
 	if (major == GW_DRM_MAJOR && minor >= 128 && minor < 192)
@@ -35,18 +47,21 @@ std::string default_node_name(uint32_t major, uint32_t minor) {
 
 } // namespace
 
-ApplyStatus ModelOps::malformed() {
+ApplyStatus ModelOps::malformed()
+{
 	++m.malformed_;
 	changed = true;
 	return ApplyStatus::malformed;
 }
 
-Process *ModelOps::process(uint32_t tgid) {
+Process *ModelOps::process(uint32_t tgid)
+{
 	auto it = m.procs_.find(tgid);
 	return it == m.procs_.end() ? nullptr : &it->second;
 }
 
-Process &ModelOps::process_or_create(uint32_t tgid) {
+Process &ModelOps::process_or_create(uint32_t tgid)
+{
 	auto [it, inserted] = m.procs_.try_emplace(tgid);
 	if (inserted) {
 		it->second.pid = tgid;
@@ -55,7 +70,8 @@ Process &ModelOps::process_or_create(uint32_t tgid) {
 	return it->second;
 }
 
-DrmFile &ModelOps::new_file(uint64_t kfile, bool handles_known) {
+DrmFile &ModelOps::new_file(uint64_t kfile, bool handles_known)
+{
 	DrmFile f;
 	f.id = m.next_file_id_++;
 	f.kfile = kfile;
@@ -65,7 +81,8 @@ DrmFile &ModelOps::new_file(uint64_t kfile, bool handles_known) {
 }
 
 // Node, driver and flags come with fd records only: fill them in on the first one.
-void ModelOps::learn_meta(DrmFile &f, const gw_ev_fd &ev) {
+void ModelOps::learn_meta(DrmFile &f, const gw_ev_fd &ev)
+{
 	if (f.major != 0)
 		return;
 	f.major = ev.major;
@@ -80,7 +97,8 @@ void ModelOps::learn_meta(DrmFile &f, const gw_ev_fd &ev) {
 }
 
 // A DRM file met by a route other than open(): its earlier history is unknown.
-DrmFile &ModelOps::file_seen(uint64_t kfile) {
+DrmFile &ModelOps::file_seen(uint64_t kfile)
+{
 	if (auto it = m.files_.find(kfile); it != m.files_.end())
 		return it->second;
 	if (m.dmabufs_.count(kfile))
@@ -89,7 +107,8 @@ DrmFile &ModelOps::file_seen(uint64_t kfile) {
 }
 
 // The kernel object at `kfile` was freed and the pointer reused: forget every reference.
-void ModelOps::purge(uint64_t kfile) {
+void ModelOps::purge(uint64_t kfile)
+{
 	std::size_t gone = 0;
 	for (auto &[pid, p] : m.procs_) {
 		gone += std::erase_if(p.fds, [&](const auto &kv) { return kv.second.kfile == kfile; });
@@ -111,7 +130,8 @@ void ModelOps::purge(uint64_t kfile) {
 		changed = need_gc = true;
 }
 
-void ModelOps::drop_file(std::map<uint64_t, DrmFile>::iterator it) {
+void ModelOps::drop_file(std::map<uint64_t, DrmFile>::iterator it)
+{
 	for (const auto &[n, h] : it->second.handles)
 		count_handle(h.object, -1);
 	for (auto &[k, d] : m.dmabufs_)
@@ -121,7 +141,8 @@ void ModelOps::drop_file(std::map<uint64_t, DrmFile>::iterator it) {
 	changed = need_gc = true;
 }
 
-void ModelOps::gc() {
+void ModelOps::gc()
+{
 	std::set<uint64_t> live_files, live_bufs, live_objs, handled_objs;
 	std::set<uint64_t> live_others;
 	for (const auto &[pid, p] : m.procs_) {
@@ -159,7 +180,8 @@ void ModelOps::gc() {
 	std::erase_if(m.objects_, [&](const auto &kv) { return !live_objs.count(kv.first); });
 }
 
-void ModelOps::count_mapping(const Mapping &mp, int delta) {
+void ModelOps::count_mapping(const Mapping &mp, int delta)
+{
 	if (!mp.object)
 		return;
 	if (auto o = m.objects_.find(*mp.object); o != m.objects_.end())
@@ -168,12 +190,14 @@ void ModelOps::count_mapping(const Mapping &mp, int delta) {
 		lost_objs.push_back(*mp.object);
 }
 
-void ModelOps::uncount_mappings(const Process &p) {
+void ModelOps::uncount_mappings(const Process &p)
+{
 	for (const auto &[start, mp] : p.mmaps)
 		count_mapping(mp, -1);
 }
 
-void ModelOps::count_handle(uint64_t object, int delta) {
+void ModelOps::count_handle(uint64_t object, int delta)
+{
 	if (auto o = m.objects_.find(object); o != m.objects_.end())
 		o->second.handles += delta;
 	if (delta < 0)
@@ -184,7 +208,8 @@ void ModelOps::count_handle(uint64_t object, int delta) {
 // handles, looking only at what lost a reference: gc() walks the whole model, which made
 // every close and munmap cost O(handles + mappings). A DRM file that may have lost its last
 // fd is left to gc() (rare: the file is closed for good).
-void ModelOps::collect() {
+void ModelOps::collect()
+{
 	auto fd_holds = [&](uint64_t kfile) {
 		for (const auto &[pid, p] : m.procs_)
 			if (holds_fd(p, kfile))
@@ -238,7 +263,8 @@ void ModelOps::collect() {
 
 // GW_MODEL_CHECK_GC builds (tests only) check after every record that the reference counts
 // are exact and that collect() left nothing gc() would collect.
-void ModelOps::verify_collect() const {
+void ModelOps::verify_collect() const
+{
 #ifdef GW_MODEL_CHECK_GC
 	std::map<uint64_t, std::pair<uint32_t, uint32_t>> counts;
 	for (const auto &[k, f] : m.files_)
@@ -252,7 +278,7 @@ void ModelOps::verify_collect() const {
 		auto c = counts.count(id) ? counts.at(id) : std::pair<uint32_t, uint32_t>{};
 		if (c.first != o.handles || c.second != o.mappings) {
 			std::fprintf(stderr, "model: object %llu counts %u/%u, actual %u/%u\n", (unsigned long long)id,
-			             o.handles, o.mappings, c.first, c.second);
+				     o.handles, o.mappings, c.first, c.second);
 			std::abort();
 		}
 	}
@@ -267,14 +293,16 @@ void ModelOps::verify_collect() const {
 #endif
 }
 
-bool ModelOps::holds_fd(const Process &p, uint64_t kfile) {
+bool ModelOps::holds_fd(const Process &p, uint64_t kfile)
+{
 	for (const auto &[fd, e] : p.fds)
 		if (e.kfile == kfile)
 			return true;
 	return false;
 }
 
-void ModelOps::install_fd(Process &p, int fd, FdEntry e) {
+void ModelOps::install_fd(Process &p, int fd, FdEntry e)
+{
 	auto [it, inserted] = p.fds.try_emplace(fd, e);
 	if (!inserted) {
 		FdEntry &old = it->second;
@@ -289,7 +317,8 @@ void ModelOps::install_fd(Process &p, int fd, FdEntry e) {
 
 // An ioctl proved that `fd` refers to `kfile` (an fd received over a socket, or one the
 // table lost): record it, close-on-exec unknown.
-void ModelOps::learn_fd(Process &p, int fd, uint64_t kfile, bool dmabuf) {
+void ModelOps::learn_fd(Process &p, int fd, uint64_t kfile, bool dmabuf)
+{
 	if (fd < 0)
 		return;
 	auto it = p.fds.find(fd);
@@ -298,7 +327,8 @@ void ModelOps::learn_fd(Process &p, int fd, uint64_t kfile, bool dmabuf) {
 }
 
 // Removes [start, start+len), keeping the pieces of partly covered mappings.
-void ModelOps::unmap_range(Process &p, uint64_t start, uint64_t len) {
+void ModelOps::unmap_range(Process &p, uint64_t start, uint64_t len)
+{
 	if (len == 0)
 		return;
 	uint64_t end = start + len;
@@ -335,7 +365,8 @@ void ModelOps::unmap_range(Process &p, uint64_t start, uint64_t len) {
 			count_mapping(piece, +1);
 }
 
-void ModelOps::map(Process &p, const Mapping &mp) {
+void ModelOps::map(Process &p, const Mapping &mp)
+{
 	unmap_range(p, mp.start, mp.length);
 	if (p.mmaps.emplace(mp.start, mp).second)
 		count_mapping(mp, +1);
@@ -344,7 +375,8 @@ void ModelOps::map(Process &p, const Mapping &mp) {
 
 // The object behind a fake offset of `f`: the grant at or below `offset` whose object
 // covers it (an exact match when the size is unknown).
-std::optional<uint64_t> ModelOps::object_at(const DrmFile &f, uint64_t offset) const {
+std::optional<uint64_t> ModelOps::object_at(const DrmFile &f, uint64_t offset) const
+{
 	auto g = f.mmap_offsets.upper_bound(offset);
 	if (g == f.mmap_offsets.begin())
 		return std::nullopt;
@@ -359,7 +391,8 @@ std::optional<uint64_t> ModelOps::object_at(const DrmFile &f, uint64_t offset) c
 	return std::nullopt;
 }
 
-ApplyStatus ModelOps::dispatch(std::span<const std::byte> rec) {
+ApplyStatus ModelOps::dispatch(std::span<const std::byte> rec)
+{
 	if (abi::check_record(rec) != abi::RecordError::none)
 		return malformed();
 	switch (abi::read_header(rec)->kind) {
@@ -383,7 +416,8 @@ ApplyStatus ModelOps::dispatch(std::span<const std::byte> rec) {
 	return malformed();
 }
 
-ApplyStatus ModelOps::on_fd(const gw_ev_fd &ev) {
+ApplyStatus ModelOps::on_fd(const gw_ev_fd &ev)
+{
 	bool type_ok = ev.type >= GW_FILE_DRM && ev.type <= GW_FILE_PERF;
 	if (!type_ok || ev.source < GW_FD_OPEN || ev.source > GW_FD_SNAPSHOT || ev.fd < 0 || ev.file == 0)
 		return malformed();
@@ -416,7 +450,8 @@ ApplyStatus ModelOps::on_fd(const gw_ev_fd &ev) {
 }
 
 // An out-fence or perf stream fd: its origin is the ioctl that returned it, if seen.
-ApplyStatus ModelOps::on_other_fd(Process &p, const gw_ev_fd &ev) {
+ApplyStatus ModelOps::on_other_fd(Process &p, const gw_ev_fd &ev)
+{
 	auto cur = p.fds.find(ev.fd);
 	if (ev.source == GW_FD_FLAGS && cur != p.fds.end() && cur->second.kfile == ev.file) {
 		if (cur->second.cloexec != (ev.cloexec != 0))
@@ -435,7 +470,8 @@ ApplyStatus ModelOps::on_other_fd(Process &p, const gw_ev_fd &ev) {
 	return ApplyStatus::ok;
 }
 
-ApplyStatus ModelOps::on_close(const gw_ev_close &ev) {
+ApplyStatus ModelOps::on_close(const gw_ev_close &ev)
+{
 	Process *p = process(ev.hdr.tgid);
 	if (!p)
 		return ApplyStatus::unknown_process;
@@ -449,7 +485,8 @@ ApplyStatus ModelOps::on_close(const gw_ev_close &ev) {
 	return ApplyStatus::ok;
 }
 
-ApplyStatus ModelOps::on_close_range(const gw_ev_close_range &ev) {
+ApplyStatus ModelOps::on_close_range(const gw_ev_close_range &ev)
+{
 	if (ev.first > ev.last)
 		return malformed();
 	Process *p = process(ev.hdr.tgid);
@@ -476,7 +513,8 @@ ApplyStatus ModelOps::on_close_range(const gw_ev_close_range &ev) {
 // process's file of that device that granted the offset; the file of the same mapping in
 // another process (inherited across fork) if this process holds it too; the process's only
 // i915 file of that device. Else 0: ambiguous, and the manifest says so.
-uint64_t ModelOps::i915_anon_file(const Process &p, const gw_ev_mmap &ev) {
+uint64_t ModelOps::i915_anon_file(const Process &p, const gw_ev_mmap &ev)
+{
 	bool legacy = ev.via == GW_VIA_I915_SHMEM;
 	std::vector<uint64_t> cands;
 	for (const auto &[fd, e] : p.fds) {
@@ -500,11 +538,12 @@ uint64_t ModelOps::i915_anon_file(const Process &p, const gw_ev_mmap &ev) {
 	return cands.size() == 1 ? cands[0] : 0;
 }
 
-ApplyStatus ModelOps::on_mmap(const gw_ev_mmap &ev) {
+ApplyStatus ModelOps::on_mmap(const gw_ev_mmap &ev)
+{
 	bool anon = ev.via == GW_VIA_I915_ANON || ev.via == GW_VIA_I915_SHMEM;
 	if ((ev.via == GW_VIA_I915_ANON && ev.dev == 0) || (ev.via == GW_VIA_FILE && ev.file == 0) ||
-	    ev.via > GW_VIA_I915_SHMEM || (ev.via == GW_VIA_I915_SHMEM && ev.hdr.hook != GW_HOOK_ITER) || ev.length == 0 ||
-	    !range_ok(ev.start, ev.length) || ev.start % kPageSize)
+	    ev.via > GW_VIA_I915_SHMEM || (ev.via == GW_VIA_I915_SHMEM && ev.hdr.hook != GW_HOOK_ITER) ||
+	    ev.length == 0 || !range_ok(ev.start, ev.length) || ev.start % kPageSize)
 		return malformed();
 	Process *p = process(ev.hdr.tgid);
 	if (!p && ev.hdr.hook != GW_HOOK_ITER)
@@ -514,9 +553,11 @@ ApplyStatus ModelOps::on_mmap(const gw_ev_mmap &ev) {
 	uint64_t kfile = anon ? i915_anon_file(*p, ev) : ev.file;
 	if (kfile == 0) {
 		char buf[160];
-		std::snprintf(buf, sizeof buf, "process %u: the i915 mapping at 0x%llx (offset 0x%llx) "
-		              "could not be tied to one of its DRM files", ev.hdr.tgid,
-		              static_cast<unsigned long long>(ev.start), static_cast<unsigned long long>(ev.offset));
+		std::snprintf(buf, sizeof buf,
+			      "process %u: the i915 mapping at 0x%llx (offset 0x%llx) "
+			      "could not be tied to one of its DRM files",
+			      ev.hdr.tgid, static_cast<unsigned long long>(ev.start),
+			      static_cast<unsigned long long>(ev.offset));
 		if (std::find(p->incomplete.begin(), p->incomplete.end(), buf) == p->incomplete.end())
 			p->incomplete.push_back(buf);
 		unmap_range(*p, ev.start, page_up(ev.length));
@@ -555,7 +596,8 @@ ApplyStatus ModelOps::on_mmap(const gw_ev_mmap &ev) {
 	return ApplyStatus::ok;
 }
 
-ApplyStatus ModelOps::on_munmap(const gw_ev_munmap &ev) {
+ApplyStatus ModelOps::on_munmap(const gw_ev_munmap &ev)
+{
 	if (!range_ok(ev.start, ev.length))
 		return malformed();
 	Process *p = process(ev.hdr.tgid);
@@ -567,7 +609,8 @@ ApplyStatus ModelOps::on_munmap(const gw_ev_munmap &ev) {
 
 // The piece at [old_start, +old_length) moves to [new_start, +new_length), keeping its file
 // and offset. old_length 0 duplicates a shared mapping; MREMAP_DONTUNMAP keeps the old range.
-ApplyStatus ModelOps::on_mremap(const gw_ev_mremap &ev) {
+ApplyStatus ModelOps::on_mremap(const gw_ev_mremap &ev)
+{
 	if (!range_ok(ev.old_start, ev.old_length) || !range_ok(ev.new_start, ev.new_length))
 		return malformed();
 	Process *p = process(ev.hdr.tgid);
@@ -594,7 +637,8 @@ ApplyStatus ModelOps::on_mremap(const gw_ev_mremap &ev) {
 	return ApplyStatus::ok;
 }
 
-ApplyStatus ModelOps::on_fork(const gw_ev_fork &ev) {
+ApplyStatus ModelOps::on_fork(const gw_ev_fork &ev)
+{
 	if (ev.child_tgid == 0 || ev.child_tgid == ev.hdr.tgid)
 		return malformed();
 	Process *parent = process(ev.hdr.tgid);
@@ -613,7 +657,8 @@ ApplyStatus ModelOps::on_fork(const gw_ev_fork &ev) {
 	return ApplyStatus::ok;
 }
 
-ApplyStatus ModelOps::on_exec(const gw_ev_exec &ev) {
+ApplyStatus ModelOps::on_exec(const gw_ev_exec &ev)
+{
 	Process *p = process(ev.hdr.tgid);
 	if (!p)
 		return ApplyStatus::unknown_process;
@@ -626,7 +671,8 @@ ApplyStatus ModelOps::on_exec(const gw_ev_exec &ev) {
 	return ApplyStatus::ok;
 }
 
-ApplyStatus ModelOps::on_exit(const gw_ev_exit &ev) {
+ApplyStatus ModelOps::on_exit(const gw_ev_exit &ev)
+{
 	auto it = m.procs_.find(ev.hdr.tgid);
 	if (it == m.procs_.end())
 		return ApplyStatus::unknown_process;
@@ -639,7 +685,8 @@ ApplyStatus ModelOps::on_exit(const gw_ev_exit &ev) {
 // --- Model ------------------------------------------------------------------------------
 Model::Model(std::string cgroup) : cgroup_(std::move(cgroup)) {}
 
-ApplyStatus Model::apply(std::span<const std::byte> record) {
+ApplyStatus Model::apply(std::span<const std::byte> record)
+{
 	ModelOps ops{*this};
 	ApplyStatus st = ops.dispatch(record);
 	if (ops.need_gc)
@@ -652,7 +699,8 @@ ApplyStatus Model::apply(std::span<const std::byte> record) {
 	return st;
 }
 
-void Model::add_process(uint32_t tgid, std::string comm) {
+void Model::add_process(uint32_t tgid, std::string comm)
+{
 	auto [it, inserted] = procs_.try_emplace(tgid);
 	it->second.pid = tgid;
 	if (inserted || it->second.comm != comm) {
@@ -661,7 +709,8 @@ void Model::add_process(uint32_t tgid, std::string comm) {
 	}
 }
 
-void Model::remove_process(uint32_t tgid) {
+void Model::remove_process(uint32_t tgid)
+{
 	auto it = procs_.find(tgid);
 	if (it == procs_.end())
 		return;
@@ -672,16 +721,21 @@ void Model::remove_process(uint32_t tgid) {
 	++generation_;
 }
 
-bool Model::has_process(uint32_t tgid) const { return procs_.count(tgid) > 0; }
+bool Model::has_process(uint32_t tgid) const
+{
+	return procs_.count(tgid) > 0;
+}
 
-std::vector<uint32_t> Model::pids() const {
+std::vector<uint32_t> Model::pids() const
+{
 	std::vector<uint32_t> out;
 	for (const auto &[pid, p] : procs_)
 		out.push_back(pid);
 	return out;
 }
 
-void Model::set_kernel_counters(uint64_t lost_events, uint64_t failed_reads) {
+void Model::set_kernel_counters(uint64_t lost_events, uint64_t failed_reads)
+{
 	if (lost_events == lost_events_ && failed_reads == failed_reads_)
 		return;
 	lost_events_ = lost_events;
@@ -689,13 +743,17 @@ void Model::set_kernel_counters(uint64_t lost_events, uint64_t failed_reads) {
 	++generation_;
 }
 
-void Model::mark_incomplete(const std::string &reason) {
+void Model::mark_incomplete(const std::string &reason)
+{
 	if (std::find(incomplete_.begin(), incomplete_.end(), reason) != incomplete_.end())
 		return;
 	incomplete_.push_back(reason);
 	++generation_;
 }
 
-void Model::set_node_namer(NodeNamer namer) { namer_ = namer; }
+void Model::set_node_namer(NodeNamer namer)
+{
+	namer_ = namer;
+}
 
 } // namespace gw

@@ -26,12 +26,13 @@
 #include "handle_table.hpp"
 #include "manifest/manifest.hpp"
 
-namespace gw {
+namespace gw
+{
 
 // A GEM buffer object. Several handles (in one or several files) may name one object:
 // PRIME export/import and FLINK/OPEN share objects across files. Ids are model-assigned.
-struct GemObject {               // keyed by its model-assigned id in Model::objects()
-	uint64_t size = 0;          // bytes, 0 if unknown
+struct GemObject {         // keyed by its model-assigned id in Model::objects()
+	uint64_t size = 0; // bytes, 0 if unknown
 	// references the model keeps count of, so that a closed handle or a removed mapping
 	// is collected without a walk over the whole model: handles (in any file) and mappings
 	// (in any process) naming this object
@@ -43,10 +44,10 @@ struct GemObject {               // keyed by its model-assigned id in Model::obj
 
 // What a handle carries beyond the common fields; rare (see Handle), so held out of line.
 struct HandleExtra {
-	nlohmann::json params;      // creation parameters not held in Handle::small
-	nlohmann::json attrs;       // set after creation (i915 SET_TILING, SET_CACHING): {"tiling": {...}, "caching": n}
-	uint32_t imports = 0;       // PRIME_FD_TO_HANDLE calls that returned this existing handle
-	uint32_t flink_name = 0;    // GEM_FLINK name (names start at 1): 0 when none
+	nlohmann::json params;   // creation parameters not held in Handle::small
+	nlohmann::json attrs;    // set after creation (i915 SET_TILING, SET_CACHING): {"tiling": {...}, "caching": n}
+	uint32_t imports = 0;    // PRIME_FD_TO_HANDLE calls that returned this existing handle
+	uint32_t flink_name = 0; // GEM_FLINK name (names start at 1): 0 when none
 };
 
 // A GEM handle of a file. Kept small: a model of 10^5 handles holds 10^5 of these. The
@@ -58,13 +59,22 @@ struct Handle {
 	// kManyGrants (several, or not known: dropping the handle scans the file's grants)
 	static constexpr uint64_t kNoGrant = 0, kManyGrants = ~0ull;
 	// origins: what created the handle ("dumb", "prime", "flink", "unknown", "i915.gem_create", ...)
-	enum class Origin : uint8_t { unknown, dumb, prime, flink, i915_gem_create, i915_gem_create_ext, i915_userptr, xe_gem_create };
+	enum class Origin : uint8_t {
+		unknown,
+		dumb,
+		prime,
+		flink,
+		i915_gem_create,
+		i915_gem_create_ext,
+		i915_userptr,
+		xe_gem_create
+	};
 
-	uint64_t object = 0;        // GemObject id
+	uint64_t object = 0; // GemObject id
 	uint64_t grant = kNoGrant;
 	Origin kind = Origin::unknown;
-	bool has_small = false;     // `small` holds the origin's parameters
-	uint32_t small[5] = {};     // dumb: width, height, bpp, flags, pitch; xe: placement, flags, vm_id, cpu_caching
+	bool has_small = false; // `small` holds the origin's parameters
+	uint32_t small[5] = {}; // dumb: width, height, bpp, flags, pitch; xe: placement, flags, vm_id, cpu_caching
 
 	std::string_view origin() const;
 	static Origin origin_of(std::string_view name); // Origin::unknown for a name not listed
@@ -77,14 +87,17 @@ struct Handle {
 	void set_attr(const std::string &name, nlohmann::json value) { extra().attrs[name] = std::move(value); }
 	uint32_t imports() const { return extra_ ? extra_->imports : 0; }
 	void add_import() { ++extra().imports; }
-	std::optional<uint32_t> flink_name() const {
+	std::optional<uint32_t> flink_name() const
+	{
 		return extra_ && extra_->flink_name ? std::optional<uint32_t>(extra_->flink_name) : std::nullopt;
 	}
 	void set_flink_name(uint32_t name) { extra().flink_name = name; }
 
 	Handle() = default;
-	Handle(const Handle &o) : object(o.object), grant(o.grant), kind(o.kind), has_small(o.has_small),
-	                          extra_(o.extra_ ? std::make_unique<HandleExtra>(*o.extra_) : nullptr) {
+	Handle(const Handle &o)
+	    : object(o.object), grant(o.grant), kind(o.kind), has_small(o.has_small),
+	      extra_(o.extra_ ? std::make_unique<HandleExtra>(*o.extra_) : nullptr)
+	{
 		std::copy(std::begin(o.small), std::end(o.small), small);
 	}
 	Handle(Handle &&) = default;
@@ -92,7 +105,8 @@ struct Handle {
 	Handle &operator=(Handle &&) = default;
 
 private:
-	HandleExtra &extra() {
+	HandleExtra &extra()
+	{
 		if (!extra_)
 			extra_ = std::make_unique<HandleExtra>();
 		return *extra_;
@@ -103,18 +117,18 @@ private:
 // i915 contexts, i915/xe VMs and their bindings, xe exec queues: per DRM file, by id.
 struct Context {
 	uint32_t id = 0;
-	uint32_t flags = 0;         // CONTEXT_CREATE_EXT flags (SINGLE_TIMELINE, ...)
-	std::optional<uint32_t> vm; // I915_CONTEXT_PARAM_VM; none: the context's own implicit VM
+	uint32_t flags = 0;                               // CONTEXT_CREATE_EXT flags (SINGLE_TIMELINE, ...)
+	std::optional<uint32_t> vm;                       // I915_CONTEXT_PARAM_VM; none: the context's own implicit VM
 	nlohmann::json params = nlohmann::json::object(); // parameter name -> value, as set
-	bool truncated = false;     // some parameter bytes were not captured
+	bool truncated = false;                           // some parameter bytes were not captured
 };
 
-struct Binding {                // xe VM_BIND: [addr, addr + range) of a VM
+struct Binding { // xe VM_BIND: [addr, addr + range) of a VM
 	uint64_t addr = 0, range = 0;
 	bool userptr = false;
-	uint32_t handle = 0;        // GEM handle (not userptr)
-	uint64_t object = 0;        // GemObject id (not userptr; 0 if unknown)
-	uint64_t offset = 0;        // offset into the object, or the user address for userptr
+	uint32_t handle = 0; // GEM handle (not userptr)
+	uint64_t object = 0; // GemObject id (not userptr; 0 if unknown)
+	uint64_t offset = 0; // offset into the object, or the user address for userptr
 	uint16_t pat_index = 0;
 	uint32_t flags = 0;
 };
@@ -134,46 +148,46 @@ struct ExecQueue {
 };
 
 struct DrmFile {
-	uint64_t id = 0;            // model-assigned, stable for the file's life, starts at 1
-	uint64_t kfile = 0;         // kernel struct file pointer (never in the manifest)
-	std::string path;           // "/dev/dri/card0": from rdev, see Model::set_node_namer
+	uint64_t id = 0;    // model-assigned, stable for the file's life, starts at 1
+	uint64_t kfile = 0; // kernel struct file pointer (never in the manifest)
+	std::string path;   // "/dev/dri/card0": from rdev, see Model::set_node_namer
 	uint32_t major = 0, minor = 0;
 	std::string driver;
 	uint32_t f_flags = 0;
-	bool handles_known = true;  // false when the file was first seen after it was opened
-	HandleTable<Handle> handles;                     // handle number -> handle
-	std::map<uint32_t, uint32_t> syncobjs;           // syncobj handle -> creation flags
-	std::map<uint64_t, uint32_t> caps;               // SET_CLIENT_CAP capability -> value
-	std::map<uint64_t, uint32_t> mmap_offsets;       // fake offset -> handle (MAP_DUMB grants)
-	std::map<uint64_t, std::string> mmap_types;      // fake offset -> i915/xe mmap type ("wb", ...)
-	std::map<uint64_t, uint32_t> prime;              // dma-buf kfile -> handle (exports and imports)
-	uint64_t dev = 0;           // kernel struct drm_device * (joins i915.gem mappings; not in the manifest)
-	std::map<uint32_t, Context> contexts;            // i915
-	std::map<uint32_t, Vm> vms;                      // i915, xe
-	std::map<uint32_t, ExecQueue> exec_queues;       // xe
+	bool handles_known = true;                  // false when the file was first seen after it was opened
+	HandleTable<Handle> handles;                // handle number -> handle
+	std::map<uint32_t, uint32_t> syncobjs;      // syncobj handle -> creation flags
+	std::map<uint64_t, uint32_t> caps;          // SET_CLIENT_CAP capability -> value
+	std::map<uint64_t, uint32_t> mmap_offsets;  // fake offset -> handle (MAP_DUMB grants)
+	std::map<uint64_t, std::string> mmap_types; // fake offset -> i915/xe mmap type ("wb", ...)
+	std::map<uint64_t, uint32_t> prime;         // dma-buf kfile -> handle (exports and imports)
+	uint64_t dev = 0; // kernel struct drm_device * (joins i915.gem mappings; not in the manifest)
+	std::map<uint32_t, Context> contexts;      // i915
+	std::map<uint32_t, Vm> vms;                // i915, xe
+	std::map<uint32_t, ExecQueue> exec_queues; // xe
 };
 
 struct FdEntry {
-	uint64_t kfile = 0;         // DRM or dma-buf kernel file (or sync_file / perf stream)
+	uint64_t kfile = 0; // DRM or dma-buf kernel file (or sync_file / perf stream)
 	bool cloexec = false;
 	bool dmabuf = false;
-	uint8_t other = 0;          // GW_FILE_SYNC or GW_FILE_PERF: see Model::others()
+	uint8_t other = 0; // GW_FILE_SYNC or GW_FILE_PERF: see Model::others()
 };
 
 // An out-fence (sync_file) or i915 perf stream fd: not DRM state, but an fd the process
 // holds because of a DRM ioctl; `origin` says which (file, ioctl, parameters).
 struct OtherFile {
 	uint64_t kfile = 0;
-	uint8_t type = 0;           // GW_FILE_SYNC, GW_FILE_PERF
+	uint8_t type = 0; // GW_FILE_SYNC, GW_FILE_PERF
 	nlohmann::json origin = nullptr;
 };
 
 struct Mapping {
 	uint64_t start = 0, length = 0;
-	uint32_t prot = 0;          // PROT_* bits
+	uint32_t prot = 0; // PROT_* bits
 	bool shared = false;
-	uint64_t kfile = 0;         // the DRM file
-	uint64_t offset = 0;        // byte offset (fake offset)
+	uint64_t kfile = 0;             // the DRM file
+	uint64_t offset = 0;            // byte offset (fake offset)
 	std::optional<uint64_t> object; // GemObject id when known
 	// how the mapping reaches its buffer: "" (the DRM file itself), "anon_inode:i915.gem"
 	// (i915 swaps the VMA's file), "i915.gem_mmap" (legacy GEM_MMAP: the object's shmem file).
@@ -185,14 +199,14 @@ struct Process {
 	uint32_t pid = 0;
 	std::string comm;
 	std::map<int, FdEntry> fds;
-	std::map<uint64_t, Mapping> mmaps;  // start -> mapping; ranges never overlap
+	std::map<uint64_t, Mapping> mmaps;   // start -> mapping; ranges never overlap
 	std::vector<std::string> incomplete; // what is missing about this process (gone with it)
 };
 
 // What a dma-buf file is known to carry: the object it exports.
 struct DmaBuf {
 	uint64_t kfile = 0;
-	uint64_t object = 0;        // GemObject id (0 if unknown)
+	uint64_t object = 0;         // GemObject id (0 if unknown)
 	uint64_t exporter_kfile = 0; // DRM file that exported it (0 if unknown)
 	uint32_t exporter_handle = 0;
 };
@@ -203,7 +217,8 @@ enum class ApplyStatus {
 	unknown_process // the record's tgid is not known: the caller should snapshot it, then re-apply
 };
 
-class Model {
+class Model
+{
 public:
 	explicit Model(std::string cgroup = {});
 
@@ -214,14 +229,14 @@ public:
 	ApplyStatus apply(std::span<const std::byte> record);
 
 	// Process bookkeeping driven by the daemon (snapshot, cgroup moves).
-	void add_process(uint32_t tgid, std::string comm);  // no-op if known (comm updated)
-	void remove_process(uint32_t tgid);                 // as if it exited
+	void add_process(uint32_t tgid, std::string comm); // no-op if known (comm updated)
+	void remove_process(uint32_t tgid);                // as if it exited
 	bool has_process(uint32_t tgid) const;
 	std::vector<uint32_t> pids() const;
 
 	// Kernel counters (lost events, failed reads): nonzero makes the manifest incomplete.
 	void set_kernel_counters(uint64_t lost_events, uint64_t failed_reads);
-	void mark_incomplete(const std::string &reason);    // listed in "incomplete_reasons"
+	void mark_incomplete(const std::string &reason); // listed in "incomplete_reasons"
 
 	// Maps (major, minor) to a node path. Default: "/dev/dri/card<m>" for m < 64,
 	// "/dev/dri/renderD<m>" for 128 <= m < 192, else "/dev/dri/226:<m>". The daemon installs
@@ -237,31 +252,30 @@ public:
 
 	// Read-only views for tests and for the CRIU side.
 	const std::map<uint32_t, Process> &processes() const { return procs_; }
-	const std::map<uint64_t, DrmFile> &files() const { return files_; }  // keyed by kfile
+	const std::map<uint64_t, DrmFile> &files() const { return files_; } // keyed by kfile
 	uint64_t malformed_records() const { return malformed_; }
-	const std::map<uint64_t, DmaBuf> &dmabufs() const { return dmabufs_; } // keyed by kfile
+	const std::map<uint64_t, DmaBuf> &dmabufs() const { return dmabufs_; }              // keyed by kfile
 	const std::unordered_map<uint64_t, GemObject> &objects() const { return objects_; } // keyed by id
-	const std::map<uint64_t, OtherFile> &others() const { return others_; } // keyed by kfile
-	uint64_t ignored_ioctls() const { return ignored_ioctls_; } // recorded, but not decoded
+	const std::map<uint64_t, OtherFile> &others() const { return others_; }             // keyed by kfile
+	uint64_t ignored_ioctls() const { return ignored_ioctls_; }                         // recorded, but not decoded
 
 private:
 	// implementation details are the model's own
-	friend struct ModelOps;     // model.cpp: the per-record state changes
+	friend struct ModelOps; // model.cpp: the per-record state changes
 	std::string cgroup_;
 	std::map<uint32_t, Process> procs_;
 	std::map<uint64_t, DrmFile> files_;
 	std::map<uint64_t, DmaBuf> dmabufs_;
-	std::unordered_map<uint64_t, GemObject> objects_; // a node per object, no tree: see Handle
+	std::unordered_map<uint64_t, GemObject> objects_;          // a node per object, no tree: see Handle
 	std::map<std::pair<uint64_t, uint32_t>, uint64_t> flinks_; // (device key, name) -> object
 	std::map<uint64_t, OtherFile> others_;
 	std::map<std::pair<uint32_t, int>, nlohmann::json> pending_origin_; // (tgid, fd) -> origin
-	std::map<uint32_t, gw_ev_ioctl_ext> pending_ext_; // tid -> the ext record before its ioctl
+	std::map<uint32_t, gw_ev_ioctl_ext> pending_ext_;                   // tid -> the ext record before its ioctl
 	std::vector<std::string> incomplete_;
 	uint64_t next_file_id_ = 1, next_object_id_ = 1;
 	uint64_t lost_events_ = 0, failed_reads_ = 0, malformed_ = 0, ignored_ioctls_ = 0;
 	uint64_t generation_ = 0;
 	NodeNamer namer_ = nullptr;
 };
-
 
 } // namespace gw

@@ -3,36 +3,49 @@
 
 #include "model_ops.hpp"
 
-namespace gw {
-namespace {
+namespace gw
+{
+namespace
+{
 
 // Flink names are global per device and only usable on primary nodes (GEM_FLINK and
 // GEM_OPEN are not render-node ioctls), so the primary node's rdev identifies the device.
-uint64_t flink_key(const DrmFile &f) { return (uint64_t{f.major} << 32) | f.minor; }
+uint64_t flink_key(const DrmFile &f)
+{
+	return (uint64_t{f.major} << 32) | f.minor;
+}
 
-template <class... Ts> struct overloaded : Ts... { using Ts::operator()...; };
+template <class... Ts> struct overloaded : Ts... {
+	using Ts::operator()...;
+};
 template <class... Ts> overloaded(Ts...) -> overloaded<Ts...>;
 
 } // namespace
 
-namespace {
-constexpr std::string_view kOrigins[] = {"unknown", "dumb", "prime", "flink", "i915.gem_create",
-                                         "i915.gem_create_ext", "i915.userptr", "xe.gem_create"};
+namespace
+{
+constexpr std::string_view kOrigins[] = {
+	"unknown", "dumb", "prime", "flink", "i915.gem_create", "i915.gem_create_ext", "i915.userptr", "xe.gem_create"};
 // the names of Handle::small's values, by origin
 constexpr const char *kDumbSmall[] = {"width", "height", "bpp", "flags", "pitch"};
 constexpr const char *kXeSmall[] = {"placement", "flags", "vm_id", "cpu_caching"};
 } // namespace
 
-std::string_view Handle::origin() const { return kOrigins[static_cast<std::size_t>(kind)]; }
+std::string_view Handle::origin() const
+{
+	return kOrigins[static_cast<std::size_t>(kind)];
+}
 
-Handle::Origin Handle::origin_of(std::string_view name) {
+Handle::Origin Handle::origin_of(std::string_view name)
+{
 	for (std::size_t i = 0; i < std::size(kOrigins); ++i)
 		if (kOrigins[i] == name)
 			return static_cast<Origin>(i);
 	return Origin::unknown;
 }
 
-nlohmann::json Handle::params() const {
+nlohmann::json Handle::params() const
+{
 	nlohmann::json p;
 	if (has_small && kind == Origin::dumb) {
 		for (std::size_t i = 0; i < std::size(kDumbSmall); ++i)
@@ -50,12 +63,14 @@ nlohmann::json Handle::params() const {
 	return p;
 }
 
-void Handle::set_params(nlohmann::json p) {
+void Handle::set_params(nlohmann::json p)
+{
 	if (!p.is_null() || extra_)
 		extra().params = std::move(p);
 }
 
-ApplyStatus ModelOps::on_ioctl(const gw_ev_ioctl &ev) {
+ApplyStatus ModelOps::on_ioctl(const gw_ev_ioctl &ev)
+{
 	if (ev.file == 0 || ev.aux_file == ev.file)
 		return malformed();
 	Process *p = process(ev.hdr.tgid);
@@ -65,7 +80,8 @@ ApplyStatus ModelOps::on_ioctl(const gw_ev_ioctl &ev) {
 	// first met by its ioctls, e.g. received over a socket, has no name yet)
 	auto known = m.files_.find(ev.file);
 	std::string_view driver = known != m.files_.end() && !known->second.driver.empty()
-	                              ? std::string_view(known->second.driver) : drm::driver_name(ev.drv);
+					  ? std::string_view(known->second.driver)
+					  : drm::driver_name(ev.drv);
 	std::optional<gw_ev_ioctl_ext> ext;
 	if (auto x = m.pending_ext_.find(ev.hdr.tid); x != m.pending_ext_.end()) {
 		ext = x->second;
@@ -80,13 +96,15 @@ ApplyStatus ModelOps::on_ioctl(const gw_ev_ioctl &ev) {
 	return ApplyStatus::ok;
 }
 
-uint64_t ModelOps::new_object(uint64_t size) {
+uint64_t ModelOps::new_object(uint64_t size)
+{
 	uint64_t id = m.next_object_id_++;
 	m.objects_[id] = GemObject{size};
 	return id;
 }
 
-void ModelOps::drop_handle(DrmFile &f, uint32_t handle) {
+void ModelOps::drop_handle(DrmFile &f, uint32_t handle)
+{
 	auto hit = f.handles.find(handle);
 	if (hit == f.handles.end())
 		return;
@@ -102,8 +120,8 @@ void ModelOps::drop_handle(DrmFile &f, uint32_t handle) {
 			f.mmap_types.erase(it->first); // the grant's type goes with it
 			it = f.mmap_offsets.erase(it);
 		}
-	} else if (auto it = f.mmap_offsets.find(g); g != Handle::kNoGrant && it != f.mmap_offsets.end() &&
-	                                             it->second == handle) {
+	} else if (auto it = f.mmap_offsets.find(g);
+		   g != Handle::kNoGrant && it != f.mmap_offsets.end() && it->second == handle) {
 		f.mmap_types.erase(g);
 		f.mmap_offsets.erase(it);
 	}
@@ -118,7 +136,8 @@ void ModelOps::drop_handle(DrmFile &f, uint32_t handle) {
 
 // `offset` now maps `handle` of f (MAP_DUMB, MMAP_OFFSET). The handle (known_handle first)
 // remembers its grant, so that dropping it does not scan every grant of the file.
-void ModelOps::grant(DrmFile &f, uint64_t offset, uint32_t handle) {
+void ModelOps::grant(DrmFile &f, uint64_t offset, uint32_t handle)
+{
 	auto [it, inserted] = f.mmap_offsets.try_emplace(offset, handle);
 	if (!inserted && it->second != handle) { // a stale grant: its handle's list is no longer known
 		if (auto old = f.handles.find(it->second); old != f.handles.end())
@@ -126,13 +145,15 @@ void ModelOps::grant(DrmFile &f, uint64_t offset, uint32_t handle) {
 		it->second = handle;
 	}
 	if (auto h = f.handles.find(handle); h != f.handles.end() && h->second.grant != offset)
-		h->second.grant = h->second.grant == Handle::kNoGrant && offset != Handle::kNoGrant ? offset
-		                                                                                      : Handle::kManyGrants;
+		h->second.grant = h->second.grant == Handle::kNoGrant && offset != Handle::kNoGrant
+					  ? offset
+					  : Handle::kManyGrants;
 	changed = true;
 }
 
 Handle &ModelOps::add_handle(DrmFile &f, uint32_t handle, uint64_t object, std::string_view origin,
-                             nlohmann::json params) {
+			     nlohmann::json params)
+{
 	drop_handle(f, handle); // a stale entry: its close was missed
 	Handle h;
 	h.object = object;
@@ -145,59 +166,63 @@ Handle &ModelOps::add_handle(DrmFile &f, uint32_t handle, uint64_t object, std::
 
 // A handle an ioctl names: if the model never saw it created, it existed before tracing
 // began or came from an ioctl not decoded, and the file's handle table is incomplete.
-Handle &ModelOps::known_handle(DrmFile &f, uint32_t handle) {
+Handle &ModelOps::known_handle(DrmFile &f, uint32_t handle)
+{
 	if (auto it = f.handles.find(handle); it != f.handles.end())
 		return it->second;
 	f.handles_known = false;
 	return add_handle(f, handle, new_object(0), "unknown");
 }
 
-void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o) {
+void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o)
+{
 	using namespace drm;
 	if (apply_intel(p, f, o))
 		return;
 	std::visit(overloaded{
-		[&](const CreateDumb &x) {
-			Handle &h = add_handle(f, x.handle, new_object(x.size), "dumb");
-			h.has_small = true;
-			uint32_t v[] = {x.width, x.height, x.bpp, x.flags, x.pitch};
-			std::copy(std::begin(v), std::end(v), h.small);
-		},
-		[&](const MapDumb &x) {
-			known_handle(f, x.handle);
-			grant(f, x.offset, x.handle);
-		},
-		[&](const DestroyDumb &x) { drop_handle(f, x.handle); },
-		[&](const GemClose &x) { drop_handle(f, x.handle); }, // whatever its imports, as the kernel
-		[&](const GemFlink &x) {
-			Handle &h = known_handle(f, x.handle);
-			h.set_flink_name(x.name);
-			m.flinks_[{flink_key(f), x.name}] = h.object;
-			changed = true;
-		},
-		[&](const GemOpen &x) { op(f, x); },
-		[&](const PrimeExport &x) { op(p, f, x); },
-		[&](const PrimeImport &x) { op(p, f, x); },
-		[&](const SyncobjCreate &x) {
-			f.syncobjs[x.handle] = x.flags;
-			changed = true;
-		},
-		[&](const SyncobjDestroy &x) { changed = f.syncobjs.erase(x.handle) > 0 || changed; },
-		[&](const SyncobjExportSyncFile &x) {
-			m.pending_origin_[{p.pid, x.fd}] = {{"file", f.id}, {"ioctl", "SYNCOBJ_HANDLE_TO_FD"}, {"syncobj", x.handle}};
-		},
-		[&](const SetClientCap &x) {
-			f.caps[x.capability] = static_cast<uint32_t>(x.value);
-			changed = true;
-		},
-		[&](const Ignored &) { ++m.ignored_ioctls_; },
-		[&](const Malformed &) {}, // rejected by on_ioctl before any state changed
-		[&](const auto &) {},      // driver operations: apply_intel
-	}, o);
+			   [&](const CreateDumb &x) {
+				   Handle &h = add_handle(f, x.handle, new_object(x.size), "dumb");
+				   h.has_small = true;
+				   uint32_t v[] = {x.width, x.height, x.bpp, x.flags, x.pitch};
+				   std::copy(std::begin(v), std::end(v), h.small);
+			   },
+			   [&](const MapDumb &x) {
+				   known_handle(f, x.handle);
+				   grant(f, x.offset, x.handle);
+			   },
+			   [&](const DestroyDumb &x) { drop_handle(f, x.handle); },
+			   [&](const GemClose &x) { drop_handle(f, x.handle); }, // whatever its imports, as the kernel
+			   [&](const GemFlink &x) {
+				   Handle &h = known_handle(f, x.handle);
+				   h.set_flink_name(x.name);
+				   m.flinks_[{flink_key(f), x.name}] = h.object;
+				   changed = true;
+			   },
+			   [&](const GemOpen &x) { op(f, x); }, [&](const PrimeExport &x) { op(p, f, x); },
+			   [&](const PrimeImport &x) { op(p, f, x); },
+			   [&](const SyncobjCreate &x) {
+				   f.syncobjs[x.handle] = x.flags;
+				   changed = true;
+			   },
+			   [&](const SyncobjDestroy &x) { changed = f.syncobjs.erase(x.handle) > 0 || changed; },
+			   [&](const SyncobjExportSyncFile &x) {
+				   m.pending_origin_[{p.pid, x.fd}] = {
+					   {"file", f.id}, {"ioctl", "SYNCOBJ_HANDLE_TO_FD"}, {"syncobj", x.handle}};
+			   },
+			   [&](const SetClientCap &x) {
+				   f.caps[x.capability] = static_cast<uint32_t>(x.value);
+				   changed = true;
+			   },
+			   [&](const Ignored &) { ++m.ignored_ioctls_; },
+			   [&](const Malformed &) {}, // rejected by on_ioctl before any state changed
+			   [&](const auto &) {},      // driver operations: apply_intel
+		   },
+		   o);
 }
 
 // GEM_OPEN: a new handle (always a new one) on the object the name refers to.
-void ModelOps::op(DrmFile &f, const drm::GemOpen &x) {
+void ModelOps::op(DrmFile &f, const drm::GemOpen &x)
+{
 	auto key = std::make_pair(flink_key(f), x.name);
 	auto it = m.flinks_.find(key);
 	uint64_t obj = 0;
@@ -215,7 +240,8 @@ void ModelOps::op(DrmFile &f, const drm::GemOpen &x) {
 
 // PRIME_HANDLE_TO_FD: the object's dma-buf (x.dmabuf, the same one on every export of an
 // object) and a new fd for it in p.
-void ModelOps::op(Process &p, DrmFile &f, const drm::PrimeExport &x) {
+void ModelOps::op(Process &p, DrmFile &f, const drm::PrimeExport &x)
+{
 	if (m.files_.count(x.dmabuf))
 		purge(x.dmabuf); // a DRM file we thought alive was freed and its address reused
 	Handle &h = known_handle(f, x.handle);
@@ -234,7 +260,8 @@ void ModelOps::op(Process &p, DrmFile &f, const drm::PrimeExport &x) {
 
 // PRIME_FD_TO_HANDLE: the file's existing handle for this dma-buf (the kernel returns it
 // again: count the import), or a new handle on the dma-buf's object.
-void ModelOps::op(Process &p, DrmFile &f, const drm::PrimeImport &x) {
+void ModelOps::op(Process &p, DrmFile &f, const drm::PrimeImport &x)
+{
 	if (m.files_.count(x.dmabuf))
 		purge(x.dmabuf);
 	learn_fd(p, x.fd, x.dmabuf, true);

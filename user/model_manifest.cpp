@@ -6,9 +6,11 @@
 #include "model.hpp"
 #include "sysutil.hpp"
 
-namespace gw {
+namespace gw
+{
 
-manifest::Manifest Model::manifest() const {
+manifest::Manifest Model::manifest() const
+{
 	namespace mf = gw::manifest;
 	std::map<uint64_t, uint32_t> names; // object -> flink name
 	for (const auto &[key, obj] : flinks_)
@@ -48,8 +50,9 @@ manifest::Manifest Model::manifest() const {
 	std::sort(by_id.begin(), by_id.end(), [](auto *a, auto *b) { return a->id < b->id; });
 	for (const DrmFile *f : by_id) {
 		if (!f->handles_known)
-			reasons.push_back("file " + std::to_string(f->id) + " (" + (f->path.empty() ? "node unknown" : f->path) +
-			                  ") was in use before tracing saw it opened: its handle table is partial");
+			reasons.push_back("file " + std::to_string(f->id) + " (" +
+					  (f->path.empty() ? "node unknown" : f->path) +
+					  ") was in use before tracing saw it opened: its handle table is partial");
 		mf::File fj;
 		fj.id = f->id;
 		fj.path = f->path;
@@ -102,7 +105,8 @@ manifest::Manifest Model::manifest() const {
 				cj.id = id;
 				cj.flags = c.flags;
 				cj.vm = c.vm;
-				cj.vm_destroyed = c.vm && !f->vms.count(*c.vm); // the context keeps the VM; its id is gone
+				cj.vm_destroyed =
+					c.vm && !f->vms.count(*c.vm); // the context keeps the VM; its id is gone
 				cj.truncated = c.truncated;
 				for (const auto &[name, v] : c.params.items())
 					cj.params.push_back({name, v});
@@ -147,8 +151,9 @@ manifest::Manifest Model::manifest() const {
 				qj.width = q.width;
 				qj.num_placements = q.num_placements;
 				for (const auto &e : q.instances)
-					qj.instances.push_back({e.value("class", uint16_t{0}), e.value("instance", uint16_t{0}),
-					                        e.value("gt", uint16_t{0})});
+					qj.instances.push_back({e.value("class", uint16_t{0}),
+								e.value("instance", uint16_t{0}),
+								e.value("gt", uint16_t{0})});
 				qj.params = q.params;
 				fj.exec_queues->push_back(std::move(qj));
 			}
@@ -184,7 +189,8 @@ manifest::Manifest Model::manifest() const {
 					if (auto f = files_.find(b->second.exporter_kfile); f != files_.end()) {
 						d.file = f->second.id;
 						auto h = f->second.handles.find(b->second.exporter_handle);
-						if (h != f->second.handles.end() && h->second.object == b->second.object)
+						if (h != f->second.handles.end() &&
+						    h->second.object == b->second.object)
 							d.handle = h->first;
 					}
 				}

@@ -16,12 +16,13 @@
 #include "event_abi.hpp"
 #include "model.hpp"
 
-namespace gw {
+namespace gw
+{
 
 struct ModelOps {
 	Model &m;
-	bool changed = false;  // the manifest changes: bump the generation
-	bool need_gc = false;  // a reference was dropped that only gc() follows
+	bool changed = false; // the manifest changes: bump the generation
+	bool need_gc = false; // a reference was dropped that only gc() follows
 	// what lost a reference in this record, for collect(): the kernel file of a closed fd or
 	// of a removed mapping, a dma-buf that lost a prime entry, an object that lost a handle
 	// or a mapping
@@ -74,7 +75,7 @@ struct ModelOps {
 	void drop_handle(DrmFile &f, uint32_t handle);
 	void grant(DrmFile &f, uint64_t offset, uint32_t handle);
 	Handle &add_handle(DrmFile &f, uint32_t handle, uint64_t object, std::string_view origin,
-	                   nlohmann::json params = nullptr);
+			   nlohmann::json params = nullptr);
 	Handle &known_handle(DrmFile &f, uint32_t handle);
 	void apply_op(Process &p, DrmFile &f, const drm::Op &op);
 	void op(DrmFile &f, const drm::GemOpen &x);

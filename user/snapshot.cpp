@@ -7,7 +7,8 @@
 #include "sysutil.hpp"
 #include "tracer.hpp"
 
-namespace gw {
+namespace gw
+{
 
 size_t snapshot_into(Tracer &tracer, Model &model, const std::set<uint32_t> &pids)
 {

@@ -6,7 +6,8 @@
 #include <cstdint>
 #include <set>
 
-namespace gw {
+namespace gw
+{
 
 class Model;
 class Tracer;

@@ -17,9 +17,13 @@
 
 namespace fs = std::filesystem;
 
-namespace gw {
+namespace gw
+{
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err)
+{
+	return std::strerror(err);
+}
 
 UniqueFd &UniqueFd::operator=(UniqueFd &&o) noexcept
 {
@@ -39,8 +43,10 @@ UniqueFd::~UniqueFd()
 
 CgroupDir open_cgroup_v2(const std::string &path)
 {
-	struct statfs sfs {};
-	struct stat st {};
+	struct statfs sfs {
+	};
+	struct stat st {
+	};
 	CgroupDir cg;
 	cg.path = fs::path(path).lexically_normal().string();
 	if (cg.path.size() > 1 && cg.path.back() == '/')
@@ -52,7 +58,8 @@ CgroupDir open_cgroup_v2(const std::string &path)
 	if (::statfs(cg.path.c_str(), &sfs) != 0)
 		throw Error("cgroup " + path + ": " + errno_text(errno));
 	if (sfs.f_type != CGROUP2_SUPER_MAGIC)
-		throw Error("cgroup " + path + ": not a cgroup v2 directory (cgroup v1 and other filesystems are not supported; "
+		throw Error("cgroup " + path +
+			    ": not a cgroup v2 directory (cgroup v1 and other filesystems are not supported; "
 			    "on hybrid hosts the v2 tree is usually /sys/fs/cgroup/unified)");
 	cg.id = st.st_ino;
 	cg.fd = UniqueFd(::open(cg.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -99,7 +106,8 @@ std::string cgroup_v2_dir_of_pid(uint32_t pid)
 
 void scan_cgroup_tree(const std::string &dir, std::set<uint32_t> &pids, std::set<uint64_t> &cgroup_ids)
 {
-	struct stat st {};
+	struct stat st {
+	};
 	if (::stat(dir.c_str(), &st) != 0)
 		return; /* removed while we looked */
 	cgroup_ids.insert(st.st_ino);
@@ -117,7 +125,8 @@ void scan_cgroup_tree(const std::string &dir, std::set<uint32_t> &pids, std::set
 void require_root(const char *what)
 {
 	if (::geteuid() != 0)
-		throw Error(std::string(what) + " needs root (it loads BPF programs: CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN)");
+		throw Error(std::string(what) +
+			    " needs root (it loads BPF programs: CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN)");
 }
 
 void require_kernel_btf()
@@ -141,7 +150,8 @@ void check_writable_dir_for(const std::string &path)
 {
 	fs::path p(path);
 	std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
-	struct stat st {};
+	struct stat st {
+	};
 	if (::stat(dir.c_str(), &st) != 0)
 		throw Error("manifest " + path + ": directory " + dir + ": " + errno_text(errno));
 	if (!S_ISDIR(st.st_mode))
@@ -194,7 +204,7 @@ void write_file_atomic(const std::string &path, const std::string &content, unsi
 }
 
 std::vector<std::string> names_in_dir(int dirfd, const std::string &prefix, const std::string &suffix,
-                                      const std::string &what)
+				      const std::string &what)
 {
 	int dfd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
@@ -261,7 +271,8 @@ std::optional<std::string> read_text(const std::string &path, std::size_t max)
 	return out;
 }
 
-std::string status_field(const std::string &status_text, const char *key) {
+std::string status_field(const std::string &status_text, const char *key)
+{
 	std::istringstream in(status_text);
 	std::string k = std::string(key) + ":";
 	for (std::string line; std::getline(in, line);) {
@@ -273,7 +284,8 @@ std::string status_field(const std::string &status_text, const char *key) {
 	return {};
 }
 
-uint32_t inner_pid(const std::string &status_text, uint32_t pid) {
+uint32_t inner_pid(const std::string &status_text, uint32_t pid)
+{
 	std::istringstream ns(status_field(status_text, "NSpid"));
 	uint32_t v = 0, last = pid;
 	while (ns >> v)
@@ -281,7 +293,8 @@ uint32_t inner_pid(const std::string &status_text, uint32_t pid) {
 	return last;
 }
 
-std::string prot_string(uint32_t prot) {
+std::string prot_string(uint32_t prot)
+{
 	std::string s;
 	if (prot & PROT_READ)
 		s += 'r';

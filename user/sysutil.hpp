@@ -10,16 +10,18 @@
 #include <utility>
 #include <vector>
 
-namespace gw {
+namespace gw
+{
 
 // A one-line, user-facing error. Thrown by library code, printed by main().
 struct Error : std::runtime_error {
 	using std::runtime_error::runtime_error;
 };
 
-std::string errno_text(int err);  // "No such file or directory"
+std::string errno_text(int err); // "No such file or directory"
 
-class UniqueFd {
+class UniqueFd
+{
 public:
 	UniqueFd() = default;
 	explicit UniqueFd(int fd) : fd_(fd) {}
@@ -37,9 +39,9 @@ private:
 };
 
 struct CgroupDir {
-	std::string path;   // absolute, as given (cleaned)
-	uint64_t id = 0;    // cgroup id == inode number of the directory
-	UniqueFd fd;        // O_RDONLY|O_DIRECTORY, for the BPF cgroup array
+	std::string path; // absolute, as given (cleaned)
+	uint64_t id = 0;  // cgroup id == inode number of the directory
+	UniqueFd fd;      // O_RDONLY|O_DIRECTORY, for the BPF cgroup array
 };
 
 // Opens a cgroup v2 directory; throws Error naming the path and the problem.
@@ -52,9 +54,9 @@ std::string cgroup_v2_dir_of_pid(uint32_t pid);
 // Pids in dir and all its descendant cgroups, and the ids of those cgroups.
 void scan_cgroup_tree(const std::string &dir, std::set<uint32_t> &pids, std::set<uint64_t> &cgroup_ids);
 
-void require_root(const char *what);         // throws if euid != 0
-void require_kernel_btf();                  // throws if /sys/kernel/btf/vmlinux is absent
-std::string ensure_tracefs();               // mounts tracefs if needed; returns its path
+void require_root(const char *what); // throws if euid != 0
+void require_kernel_btf();           // throws if /sys/kernel/btf/vmlinux is absent
+std::string ensure_tracefs();        // mounts tracefs if needed; returns its path
 
 // Writes content to path atomically: a temp file in the same directory, fsync, rename.
 // On any failure the temp file is removed and Error is thrown; path is never partial.
@@ -66,9 +68,9 @@ void check_writable_dir_for(const std::string &path);
 // keeps its offset) that start with prefix and end with suffix and are longer than both
 // together, of any file type. Throws Error "cannot list <what>: <errno>".
 std::vector<std::string> names_in_dir(int dirfd, const std::string &prefix, const std::string &suffix,
-                                      const std::string &what);
+				      const std::string &what);
 
-std::string proc_comm(uint32_t pid);        // "" if the process is gone
+std::string proc_comm(uint32_t pid); // "" if the process is gone
 // The whole of a small file (a /proc or sysfs file) read with read(2), at most `max` bytes;
 // nullopt if it cannot be opened or read (a process that has just exited: ESRCH), never throws.
 std::optional<std::string> read_text(const std::string &path, std::size_t max = 1 << 20);

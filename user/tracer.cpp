@@ -13,9 +13,11 @@
 #include "hook_probe.hpp"
 #include "sysutil.hpp"
 
-namespace gw {
+namespace gw
+{
 
-namespace {
+namespace
+{
 bool g_verbose = false;
 std::string g_last_libbpf_msg;
 
@@ -52,12 +54,12 @@ static std::vector<bpf_program *> fexit_programs(gpuwatch_bpf *s, HookGroup g)
 	case HookGroup::mmap: return {s->progs.gw_fexit_mmap_region};
 	case HookGroup::cloexec: return {s->progs.gw_fexit_set_close_on_exec};
 	case HookGroup::syscalls:
-		return {s->progs.fexit_sys_open,   s->progs.fexit_sys_openat,       s->progs.fexit_sys_openat2,
-		        s->progs.fentry_sys_close, s->progs.fentry_sys_close_range, s->progs.fexit_sys_close_range,
-		        s->progs.fexit_sys_dup,    s->progs.fentry_sys_dup2,        s->progs.fexit_sys_dup2,
-		        s->progs.fentry_sys_dup3,  s->progs.fexit_sys_dup3,         s->progs.fentry_sys_fcntl,
-		        s->progs.fexit_sys_fcntl,  s->progs.fentry_sys_munmap,      s->progs.fexit_sys_munmap,
-		        s->progs.fentry_sys_mremap, s->progs.fexit_sys_mremap};
+		return {s->progs.fexit_sys_open,    s->progs.fexit_sys_openat,       s->progs.fexit_sys_openat2,
+			s->progs.fentry_sys_close,  s->progs.fentry_sys_close_range, s->progs.fexit_sys_close_range,
+			s->progs.fexit_sys_dup,     s->progs.fentry_sys_dup2,        s->progs.fexit_sys_dup2,
+			s->progs.fentry_sys_dup3,   s->progs.fexit_sys_dup3,         s->progs.fentry_sys_fcntl,
+			s->progs.fexit_sys_fcntl,   s->progs.fentry_sys_munmap,      s->progs.fexit_sys_munmap,
+			s->progs.fentry_sys_mremap, s->progs.fexit_sys_mremap};
 	}
 	return {};
 }
@@ -70,12 +72,12 @@ static void select_programs(gpuwatch_bpf *s, const HookPlan &plan)
 			bpf_program__set_autoload(p, plan.fexit(g));
 	/* their tracepoint twins (gpuwatch.bpf.c) */
 	bool sys_tp = !plan.fexit(HookGroup::syscalls);
-	for (bpf_program *p : {s->progs.tp_exit_open, s->progs.tp_exit_openat, s->progs.tp_exit_openat2,
-	                       s->progs.tp_enter_close, s->progs.tp_enter_close_range, s->progs.tp_exit_close_range,
-	                       s->progs.tp_exit_dup, s->progs.tp_enter_dup2, s->progs.tp_exit_dup2, s->progs.tp_enter_dup3,
-	                       s->progs.tp_exit_dup3, s->progs.tp_enter_fcntl, s->progs.tp_exit_fcntl,
-	                       s->progs.tp_enter_munmap, s->progs.tp_exit_munmap, s->progs.tp_enter_mremap,
-	                       s->progs.tp_exit_mremap})
+	for (bpf_program *p :
+	     {s->progs.tp_exit_open, s->progs.tp_exit_openat, s->progs.tp_exit_openat2, s->progs.tp_enter_close,
+	      s->progs.tp_enter_close_range, s->progs.tp_exit_close_range, s->progs.tp_exit_dup, s->progs.tp_enter_dup2,
+	      s->progs.tp_exit_dup2, s->progs.tp_enter_dup3, s->progs.tp_exit_dup3, s->progs.tp_enter_fcntl,
+	      s->progs.tp_exit_fcntl, s->progs.tp_enter_munmap, s->progs.tp_exit_munmap, s->progs.tp_enter_mremap,
+	      s->progs.tp_exit_mremap})
 		bpf_program__set_autoload(p, sys_tp);
 	bool mmap_tp = !plan.fexit(HookGroup::mmap);
 	bpf_program__set_autoload(s->progs.tp_enter_mmap, mmap_tp);
@@ -194,7 +196,10 @@ Tracer::Tracer(const Options &opts, RecordFn on_record) : impl_(std::make_unique
 
 Tracer::~Tracer() = default;
 
-const HookPlan &Tracer::hooks() const { return impl_->plan; }
+const HookPlan &Tracer::hooks() const
+{
+	return impl_->plan;
+}
 
 std::string Tracer::try_fexit(HookGroup g)
 {
@@ -205,8 +210,7 @@ std::string Tracer::try_fexit(HookGroup g)
 	if (!s)
 		return what + ": opening the BPF object failed: " + errno_text(errno);
 	bpf_program *p;
-	bpf_object__for_each_program(p, s->obj)
-		bpf_program__set_autoload(p, false);
+	bpf_object__for_each_program(p, s->obj) bpf_program__set_autoload(p, false);
 	std::vector<bpf_program *> progs = fexit_programs(s.get(), g);
 	for (bpf_program *q : progs)
 		bpf_program__set_autoload(q, true);
@@ -231,13 +235,22 @@ std::string Tracer::try_fexit(HookGroup g)
 	return why;
 }
 
-int Tracer::epoll_fd() const { return ring_buffer__epoll_fd(impl_->rb); }
-int Tracer::drain() { return ring_buffer__consume(impl_->rb); }
-void Tracer::arm_wakeup() { __atomic_store_n(&impl_->skel->bss->gw_wake_armed, 1u, __ATOMIC_SEQ_CST); }
+int Tracer::epoll_fd() const
+{
+	return ring_buffer__epoll_fd(impl_->rb);
+}
+int Tracer::drain()
+{
+	return ring_buffer__consume(impl_->rb);
+}
+void Tracer::arm_wakeup()
+{
+	__atomic_store_n(&impl_->skel->bss->gw_wake_armed, 1u, __ATOMIC_SEQ_CST);
+}
 
 gw_counters Tracer::counters() const
 {
-	gw_counters c {};
+	gw_counters c{};
 	std::memcpy(&c, (const void *)&impl_->skel->bss->gw_counters, sizeof(c));
 	return c;
 }
@@ -262,7 +275,8 @@ static void run_iter(bpf_link *link, const char *what, std::vector<std::vector<s
 				continue;
 			if (errno == EAGAIN) /* the iterator restarts after a task vanished mid-read */
 				continue;
-			throw Error(std::string("snapshot: reading the ") + what + " iterator failed: " + errno_text(errno));
+			throw Error(std::string("snapshot: reading the ") + what +
+				    " iterator failed: " + errno_text(errno));
 		}
 		if (n == 0)
 			break;

@@ -15,21 +15,23 @@
 #include "gpuwatch.h"
 #include "hooks.hpp"
 
-namespace gw {
+namespace gw
+{
 
-class Tracer {
+class Tracer
+{
 public:
 	using RecordFn = std::function<void(std::span<const std::byte>)>;
 	struct Options {
-		int cgroup_fd = -1;              // the followed cgroup v2 directory
-		uint32_t ring_bytes = 4u << 20;  // ring buffer size (power of two, >= page)
-		std::vector<uint8_t> ioctl_nrs;  // core DRM ioctl nrs that change state
+		int cgroup_fd = -1;             // the followed cgroup v2 directory
+		uint32_t ring_bytes = 4u << 20; // ring buffer size (power of two, >= page)
+		std::vector<uint8_t> ioctl_nrs; // core DRM ioctl nrs that change state
 		// per enum gw_driver (index 0 unused): the driver's name and its private ioctl nrs
 		// (0x40-0x9f) the decoder knows
 		std::array<std::string, GW_DRV_MAX> drv_names;
 		std::array<std::vector<uint8_t>, GW_DRV_MAX> drv_nrs;
-		bool verbose = false;            // libbpf's own messages on stderr
-		HookRequest hooks;               // auto: fexit per group where it loads and attaches
+		bool verbose = false; // libbpf's own messages on stderr
+		HookRequest hooks;    // auto: fexit per group where it loads and attaches
 	};
 
 	// Chooses the hooks (probe_fexit), loads and attaches everything; throws gw::Error with
@@ -42,10 +44,10 @@ public:
 	// Records wake the reader only after arm_wakeup() (the next record does, once) or when a
 	// quarter of the ring is full: a reader that sleeps on epoll_fd() arms first, then drains
 	// once more (a record that came before the arm woke nobody), then sleeps.
-	int epoll_fd() const;          // readable when records are waiting (see above)
-	int drain();                   // consumes all that is waiting
-	void arm_wakeup();             // the next record wakes epoll_fd()
-	gw_counters counters() const;  // lost events and failed reads, counted in the kernel
+	int epoll_fd() const;         // readable when records are waiting (see above)
+	int drain();                  // consumes all that is waiting
+	void arm_wakeup();            // the next record wakes epoll_fd()
+	gw_counters counters() const; // lost events and failed reads, counted in the kernel
 
 	// Runs the task_file and task_vma iterators for these processes; returns their records.
 	std::vector<std::vector<std::byte>> snapshot(const std::set<uint32_t> &pids);

@@ -11,21 +11,22 @@
 
 #include "sysutil.hpp"
 
-namespace gwaction {
+namespace gwaction
+{
 
 CriuAbi classify(const CriuSymbols &s)
 {
 	CriuAbi a;
 	if (!s.have_ctl || s.ctl_size == 0) {
 		a.refusal = "the program that loaded gpuwatch_criu.so exports no cr_plugin_ctl: it is not a CRIU "
-		            "this plugin can identify (CRIU 3.17 to 4.2 export it)";
+			    "this plugin can identify (CRIU 3.17 to 4.2 export it)";
 		return a;
 	}
 	a.is_criu = true;
 	const size_t list_head = 2 * sizeof(void *);
 	if (s.ctl_size % list_head != 0 || s.ctl_size / list_head < 2) {
 		a.refusal = "CRIU's cr_plugin_ctl has an unexpected size (" + std::to_string(s.ctl_size) +
-		            " bytes): not a plugin ABI of CRIU 3.17 to 4.2";
+			    " bytes): not a plugin ABI of CRIU 3.17 to 4.2";
 		return a;
 	}
 	unsigned hooks = static_cast<unsigned>(s.ctl_size / list_head - 1);
@@ -46,17 +47,19 @@ CriuAbi classify(const CriuSymbols &s)
 		a.checkpoint_devices = true;
 		break;
 	default:
-		a.refusal = "this CRIU has " + std::to_string(hooks) +
-		            " plugin hooks; gpuwatch knows the plugin ABIs of CRIU 3.17 to 4.2 (10, 12 or 13 hooks) and "
-		            "refuses others (CRIU's development branch changed RESTORE_EXT_FILE): use a CRIU release "
-		            "from 3.17 to 4.2, or a gpuwatch that supports this one";
+		a.refusal =
+			"this CRIU has " + std::to_string(hooks) +
+			" plugin hooks; gpuwatch knows the plugin ABIs of CRIU 3.17 to 4.2 (10, 12 or 13 hooks) and "
+			"refuses others (CRIU's development branch changed RESTORE_EXT_FILE): use a CRIU release "
+			"from 3.17 to 4.2, or a gpuwatch that supports this one";
 		return a;
 	}
 	a.hooks = hooks;
 	return a;
 }
 
-namespace {
+namespace
+{
 
 CriuAbi detect()
 {

@@ -17,22 +17,23 @@
 #include <cstddef>
 #include <string>
 
-namespace gwaction {
+namespace gwaction
+{
 
 struct CriuAbi {
-	unsigned hooks = 0;              // CR_PLUGIN_HOOK__MAX of the running CRIU; 0 when unknown
-	std::string versions;            // the CRIU releases with this ABI, e.g. "3.19", "4.0-4.1"
-	bool owns_vma_fd = false;        // UPDATE_VMA_MAP: CRIU closes the returned fd (3.19+)
-	bool checkpoint_devices = false; // CHECKPOINT_DEVICES (11) and PAUSE_DEVICES (10) exist (4.0+)
+	unsigned hooks = 0;                 // CR_PLUGIN_HOOK__MAX of the running CRIU; 0 when unknown
+	std::string versions;               // the CRIU releases with this ABI, e.g. "3.19", "4.0-4.1"
+	bool owns_vma_fd = false;           // UPDATE_VMA_MAP: CRIU closes the returned fd (3.19+)
+	bool checkpoint_devices = false;    // CHECKPOINT_DEVICES (11) and PAUSE_DEVICES (10) exist (4.0+)
 	bool checkpoint_at_predump = false; // CHECKPOINT_DEVICES also runs for `criu pre-dump` (4.0)
-	std::string refusal;             // non-empty: an ABI this build does not know (one line)
-	bool is_criu = false;            // it exports cr_plugin_ctl: a CRIU, known or not
+	std::string refusal;                // non-empty: an ABI this build does not know (one line)
+	bool is_criu = false;               // it exports cr_plugin_ctl: a CRIU, known or not
 };
 
 // What the running process exports, as classify() needs it (detect() reads it with dlsym).
 struct CriuSymbols {
-	bool have_ctl = false;           // cr_plugin_ctl is exported
-	size_t ctl_size = 0;             // its st_size
+	bool have_ctl = false; // cr_plugin_ctl is exported
+	size_t ctl_size = 0;   // its st_size
 	bool rpc_query_external_files = false;
 	bool dont_use_freeze_cgroup = false;
 };

@@ -47,13 +47,16 @@
 
 using namespace gw;
 
-namespace {
+namespace
+{
 
 constexpr const char *kManifest = "gpuwatch-manifest.json";
 constexpr const char *kNodes = "gpuwatch-nodes.json";
 
-
-void log(const std::string &msg) { fprintf(stderr, "gpuwatch-criu-action: %s\n", msg.c_str()); }
+void log(const std::string &msg)
+{
+	fprintf(stderr, "gpuwatch-criu-action: %s\n", msg.c_str());
+}
 
 std::string env(const char *name)
 {
@@ -98,7 +101,8 @@ void i915_predump_if_needed(uint32_t pid, pid_t criu, const std::string &dir, co
 		for (uint32_t p : gwaction::process_tree(pid))
 			if (gwaction::has_i915_mappings(p, &which)) {
 				log("CRIU " + abi.versions + ": the i915 mappings (" + which +
-				    ", ...) are converted by the plugin at CHECKPOINT_DEVICES, once CRIU has seized the tasks");
+				    ", ...) are converted by the plugin at CHECKPOINT_DEVICES, once CRIU has seized "
+				    "the tasks");
 				break;
 			}
 		return;
@@ -118,7 +122,8 @@ int pre_dump()
 			throw Error("cannot open the image directory " + dir + ": " + errno_text(errno));
 		if (int n = gwaction::remove_gpuwatch_images(dfd.get()))
 			log("removed " + std::to_string(n) + " gpuwatch image(s) of an earlier dump from " + dir);
-		write_file_atomic(dir + "/" + gwaction::kDumpMarker, gwaction::dump_marker(static_cast<uint32_t>(criu)), 0600);
+		write_file_atomic(dir + "/" + gwaction::kDumpMarker, gwaction::dump_marker(static_cast<uint32_t>(criu)),
+				  0600);
 	}
 	auto daemon = control::daemon_for_pid(control::default_run_dir(), pid);
 	if (!daemon) {
@@ -143,8 +148,7 @@ int pre_dump()
 	}
 	write_file_atomic(dir + "/" + kNodes, nodes.dump() + "\n", 0600);
 	log("manifest of daemon " + std::to_string(daemon->pid) + " (" + daemon->cgroup + ", generation " +
-	    std::to_string(m.generation) + ") and " + std::to_string(nodes.size()) +
-	    " device node(s) saved in " + dir);
+	    std::to_string(m.generation) + ") and " + std::to_string(nodes.size()) + " device node(s) saved in " + dir);
 	i915_predump_if_needed(pid, criu, dir, &m);
 	return 0;
 }
@@ -184,7 +188,7 @@ int check_nodes()
 	for (const auto &j : nodes) {
 		try {
 			action::NodeInfo n = action::node_from_json(j);
-			SavedDevice saved {n.path, n.major, n.minor, n.driver, n.pci_id};
+			SavedDevice saved{n.path, n.major, n.minor, n.driver, n.pci_id};
 			std::string why;
 			auto dev = choose_equivalent_device(saved, &why);
 			if (!dev)
@@ -204,7 +208,8 @@ bool holds_drm(uint32_t pid)
 {
 	std::error_code ec;
 	for (const auto &ent : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
-		struct stat st {};
+		struct stat st {
+		};
 		if (::stat(ent.path().c_str(), &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 226)
 			return true;
 		std::string target = std::filesystem::read_symlink(ent.path(), ec).string();
@@ -216,8 +221,9 @@ bool holds_drm(uint32_t pid)
 
 int parse_signal(const std::string &s)
 {
-	static const std::pair<const char *, int> names[] = {{"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2}, {"SIGHUP", SIGHUP},
-							      {"SIGTERM", SIGTERM}, {"SIGINT", SIGINT},   {"SIGCONT", SIGCONT}};
+	static const std::pair<const char *, int> names[] = {{"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2},
+							     {"SIGHUP", SIGHUP},   {"SIGTERM", SIGTERM},
+							     {"SIGINT", SIGINT},   {"SIGCONT", SIGCONT}};
 	for (auto &[n, v] : names) {
 		if (s == n || s == n + 3)
 			return v;
@@ -240,7 +246,8 @@ std::optional<std::string> read_small_image(const std::string &name, std::size_t
 			return std::nullopt;
 		throw Error("cannot open " + name + " in the image: " + errno_text(errno));
 	}
-	struct stat st {};
+	struct stat st {
+	};
 	if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::size_t>(st.st_size) > max)
 		throw Error(name + " in the image is not a regular file of at most " + std::to_string(max) + " bytes");
 	std::string text(static_cast<std::size_t>(st.st_size), '\0');
@@ -257,7 +264,8 @@ std::string gpuwatch_binary()
 	std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
 	if (ec)
 		throw Error("cannot find this helper's path (/proc/self/exe): " + ec.message());
-	for (const auto &c : {self.parent_path() / "gpuwatch", self.parent_path().parent_path().parent_path() / "bin" / "gpuwatch"})
+	for (const auto &c :
+	     {self.parent_path() / "gpuwatch", self.parent_path().parent_path().parent_path() / "bin" / "gpuwatch"})
 		if (::access(c.c_str(), X_OK) == 0)
 			return c.lexically_normal().string();
 	throw Error("no gpuwatch binary next to " + self.string() + " or in its prefix's bin/");
@@ -283,15 +291,15 @@ int follow_restored_container()
 	uint32_t pid = init_pid();
 	std::string run = control::default_run_dir();
 	if (auto d = control::daemon_for_pid(run, pid)) {
-		log("the restored container (pid " + std::to_string(pid) + ") is followed by daemon " + std::to_string(d->pid) +
-		    " (the runtime's prestart hook)");
+		log("the restored container (pid " + std::to_string(pid) + ") is followed by daemon " +
+		    std::to_string(d->pid) + " (the runtime's prestart hook)");
 		return 0;
 	}
 	std::string cg = cgroup_v2_dir_of_pid(pid);
 	auto id = container_id_of_cgroup(cg);
 	if (!id) {
-		log("the restored process " + std::to_string(pid) + " was a followed container's, but its cgroup " + cg +
-		    " names no container id: it is not followed (its next checkpoint has no manifest)");
+		log("the restored process " + std::to_string(pid) + " was a followed container's, but its cgroup " +
+		    cg + " names no container id: it is not followed (its next checkpoint has no manifest)");
 		return 0;
 	}
 	auto d = follow_container(run, *id, pid, gpuwatch_binary(), false);
@@ -300,7 +308,8 @@ int follow_restored_container()
 		return 0;
 	}
 	log("restored container " + id->substr(0, 12) + " (pid " + std::to_string(pid) +
-	    "): no runtime hook followed it (crun runs none at restore): followed by gpuwatch daemon " + std::to_string(*d));
+	    "): no runtime hook followed it (crun runs none at restore): followed by gpuwatch daemon " +
+	    std::to_string(*d));
 	return 0;
 }
 

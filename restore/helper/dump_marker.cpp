@@ -11,7 +11,8 @@
 #include "proc_tree.hpp"
 #include "sysutil.hpp"
 
-namespace gwaction {
+namespace gwaction
+{
 
 int remove_gpuwatch_images(int dirfd)
 {
@@ -23,14 +24,15 @@ int remove_gpuwatch_images(int dirfd)
 	}
 	for (const std::string &n : names)
 		if (::unlinkat(dirfd, n.c_str(), 0) != 0 && errno != ENOENT)
-			throw gw::Error("cannot remove " + n + " of an earlier dump from the image directory: " +
-			                gw::errno_text(errno));
+			throw gw::Error("cannot remove " + n +
+					" of an earlier dump from the image directory: " + gw::errno_text(errno));
 	return static_cast<int>(names.size());
 }
 
 std::string dump_marker(uint32_t criu_pid)
 {
-	nlohmann::json j{{"schema", "gpuwatch.criu.dump/v1"}, {"criu_pid", criu_pid}, {"criu_start", start_time(criu_pid)}};
+	nlohmann::json j{
+		{"schema", "gpuwatch.criu.dump/v1"}, {"criu_pid", criu_pid}, {"criu_start", start_time(criu_pid)}};
 	return j.dump() + "\n";
 }
 

@@ -11,7 +11,8 @@
 #include <cstdint>
 #include <string>
 
-namespace gwaction {
+namespace gwaction
+{
 
 constexpr const char *kDumpMarker = "gpuwatch-dump.json";
 

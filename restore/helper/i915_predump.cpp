@@ -18,7 +18,8 @@
 #include "proc_tree.hpp"
 #include "sysutil.hpp"
 
-namespace gwaction {
+namespace gwaction
+{
 
 using gw::Error;
 using gwremote::MapKind;
@@ -26,12 +27,16 @@ using gwremote::MapMode;
 using gwremote::MapRecord;
 namespace mf = gw::manifest;
 
-namespace {
+namespace
+{
 
 constexpr int kFreezeTimeoutMs = 5000;
 constexpr int kSeizeTimeoutMs = 5000;
 
-void say(const std::string &msg) { fprintf(stderr, "gpuwatch-criu-action: %s\n", msg.c_str()); }
+void say(const std::string &msg)
+{
+	fprintf(stderr, "gpuwatch-criu-action: %s\n", msg.c_str());
+}
 
 std::string hex(uint64_t v)
 {
@@ -58,7 +63,8 @@ std::vector<Found> read_maps(uint32_t pid)
 		if (!(f >> range >> m.perms >> off >> dev >> ino))
 			continue;
 		std::getline(f, m.name);
-		m.name.erase(0, m.name.find_first_not_of(' ') == std::string::npos ? m.name.size() : m.name.find_first_not_of(' '));
+		m.name.erase(0, m.name.find_first_not_of(' ') == std::string::npos ? m.name.size()
+										   : m.name.find_first_not_of(' '));
 		unsigned long long s, e;
 		if (sscanf(range.c_str(), "%llx-%llx", &s, &e) != 2)
 			continue;
@@ -70,11 +76,14 @@ std::vector<Found> read_maps(uint32_t pid)
 
 int prot_of(const std::string &perms)
 {
-	return (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | (perms[2] == 'x' ? PROT_EXEC : 0);
+	return (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+	       (perms[2] == 'x' ? PROT_EXEC : 0);
 }
 
-bool under(const std::string &dir, const std::string &cg) { return dir == cg || dir.rfind(cg + "/", 0) == 0; }
-
+bool under(const std::string &dir, const std::string &cg)
+{
+	return dir == cg || dir.rfind(cg + "/", 0) == 0;
+}
 
 // Everything that must hold before anything is changed; throws one line.
 std::vector<pid_t> check_tree(const std::set<uint32_t> &tree, uint32_t init_pid, pid_t criu_pid, const std::string &cg)
@@ -85,9 +94,12 @@ std::vector<pid_t> check_tree(const std::set<uint32_t> &tree, uint32_t init_pid,
 	for (uint32_t p : tree)
 		if (std::string c = gw::cgroup_v2_dir_of_pid(p); c != cg)
 			throw Error("process " + std::to_string(p) + " is in " + c + ", not in " + cg +
-				    " with process " + std::to_string(init_pid) + ": the tree must be in one cgroup v2 of its own");
+				    " with process " + std::to_string(init_pid) +
+				    ": the tree must be in one cgroup v2 of its own");
 	if (!std::filesystem::exists(cg + "/cgroup.freeze"))
-		throw Error("the tree's cgroup " + cg + " cannot be frozen (the root cgroup, or no cgroup v2 freezer): run it in a cgroup v2 of its own");
+		throw Error("the tree's cgroup " + cg +
+			    " cannot be frozen (the root cgroup, or no cgroup v2 freezer): run it in a cgroup v2 of "
+			    "its own");
 	for (pid_t p : {criu_pid, getpid()})
 		if (under(gw::cgroup_v2_dir_of_pid((uint32_t)p), cg))
 			throw Error("process " + std::to_string(p) + (p == criu_pid ? " (criu)" : " (this helper)") +
@@ -101,7 +113,7 @@ std::vector<pid_t> check_tree(const std::set<uint32_t> &tree, uint32_t init_pid,
 		if (ent.is_directory(ec))
 			throw Error("cgroup " + cg + " has child cgroups (" + ent.path().filename().string() +
 				    "): the tree must be in a leaf cgroup of its own");
-	Freezer fz {cg};
+	Freezer fz{cg};
 	if (fz.requested() || fz.frozen())
 		throw Error("cgroup " + cg + " is already frozen: someone else froze it");
 	std::vector<pid_t> tids;
@@ -202,10 +214,12 @@ void seize_threads(const std::vector<pid_t> &tids, int timeout_ms)
 	try {
 		for (pid_t t : tids) {
 			if (ptrace(PTRACE_SEIZE, t, nullptr, nullptr) != 0)
-				throw Error("PTRACE_SEIZE of thread " + std::to_string(t) + ": " + gw::errno_text(errno));
+				throw Error("PTRACE_SEIZE of thread " + std::to_string(t) + ": " +
+					    gw::errno_text(errno));
 			seized.push_back(t);
 			if (ptrace(PTRACE_INTERRUPT, t, nullptr, nullptr) != 0)
-				throw Error("PTRACE_INTERRUPT of thread " + std::to_string(t) + ": " + gw::errno_text(errno));
+				throw Error("PTRACE_INTERRUPT of thread " + std::to_string(t) + ": " +
+					    gw::errno_text(errno));
 		}
 		auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
 		for (pid_t t : seized) {
@@ -213,8 +227,8 @@ void seize_threads(const std::vector<pid_t> &tids, int timeout_ms)
 			pid_t r;
 			while ((r = waitpid(t, &st, __WALL | WNOHANG)) == 0) {
 				if (std::chrono::steady_clock::now() >= end)
-					throw Error("thread " + std::to_string(t) + " did not stop within " + std::to_string(timeout_ms) +
-						    " ms of PTRACE_INTERRUPT");
+					throw Error("thread " + std::to_string(t) + " did not stop within " +
+						    std::to_string(timeout_ms) + " ms of PTRACE_INTERRUPT");
 				std::this_thread::sleep_for(std::chrono::microseconds(500));
 			}
 			if (r != t || !WIFSTOPPED(st))
@@ -260,7 +274,8 @@ int revert_seized(const std::vector<MapRecord> &maps, void (*log)(const std::str
 				log("revert failed: " + e);
 			errors += (int)res.errors.size();
 			if (res.reverted)
-				log("process " + std::to_string(pid) + ": " + std::to_string(res.reverted) + " mapping(s) put back");
+				log("process " + std::to_string(pid) + ": " + std::to_string(res.reverted) +
+				    " mapping(s) put back");
 		} catch (const std::exception &e) {
 			log(std::string("revert failed: ") + e.what());
 			errors++;
@@ -290,11 +305,12 @@ void i915_predump(uint32_t init_pid, pid_t criu_pid, const std::string &image_di
 		char *end = nullptr;
 		long t = strtol(v, &end, 10);
 		if (*end || t <= 0 || t > 86400)
-			throw Error(std::string("GPUWATCH_WATCH_TIMEOUT_S=") + v + " is not a number of seconds (1-86400)");
+			throw Error(std::string("GPUWATCH_WATCH_TIMEOUT_S=") + v +
+				    " is not a number of seconds (1-86400)");
 		timeout_s = (int)t;
 	}
 
-	Freezer fz {cg};
+	Freezer fz{cg};
 	std::vector<pid_t> tids;
 	std::vector<MapRecord> converted;
 	bool seized = false;
@@ -304,7 +320,8 @@ void i915_predump(uint32_t init_pid, pid_t criu_pid, const std::string &image_di
 		 * the ptrace trap: a jobctl trap wins over the freezer trap in get_signal) */
 		fz.set(true);
 		if (!fz.wait(true, kFreezeTimeoutMs))
-			throw Error("cgroup " + cg + " did not freeze within " + std::to_string(kFreezeTimeoutMs) + " ms");
+			throw Error("cgroup " + cg + " did not freeze within " + std::to_string(kFreezeTimeoutMs) +
+				    " ms");
 		for (uint32_t t : read_ids(cg + "/cgroup.threads"))
 			tids.push_back((pid_t)t);
 		seize_threads(tids, kSeizeTimeoutMs);
@@ -325,16 +342,18 @@ void i915_predump(uint32_t init_pid, pid_t criu_pid, const std::string &image_di
 			t.finish();
 		}
 		/* g (prepared). the watcher, waiting for our go */
-		WatchPlan wp {cg, criu_pid, start_time((uint32_t)criu_pid), {tree.begin(), tree.end()}, converted, timeout_s};
+		WatchPlan wp{cg,        criu_pid, start_time((uint32_t)criu_pid), {tree.begin(), tree.end()},
+			     converted, timeout_s};
 		pid_t watcher = spawn_watcher(wp, image_dir + "/gpuwatch-watcher.log", &go_fd);
 		/* e. the record */
-		gwremote::MapsRecord rec {cg, (uint32_t)criu_pid, (uint32_t)watcher, converted};
+		gwremote::MapsRecord rec{cg, (uint32_t)criu_pid, (uint32_t)watcher, converted};
 		gw::write_file_atomic(record_path, gwremote::to_json(rec).dump() + "\n", 0600);
 		/* f. freeze again (ptrace-stopped tasks count as frozen) and let go: the tasks fall
 		 * into the freezer trap and stay there until CRIU has seized them */
 		fz.set(true);
 		if (!fz.wait(true, kFreezeTimeoutMs))
-			throw Error("cgroup " + cg + " did not freeze again within " + std::to_string(kFreezeTimeoutMs) + " ms");
+			throw Error("cgroup " + cg + " did not freeze again within " +
+				    std::to_string(kFreezeTimeoutMs) + " ms");
 		detach_threads(tids);
 		seized = false;
 		if (::write(go_fd, "g", 1) != 1)
@@ -345,10 +364,10 @@ void i915_predump(uint32_t init_pid, pid_t criu_pid, const std::string &image_di
 		int ph = 0;
 		for (const auto &m : converted)
 			ph += m.mode == MapMode::Placeholder;
-		say(std::to_string(converted.size()) + " i915 mapping(s) converted (" + std::to_string(ph) + " placeholder(s), " +
-		    std::to_string(converted.size() - ph) + " copie(s)); cgroup " + cg + " frozen until criu (" +
-		    std::to_string(criu_pid) + ") has seized the tasks; watcher " + std::to_string(watcher) + " logs to " +
-		    image_dir + "/gpuwatch-watcher.log");
+		say(std::to_string(converted.size()) + " i915 mapping(s) converted (" + std::to_string(ph) +
+		    " placeholder(s), " + std::to_string(converted.size() - ph) + " copie(s)); cgroup " + cg +
+		    " frozen until criu (" + std::to_string(criu_pid) + ") has seized the tasks; watcher " +
+		    std::to_string(watcher) + " logs to " + image_dir + "/gpuwatch-watcher.log");
 	} catch (const std::exception &e) {
 		if (go_fd >= 0)
 			close(go_fd); /* the watcher exits doing nothing */

@@ -14,20 +14,21 @@
 
 #include "i915_maps.hpp"
 
-namespace gwaction {
+namespace gwaction
+{
 
 // Converts the i915 mappings of CRTOOLS_INIT_PID's tree; `manifest` is the synced manifest
 // (null without a daemon: every mapping is then copied). Returns normally when done or when
 // there was nothing to do; throws gw::Error (one line) after undoing everything otherwise.
 void i915_predump(uint32_t init_pid, pid_t criu_pid, const std::string &image_dir,
-                  const gw::manifest::Manifest *manifest);
+		  const gw::manifest::Manifest *manifest);
 
 // The i915 mappings of one process (anon_inode:i915.gem, legacy GEM_MMAP shmem mappings), each
 // with how it will be converted: a placeholder where the manifest (null: none) knows its handle
 // and the process holds an fd of its file, else a copy (one line per copy in *notes). Also used
 // by the CRIU plugin on CRIU 4.x (CHECKPOINT_DEVICES), where CRIU has seized the process.
 std::vector<gwremote::MapRecord> plan_conversion(uint32_t pid, const gw::manifest::Manifest *manifest,
-                                                 std::vector<std::string> &notes);
+						 std::vector<std::string> &notes);
 // Whether process pid has i915 mappings CRIU cannot dump (anon_inode:i915.gem, or a shared
 // mapping of i915's shmem file "/i915 (deleted)"); the first one's range in *which.
 bool has_i915_mappings(uint32_t pid, std::string *which = nullptr);
@@ -45,7 +46,7 @@ int revert_seized(const std::vector<gwremote::MapRecord> &maps, void (*log)(cons
 struct WatchPlan {
 	std::string cgroup;
 	pid_t criu_pid = 0;
-	uint64_t criu_start = 0; // start time of criu_pid (pid reuse)
+	uint64_t criu_start = 0;    // start time of criu_pid (pid reuse)
 	std::vector<uint32_t> pids; // the tree's processes
 	std::vector<gwremote::MapRecord> maps;
 	int timeout_s = 600;

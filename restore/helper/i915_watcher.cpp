@@ -15,16 +15,18 @@
 #include "proc_tree.hpp"
 #include "sysutil.hpp"
 
-namespace gwaction {
+namespace gwaction
+{
 
 using gwremote::MapMode;
 using gwremote::MapRecord;
 
-namespace {
+namespace
+{
 
 void wlog(const std::string &msg)
 {
-	timespec ts {};
+	timespec ts{};
 	clock_gettime(CLOCK_REALTIME, &ts);
 	char when[32];
 	strftime(when, sizeof when, "%H:%M:%S", gmtime(&ts.tv_sec));
@@ -40,16 +42,20 @@ bool criu_alive(const WatchPlan &p)
 
 // The threads of the tree that still exist: the cgroup's (the tree is all of it, checked at
 // pre-dump).
-std::vector<uint32_t> tree_threads(const WatchPlan &p) { return read_ids(p.cgroup + "/cgroup.threads"); }
+std::vector<uint32_t> tree_threads(const WatchPlan &p)
+{
+	return read_ids(p.cgroup + "/cgroup.threads");
+}
 
 int watch(const WatchPlan &p)
 {
 	using clock = std::chrono::steady_clock;
 	const auto deadline = clock::now() + std::chrono::seconds(p.timeout_s);
 	const std::string criu = std::to_string(p.criu_pid);
-	Freezer fz {p.cgroup};
+	Freezer fz{p.cgroup};
 	bool thawed = false, timed_out = false;
-	wlog("watching criu " + criu + ", cgroup " + p.cgroup + ", " + std::to_string(p.maps.size()) + " converted mapping(s)");
+	wlog("watching criu " + criu + ", cgroup " + p.cgroup + ", " + std::to_string(p.maps.size()) +
+	     " converted mapping(s)");
 
 	/* steps 1 and 2 only decide when to act: whatever goes wrong there (a /proc file of a task
 	 * that exits under us), the placeholders of step 3 are still put back */
@@ -73,7 +79,8 @@ int watch(const WatchPlan &p)
 			}
 			if (clock::now() >= deadline) {
 				timed_out = true;
-				wlog("timeout (" + std::to_string(p.timeout_s) + " s, GPUWATCH_WATCH_TIMEOUT_S) waiting for criu to seize the tasks");
+				wlog("timeout (" + std::to_string(p.timeout_s) +
+				     " s, GPUWATCH_WATCH_TIMEOUT_S) waiting for criu to seize the tasks");
 				break;
 			}
 			std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -94,7 +101,8 @@ int watch(const WatchPlan &p)
 			}
 			if (clock::now() >= deadline) {
 				timed_out = true;
-				wlog("timeout (" + std::to_string(p.timeout_s) + " s, GPUWATCH_WATCH_TIMEOUT_S) waiting for criu to finish");
+				wlog("timeout (" + std::to_string(p.timeout_s) +
+				     " s, GPUWATCH_WATCH_TIMEOUT_S) waiting for criu to finish");
 				break;
 			}
 			std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -111,7 +119,7 @@ int watch(const WatchPlan &p)
 		bool present = false;
 		try {
 			present = m.mode == MapMode::Placeholder && kill((pid_t)m.pid, 0) == 0 &&
-			          gwremote::placeholder_present(m.pid, m.start, m.length);
+				  gwremote::placeholder_present(m.pid, m.start, m.length);
 		} catch (const std::exception &e) {
 			wlog("process " + std::to_string(m.pid) + ": " + e.what());
 		}
@@ -141,7 +149,8 @@ int watch(const WatchPlan &p)
 				fz.set(false);
 				still_frozen = false;
 			}
-			wlog(std::to_string(left.size()) + " placeholder(s) left in " + std::to_string(pids.size()) + " process(es): reverting");
+			wlog(std::to_string(left.size()) + " placeholder(s) left in " + std::to_string(pids.size()) +
+			     " process(es): reverting");
 			errors = revert_seized(left, wlog);
 			detach_threads(tids);
 		} catch (const std::exception &e) {

@@ -11,11 +11,12 @@
 #include "drm_devices.hpp"
 #include "sysutil.hpp"
 
-namespace gw::action {
+namespace gw::action
+{
 
 static int openat2_in_root(int root, const char *rel, uint64_t flags)
 {
-	open_how how {};
+	open_how how{};
 	how.flags = flags;
 	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 	return (int)::syscall(SYS_openat2, root, rel, &how, sizeof(how));
@@ -50,7 +51,8 @@ std::optional<NodeInfo> stat_node_in_root(uint32_t pid, const std::string &path)
 		throw Error("/dev/dri of process " + std::to_string(pid) + ": " + errno_text(errno));
 	}
 	std::string name = path.substr(sizeof("/dev/dri/") - 1);
-	struct stat st {};
+	struct stat st {
+	};
 	if (::fstatat(dri.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
 		if (errno == ENOENT)
 			return std::nullopt;
@@ -94,7 +96,8 @@ bool create_node_at(int root, const NodeInfo &node, uint32_t minor)
 	if (!dri)
 		throw Error("/dev/dri: " + errno_text(errno));
 	std::string name = node.path.substr(sizeof("/dev/dri/") - 1);
-	struct stat st {};
+	struct stat st {
+	};
 	if (::fstatat(dri.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return false;
 	mode_t old = ::umask(0);
@@ -112,8 +115,8 @@ bool create_node_at(int root, const NodeInfo &node, uint32_t minor)
 
 nlohmann::json to_json(const NodeInfo &n)
 {
-	return {{"path", n.path}, {"major", n.major}, {"minor", n.minor}, {"mode", n.mode}, {"uid", n.uid}, {"gid", n.gid},
-		{"driver", n.driver}, {"pci_id", n.pci_id}};
+	return {{"path", n.path}, {"major", n.major}, {"minor", n.minor},   {"mode", n.mode},
+		{"uid", n.uid},   {"gid", n.gid},     {"driver", n.driver}, {"pci_id", n.pci_id}};
 }
 
 NodeInfo node_from_json(const nlohmann::json &j)

@@ -8,15 +8,16 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gw::action {
+namespace gw::action
+{
 
 struct NodeInfo {
-	std::string path;          // "/dev/dri/card0"
+	std::string path; // "/dev/dri/card0"
 	uint32_t major = 0, minor = 0;
-	uint32_t mode = 0660;      // permission bits
+	uint32_t mode = 0660; // permission bits
 	uint32_t uid = 0, gid = 0;
-	std::string driver;        // of the device at dump (from sysfs)
-	std::string pci_id;        // "" unless PCI
+	std::string driver; // of the device at dump (from sysfs)
+	std::string pci_id; // "" unless PCI
 };
 
 // stat of `path` inside /proc/PID/root; nullopt if absent (throws gw::Error on other errors).
@@ -31,6 +32,6 @@ bool create_node_in_root(uint32_t pid, const NodeInfo &node, uint32_t minor);
 bool create_node_at(int root, const NodeInfo &node, uint32_t minor);
 
 nlohmann::json to_json(const NodeInfo &n);
-NodeInfo node_from_json(const nlohmann::json &j);   // throws gw::Error on a malformed entry
+NodeInfo node_from_json(const nlohmann::json &j); // throws gw::Error on a malformed entry
 
 } // namespace gw::action

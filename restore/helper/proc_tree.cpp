@@ -10,12 +10,17 @@
 
 #include "sysutil.hpp"
 
-namespace gwaction {
+namespace gwaction
+{
 
-namespace {
+namespace
+{
 /* "" when the file cannot be read: /proc files of a task that has just exited fail with
  * ESRCH, and an ifstream would throw from its buffer */
-std::string slurp(const std::string &path) { return gw::read_text(path).value_or(std::string()); }
+std::string slurp(const std::string &path)
+{
+	return gw::read_text(path).value_or(std::string());
+}
 } // namespace
 
 std::set<uint32_t> process_tree(uint32_t root)
@@ -33,8 +38,8 @@ std::set<uint32_t> process_tree(uint32_t root)
 		if (rp != std::string::npos && sscanf(st.c_str() + rp + 1, " %c %u", &state, &ppid) == 2)
 			children[ppid].push_back((uint32_t)std::stoul(name));
 	}
-	std::set<uint32_t> tree {root};
-	std::vector<uint32_t> todo {root};
+	std::set<uint32_t> tree{root};
+	std::vector<uint32_t> todo{root};
 	while (!todo.empty()) {
 		uint32_t p = todo.back();
 		todo.pop_back();
@@ -62,7 +67,10 @@ std::string status_field(uint32_t id, const char *key)
 	return gw::status_field(slurp("/proc/" + std::to_string(id) + "/status"), key);
 }
 
-uint32_t inner_pid(uint32_t id) { return gw::inner_pid(slurp("/proc/" + std::to_string(id) + "/status"), id); }
+uint32_t inner_pid(uint32_t id)
+{
+	return gw::inner_pid(slurp("/proc/" + std::to_string(id) + "/status"), id);
+}
 
 uint64_t start_time(uint32_t pid)
 {
@@ -98,7 +106,10 @@ void Freezer::set(bool frozen) const
 		throw gw::Error(std::string(frozen ? "freezing " : "thawing ") + dir + ": cannot write cgroup.freeze");
 }
 
-bool Freezer::requested() const { return slurp(dir + "/cgroup.freeze").rfind("1", 0) == 0; }
+bool Freezer::requested() const
+{
+	return slurp(dir + "/cgroup.freeze").rfind("1", 0) == 0;
+}
 
 bool Freezer::frozen() const
 {

@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-namespace gwaction {
+namespace gwaction
+{
 
 // root and all its descendants (from /proc/*/stat).
 std::set<uint32_t> process_tree(uint32_t root);
@@ -25,9 +26,9 @@ std::vector<uint32_t> read_ids(const std::string &path);
 // cgroup v2 freezer of one directory.
 struct Freezer {
 	std::string dir;
-	void set(bool frozen) const;       // writes cgroup.freeze; throws gw::Error
-	bool requested() const;            // cgroup.freeze reads 1
-	bool frozen() const;               // cgroup.events says "frozen 1"
+	void set(bool frozen) const; // writes cgroup.freeze; throws gw::Error
+	bool requested() const;      // cgroup.freeze reads 1
+	bool frozen() const;         // cgroup.events says "frozen 1"
 	// Polls cgroup.events until frozen == want; false after timeout_ms.
 	bool wait(bool want, int timeout_ms) const;
 };

@@ -6,8 +6,12 @@ extern "C" {
 __attribute__((visibility("default"))) gwcriu::PluginDescriptor CR_PLUGIN_DESC = {};
 }
 
-namespace gwcriu {
+namespace gwcriu
+{
 
-PluginDescriptor &descriptor() { return CR_PLUGIN_DESC; }
+PluginDescriptor &descriptor()
+{
+	return CR_PLUGIN_DESC;
+}
 
 } // namespace gwcriu

@@ -7,7 +7,8 @@
 // running CRIU's count at load time.
 #pragma once
 
-namespace gwcriu {
+namespace gwcriu
+{
 
 // Hook numbers CRIU added after 3.19 (criu-plugin.h of 4.0 and 4.2). The ones of 3.17 come
 // from the header itself.

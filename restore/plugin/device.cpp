@@ -20,8 +20,10 @@
 #include "nodes.hpp"
 #include "log.hpp"
 
-namespace gwcriu {
-namespace {
+namespace gwcriu
+{
+namespace
+{
 
 std::string sysfs_dir(uint32_t major, uint32_t minor)
 {
@@ -129,8 +131,8 @@ std::string describe(const DeviceRec &d)
 
 } // namespace
 
-DeviceRec describe_device(uint32_t major, uint32_t minor, const std::string &path, int fd,
-                          const std::string &driver, uint32_t holder_pid)
+DeviceRec describe_device(uint32_t major, uint32_t minor, const std::string &path, int fd, const std::string &driver,
+			  uint32_t holder_pid)
 {
 	DeviceRec d;
 	d.major = major;
@@ -140,7 +142,7 @@ DeviceRec describe_device(uint32_t major, uint32_t minor, const std::string &pat
 		d.path = sysfs_node(major, minor);
 		if (!gw::is_drm_node_path(d.path, &d.kind)) {
 			d.path = (minor >= 128 && minor < 192) ? "/dev/dri/renderD" + std::to_string(minor)
-			                                      : "/dev/dri/card" + std::to_string(minor % 64);
+							       : "/dev/dri/card" + std::to_string(minor % 64);
 			gw::is_drm_node_path(d.path, &d.kind);
 		}
 	}
@@ -166,7 +168,8 @@ DeviceRec describe_device(uint32_t major, uint32_t minor, const std::string &pat
 	return d;
 }
 
-namespace {
+namespace
+{
 
 // The saved node when it is still the same kind of device, else the best equivalent node under
 // /dev/dri (same PCI slot first, then the lowest minor). `why` says why the saved one is not used.
@@ -226,7 +229,7 @@ void ensure_node(const DeviceRec &saved)
 		throw Error("cannot open the restored root: " + gw::errno_text(errno));
 	if (gw::action::create_node_at(root.get(), n, it->second))
 		log_warn("%s was missing in the restored mount namespace: created it as %u:%u (mode %03o, owner %u:%u)",
-		         saved.path.c_str(), kDrmMajor, it->second, n.mode, n.uid, n.gid);
+			 saved.path.c_str(), kDrmMajor, it->second, n.mode, n.uid, n.gid);
 }
 
 } // namespace
@@ -251,11 +254,11 @@ ChosenDevice choose_device(const DeviceRec &saved)
 	std::optional<Candidate> c = find_equivalent(saved, &why);
 	if (!c)
 		throw Error("no DRM device for " + saved.path + " (driver " + saved.driver +
-		            (saved.pci_id.empty() ? "" : ", PCI " + saved.pci_id) + ") on this host");
+			    (saved.pci_id.empty() ? "" : ", PCI " + saved.pci_id) + ") on this host");
 	if (c->path == saved.path && why.empty())
 		return cache[key] = ChosenDevice{c->path, c->minor, false};
 	log_warn("%s %s: using %s, the equivalent %s device, instead", describe(saved).c_str(), why.c_str(),
-	         c->path.c_str(), saved.driver.c_str());
+		 c->path.c_str(), saved.driver.c_str());
 	return cache[key] = ChosenDevice{c->path, c->minor, true};
 }
 
@@ -268,7 +271,7 @@ UniqueFd open_node(const std::string &path, uint32_t f_flags, long want_minor)
 		flags = (flags & ~O_ACCMODE) | O_RDWR;
 	/* no symlink anywhere on the path, without O_NOFOLLOW: that flag would stay in the
 	 * file's f_flags, where the application sees it (F_GETFL) and cannot clear it */
-	open_how how {};
+	open_how how{};
 	how.flags = static_cast<uint64_t>(flags);
 	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 	UniqueFd fd(static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof(how))));
@@ -278,7 +281,7 @@ UniqueFd open_node(const std::string &path, uint32_t f_flags, long want_minor)
 	if (fstat(fd.get(), &st) != 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) != kDrmMajor ||
 	    (want_minor >= 0 && minor(st.st_rdev) != static_cast<unsigned long>(want_minor)))
 		throw Error(path + " is not the DRM character device expected (major 226" +
-		            (want_minor >= 0 ? ", minor " + std::to_string(want_minor) : std::string()) + ")");
+			    (want_minor >= 0 ? ", minor " + std::to_string(want_minor) : std::string()) + ")");
 	return dup_high(fd.get()); // away from the numbers CRIU restores (see kHighFd)
 }
 
@@ -292,7 +295,8 @@ std::string card_node_of(const ChosenDevice &dev)
 	if (DIR *d = opendir(dir.c_str())) {
 		std::string found;
 		while (struct dirent *e = readdir(d))
-			if (std::string n = e->d_name; n.rfind("card", 0) == 0 && gw::is_drm_node_path("/dev/dri/" + n, nullptr))
+			if (std::string n = e->d_name;
+			    n.rfind("card", 0) == 0 && gw::is_drm_node_path("/dev/dri/" + n, nullptr))
 				found = "/dev/dri/" + n;
 		closedir(d);
 		if (!found.empty())

@@ -8,19 +8,20 @@
 
 #include "images.hpp"
 
-namespace gwcriu {
+namespace gwcriu
+{
 
 // Describes the device of a DRM file being dumped. `path` is the node as the task saw it
 // ("" if unknown: taken from sysfs); `fd` (if >= 0) answers DRM_IOCTL_VERSION, else
 // `driver` is used; the node's mode and owner are read through /proc/<holder_pid>/root (the
 // task's mount namespace) when holder_pid is not 0.
-DeviceRec describe_device(uint32_t major, uint32_t minor, const std::string &path, int fd,
-                          const std::string &driver, uint32_t holder_pid);
+DeviceRec describe_device(uint32_t major, uint32_t minor, const std::string &path, int fd, const std::string &driver,
+			  uint32_t holder_pid);
 
 struct ChosenDevice {
 	std::string path;
 	uint32_t minor = 0;
-	bool substituted = false;    // not the saved node
+	bool substituted = false; // not the saved node
 };
 
 // The node to reopen for `saved`: the saved path when it is still a DRM node of the same kind,

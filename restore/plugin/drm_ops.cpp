@@ -15,10 +15,10 @@
 #include <unistd.h>
 #include <utility>
 
-namespace gwcriu {
-namespace {
-
-
+namespace gwcriu
+{
+namespace
+{
 
 void dmabuf_sync(int dmabuf, uint64_t flags)
 {
@@ -179,8 +179,8 @@ BufferMap BufferMap::of_handle(int fd, uint32_t handle, uint64_t size, bool writ
 	UniqueFd d;
 	int e = prime_export(fd, handle, write, &d);
 	if (e != 0)
-		throw Error("cannot map handle " + std::to_string(handle) + " (MODE_MAP_DUMB/mmap: " + gw::errno_text(-r) +
-		            ", PRIME export: " + gw::errno_text(-e) + ")");
+		throw Error("cannot map handle " + std::to_string(handle) + " (MODE_MAP_DUMB/mmap: " +
+			    gw::errno_text(-r) + ", PRIME export: " + gw::errno_text(-e) + ")");
 	return of_dmabuf(d.get(), size, write);
 }
 
@@ -206,8 +206,8 @@ BufferMap BufferMap::of_range(int fd, uint64_t offset, uint64_t size)
 {
 	void *p = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(offset));
 	if (p == MAP_FAILED)
-		throw Error("cannot mmap " + std::to_string(size) + " bytes at offset " + std::to_string(offset) + ": " +
-		            gw::errno_text(errno));
+		throw Error("cannot mmap " + std::to_string(size) + " bytes at offset " + std::to_string(offset) +
+			    ": " + gw::errno_text(errno));
 	BufferMap m;
 	m.addr_ = p;
 	m.len_ = size;
@@ -215,8 +215,8 @@ BufferMap BufferMap::of_range(int fd, uint64_t offset, uint64_t size)
 }
 
 BufferMap::BufferMap(BufferMap &&o) noexcept
-	: addr_(std::exchange(o.addr_, nullptr)), len_(std::exchange(o.len_, 0)), dmabuf_(std::move(o.dmabuf_)),
-	  write_(o.write_)
+    : addr_(std::exchange(o.addr_, nullptr)), len_(std::exchange(o.len_, 0)), dmabuf_(std::move(o.dmabuf_)),
+      write_(o.write_)
 {
 }
 
@@ -247,7 +247,7 @@ uint32_t load_buffer(int in_fd, const std::string &what, BufferMap &m)
 		std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(kIoBuffer, m.size() - done));
 		if (!read_full(in_fd, bounce, n))
 			throw Error("cannot read " + what + " at byte " + std::to_string(done) + ": " +
-			            (errno == ENODATA ? std::string("truncated") : gw::errno_text(errno)));
+				    (errno == ENODATA ? std::string("truncated") : gw::errno_text(errno)));
 		crc = ::crc32_z(crc, reinterpret_cast<const Bytef *>(bounce), n);
 		std::memcpy(m.data() + done, bounce, n);
 		done += n;

@@ -8,13 +8,14 @@
 
 #include "util.hpp"
 
-namespace gwcriu {
+namespace gwcriu
+{
 
 constexpr unsigned kDrmMajor = 226;
 
 // ioctl(2) retried on EINTR/EAGAIN (as libdrm's drmIoctl): 0 or -errno.
 int xioctl(int fd, unsigned long req, void *arg);
-std::string drm_driver_name(int fd);                 // DRM_IOCTL_VERSION; "" on failure
+std::string drm_driver_name(int fd); // DRM_IOCTL_VERSION; "" on failure
 
 struct DumbParams {
 	uint32_t width = 0, height = 0, bpp = 0, flags = 0;
@@ -26,20 +27,21 @@ int create_dumb(int fd, const DumbParams &p, uint32_t *handle, uint64_t *size);
 int gem_close(int fd, uint32_t handle);
 int gem_flink(int fd, uint32_t handle, uint32_t *name);
 int gem_open(int fd, uint32_t name, uint32_t *handle);
-int map_offset(int fd, uint32_t handle, uint64_t *offset);  // MODE_MAP_DUMB (xe render nodes: GEM_MMAP_OFFSET)
+int map_offset(int fd, uint32_t handle, uint64_t *offset); // MODE_MAP_DUMB (xe render nodes: GEM_MMAP_OFFSET)
 int prime_export(int fd, uint32_t handle, bool rdwr, UniqueFd *out);
 int prime_import(int fd, int dmabuf, uint32_t *handle);
 
-bool is_dmabuf(int fd);                              // by its /proc/self/fd link
-int64_t dmabuf_size(int dmabuf);                     // lseek(SEEK_END), position kept; -errno
+bool is_dmabuf(int fd);          // by its /proc/self/fd link
+int64_t dmabuf_size(int dmabuf); // lseek(SEEK_END), position kept; -errno
 
 // A CPU mapping of a whole buffer: through the DRM file (MODE_MAP_DUMB + mmap) where the
 // driver allows it, else through a PRIME export (dma-buf mmap, bracketed by DMA_BUF_IOCTL_SYNC).
-class BufferMap {
+class BufferMap
+{
 public:
 	static BufferMap of_handle(int fd, uint32_t handle, uint64_t size, bool write); // throws Error
-	static BufferMap of_dmabuf(int dmabuf, uint64_t size, bool write);           // throws Error
-	static BufferMap of_range(int fd, uint64_t offset, uint64_t size);          // read-only; throws
+	static BufferMap of_dmabuf(int dmabuf, uint64_t size, bool write);              // throws Error
+	static BufferMap of_range(int fd, uint64_t offset, uint64_t size);              // read-only; throws
 	BufferMap(BufferMap &&o) noexcept;
 	BufferMap &operator=(BufferMap &&) = delete;
 	BufferMap(const BufferMap &) = delete;
@@ -51,7 +53,7 @@ private:
 	BufferMap() = default;
 	void *addr_ = nullptr;
 	uint64_t len_ = 0;
-	UniqueFd dmabuf_;       // set when mapped through a dma-buf (for the sync ioctls)
+	UniqueFd dmabuf_; // set when mapped through a dma-buf (for the sync ioctls)
 	bool write_ = false;
 };
 

@@ -15,8 +15,10 @@
 #include "late_maps.hpp"
 #include "log.hpp"
 
-namespace gwcriu {
-namespace {
+namespace gwcriu
+{
+namespace
+{
 
 namespace mf = gw::manifest;
 
@@ -33,7 +35,8 @@ std::vector<Holder> holders_of(const DumpSession &s, int lfd, bool dmabuf, uint3
 	for (const Task &t : s.tasks) {
 		Holder h{t.pid, t.vpid, {}};
 		for (const TaskFd &f : t.fds)
-			if (f.dmabuf == dmabuf && (dmabuf || f.minor == minor) && same_file(getpid(), lfd, static_cast<int>(t.pid), f.fd)) {
+			if (f.dmabuf == dmabuf && (dmabuf || f.minor == minor) &&
+			    same_file(getpid(), lfd, static_cast<int>(t.pid), f.fd)) {
 				h.fds.push_back(f.fd);
 				if (link && link->empty())
 					*link = f.link;
@@ -49,7 +52,8 @@ std::string holders_text(const std::vector<Holder> &hs)
 	std::string s;
 	for (const Holder &h : hs)
 		for (int fd : h.fds)
-			s += (s.empty() ? "" : ", ") + std::string("pid ") + std::to_string(h.pid) + " fd " + std::to_string(fd);
+			s += (s.empty() ? "" : ", ") + std::string("pid ") + std::to_string(h.pid) + " fd " +
+			     std::to_string(fd);
 	return s.empty() ? "no task fd" : s;
 }
 
@@ -68,8 +72,9 @@ const mf::File *manifest_file_of(DumpSession &s, const std::vector<Holder> &hs, 
 				found = f;
 				*index = i;
 			} else if (f && f != found) {
-				log_warn("the manifest names two files for what is one open file (pid %u fd %d): using the first",
-				         h.pid, fd);
+				log_warn("the manifest names two files for what is one open file (pid %u fd %d): using "
+					 "the first",
+					 h.pid, fd);
 			}
 		}
 	return found;
@@ -77,7 +82,7 @@ const mf::File *manifest_file_of(DumpSession &s, const std::vector<Holder> &hs, 
 
 // Handle table from the manifest; false (with *why) when the manifest does not match the file.
 bool handles_from_manifest(DumpSession &s, std::size_t index, const mf::File &mfile, int lfd, FileImage &img,
-                           std::string *why)
+			   std::string *why)
 {
 	std::map<uint32_t, HandleRec> table;
 	const bool i915 = is_i915(img.device);
@@ -109,7 +114,8 @@ bool handles_from_manifest(DumpSession &s, std::size_t index, const mf::File &mf
 		if (e != 0 || r.size == 0) {
 			UniqueFd d;
 			if (int pe = prime_export(lfd, r.handle, false, &d); pe != 0) {
-				*why = "handle " + std::to_string(n) + " cannot be checked (PRIME export: " + gw::errno_text(-pe) + ")";
+				*why = "handle " + std::to_string(n) +
+				       " cannot be checked (PRIME export: " + gw::errno_text(-pe) + ")";
 				return false;
 			}
 			int64_t size = dmabuf_size(d.get());
@@ -172,11 +178,13 @@ int dump_drm_file(int lfd, uint32_t id)
 	std::size_t index = 0;
 	const mf::File *mf = manifest_file_of(s, img.holders, &index);
 	img.device = describe_device(kDrmMajor, minor(st.st_rdev), mf ? mf->path : link, lfd, mf ? mf->driver : "",
-	                             img.holders.empty() ? 0 : img.holders[0].pid);
-	std::string who = "file " + std::to_string(id) + " (" + img.device.path + ", " + holders_text(img.holders) + ")";
+				     img.holders.empty() ? 0 : img.holders[0].pid);
+	std::string who =
+		"file " + std::to_string(id) + " (" + img.device.path + ", " + holders_text(img.holders) + ")";
 	if (img.holders.empty())
 		log_warn("%s: no seized task holds it by an fd that kcmp recognises: its mappings will come back "
-		         "on private files", who.c_str());
+			 "on private files",
+			 who.c_str());
 
 	std::string why;
 	if (mf && mf->handles_known && handles_from_manifest(s, index, *mf, lfd, img, &why)) {
@@ -194,8 +202,9 @@ int dump_drm_file(int lfd, uint32_t id)
 		img.handles.clear();
 		img.source = "probe";
 		img.handles_known = false;
-		img.degraded.push_back("handle table probed (" + why + "): creation parameters unknown, buffers come back "
-		                       "as plain dumb buffers of the same size");
+		img.degraded.push_back("handle table probed (" + why +
+				       "): creation parameters unknown, buffers come back "
+				       "as plain dumb buffers of the same size");
 		std::string perr;
 		if (!probe_handles(s, lfd, img, &perr))
 			img.degraded.push_back("handles could not be probed (" + perr + "): the file comes back empty");
@@ -207,7 +216,8 @@ int dump_drm_file(int lfd, uint32_t id)
 			try {
 				save_object(s, h.object, BufferMap::of_handle(lfd, h.handle, h.size, false));
 			} catch (const Error &e) {
-				img.degraded.push_back("contents of handle " + std::to_string(h.handle) + " not saved: " + e.what());
+				img.degraded.push_back("contents of handle " + std::to_string(h.handle) +
+						       " not saved: " + e.what());
 			}
 		}
 		h.saved = s.saved.count(h.object) != 0;
@@ -218,7 +228,7 @@ int dump_drm_file(int lfd, uint32_t id)
 	write_image(file_image_name(id), to_json(img).dump(1));
 	write_vmas_image(s, false);
 	log_info("dumped %s: %s, %zu handles, %s", who.c_str(), img.device.driver.c_str(), img.handles.size(),
-	         img.source == "manifest" ? "from the manifest" : "probed (degraded)");
+		 img.source == "manifest" ? "from the manifest" : "probed (degraded)");
 	for (const std::string &d : img.degraded)
 		log_warn("%s: %s", who.c_str(), d.c_str());
 	return 0;
@@ -253,7 +263,7 @@ int dump_dmabuf(int lfd, uint32_t id)
 		}
 	if (mfile && mfile->major == kDrmMajor) {
 		img.device = describe_device(mfile->major, mfile->minor, mfile->path, -1, mfile->driver,
-		                             img.holders.empty() ? 0 : img.holders[0].pid);
+					     img.holders.empty() ? 0 : img.holders[0].pid);
 	} else if (const TaskFd *card = any_drm_fd(s)) {
 		img.device = s.device_of_minor(card->minor, s.tasks.front().pid);
 	} else {
@@ -269,7 +279,8 @@ int dump_dmabuf(int lfd, uint32_t id)
 		struct stat st;
 		fstat(lfd, &st);
 		img.object = s.object_of_dmabuf(st.st_ino);
-		img.degraded.push_back("not in the manifest: shared again only with DRM files whose handles were probed");
+		img.degraded.push_back(
+			"not in the manifest: shared again only with DRM files whose handles were probed");
 	}
 	s.object_sizes[img.object] = img.size;
 	if (!s.saved.count(img.object)) {
@@ -282,7 +293,7 @@ int dump_dmabuf(int lfd, uint32_t id)
 	img.saved = s.saved.count(img.object) != 0;
 	write_image(dmabuf_image_name(id), to_json(img).dump(1));
 	log_info("dumped %s: buffer %llu, %llu bytes", who.c_str(), (unsigned long long)img.object,
-	         (unsigned long long)img.size);
+		 (unsigned long long)img.size);
 	for (const std::string &d : img.degraded)
 		log_warn("%s: %s", who.c_str(), d.c_str());
 	return 0;

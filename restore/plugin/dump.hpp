@@ -14,7 +14,8 @@
 #include "manifest/manifest.hpp"
 #include "proc.hpp"
 
-namespace gwcriu {
+namespace gwcriu
+{
 
 struct DumpSession {
 	std::vector<Task> tasks;
@@ -27,9 +28,9 @@ struct DumpSession {
 	std::map<std::pair<std::size_t, uint64_t>, uint64_t> manifest_objects;
 	std::map<uint64_t, uint64_t> dmabuf_objects;
 	std::map<uint64_t, uint64_t> object_sizes;
-	std::set<uint64_t> saved;    // objects whose gpuwatch-object-N.bin is written
+	std::set<uint64_t> saved; // objects whose gpuwatch-object-N.bin is written
 
-	std::vector<VmaRec> vmas;    // every DRM mapping of every seized task
+	std::vector<VmaRec> vmas;     // every DRM mapping of every seized task
 	std::vector<bool> attributed; // vmas[i] was claimed by a dumped file (or the manifest)
 
 	std::map<uint32_t, DeviceRec> devices; // by minor, for mappings no dumped file claims

@@ -6,12 +6,17 @@
 
 #include "dump.hpp"
 
-namespace gwcriu {
-namespace {
+namespace gwcriu
+{
+namespace
+{
 
 namespace mf = gw::manifest;
 
-std::string num(uint64_t v) { return std::to_string(v); }
+std::string num(uint64_t v)
+{
+	return std::to_string(v);
+}
 
 // One manifest context parameter into c; false (with *why) when it cannot be recreated.
 bool add_param(I915Context &c, const mf::ContextParam &v, std::string *why)
@@ -31,7 +36,8 @@ bool add_param(I915Context &c, const mf::ContextParam &v, std::string *why)
 			l.push_back({e.engine_class, e.instance});
 		c.engines = std::move(l);
 		if (v.extensions_not_recorded) {
-			*why = "engine map extensions (load balancing, bonding, parallel submission) were not recorded: "
+			*why = "engine map extensions (load balancing, bonding, parallel submission) were not "
+			       "recorded: "
 			       "the engine map comes back without them";
 			return false;
 		}
@@ -55,9 +61,15 @@ bool add_param(I915Context &c, const mf::ContextParam &v, std::string *why)
 
 } // namespace
 
-bool is_i915(const DeviceRec &d) { return d.driver == "i915"; }
+bool is_i915(const DeviceRec &d)
+{
+	return d.driver == "i915";
+}
 
-bool i915_handle_exists(int fd, uint32_t n) { return i915::busy(fd, n) != -ENOENT; }
+bool i915_handle_exists(int fd, uint32_t n)
+{
+	return i915::busy(fd, n) != -ENOENT;
+}
 
 I915Buffer i915_buffer_of(const mf::Handle &h, std::vector<std::string> *degraded)
 {
@@ -76,7 +88,8 @@ I915Buffer i915_buffer_of(const mf::Handle &h, std::vector<std::string> *degrade
 		for (const mf::Placement &r : p.placements) {
 			auto c = r.memory_class ? i915::mem_class_number(*r.memory_class) : std::nullopt;
 			if (!c || !r.instance) {
-				degraded->push_back(who + ": a memory region of unknown class is left out of its placements");
+				degraded->push_back(who +
+						    ": a memory region of unknown class is left out of its placements");
 				continue;
 			}
 			b.placements.push_back({*c, *r.instance});
@@ -123,7 +136,8 @@ I915FileState i915_state_of(const mf::File &f, std::vector<std::string> *degrade
 		}
 		st.contexts.push_back(std::move(c));
 	}
-	std::sort(st.contexts.begin(), st.contexts.end(), [](const I915Context &a, const I915Context &b) { return a.id < b.id; });
+	std::sort(st.contexts.begin(), st.contexts.end(),
+		  [](const I915Context &a, const I915Context &b) { return a.id < b.id; });
 	return st;
 }
 

@@ -9,7 +9,8 @@
 #include "images.hpp"
 #include "manifest/manifest.hpp"
 
-namespace gwcriu {
+namespace gwcriu
+{
 
 bool is_i915(const DeviceRec &d);
 // A manifest handle entry's i915 part (kind "" for buffers not made by an i915 create ioctl).

@@ -7,8 +7,8 @@
 #include "drm_ops.hpp"
 #include "log.hpp"
 
-namespace gwcriu {
-
+namespace gwcriu
+{
 
 bool probe_handles(DumpSession &s, int lfd, FileImage &img, std::string *why)
 {
@@ -28,7 +28,8 @@ bool probe_handles(DumpSession &s, int lfd, FileImage &img, std::string *why)
 		struct stat st;
 		int64_t size = dmabuf_size(d.get());
 		if (fstat(d.get(), &st) != 0 || size <= 0 || static_cast<uint64_t>(size) % page_size()) {
-			img.degraded.push_back("handle " + std::to_string(h) + " exists but its size is unknown: not restored");
+			img.degraded.push_back("handle " + std::to_string(h) +
+					       " exists but its size is unknown: not restored");
 			continue;
 		}
 		HandleRec rec;
@@ -57,7 +58,8 @@ const TaskFd *any_drm_fd(const DumpSession &s)
 	return any;
 }
 
-namespace {
+namespace
+{
 
 // Fake offsets of the file's handles (MODE_MAP_DUMB: existing offsets come back unchanged).
 struct FakeOffsets {
@@ -87,7 +89,8 @@ uint64_t save_range(DumpSession &s, int lfd, const VmaRec &v)
 	try {
 		save_object(s, n, BufferMap::of_range(lfd, v.offset, v.length));
 	} catch (const Error &e) {
-		log_warn("mapping %#llx of pid %u: contents not saved: %s", (unsigned long long)v.start, v.pid, e.what());
+		log_warn("mapping %#llx of pid %u: contents not saved: %s", (unsigned long long)v.start, v.pid,
+			 e.what());
 		return 0;
 	}
 	s.object_sizes[n] = v.length;
@@ -97,7 +100,7 @@ uint64_t save_range(DumpSession &s, int lfd, const VmaRec &v)
 } // namespace
 
 void attribute_vmas(DumpSession &s, int lfd, const FileImage &img, const std::size_t *mindex,
-                    const gw::manifest::File *mfile)
+		    const gw::manifest::File *mfile)
 {
 	std::set<uint32_t> pids;
 	for (const Holder &h : img.holders)
@@ -157,8 +160,8 @@ void attribute_vmas(DumpSession &s, int lfd, const FileImage &img, const std::si
 		v.object_size = object ? s.object_sizes[object] : 0;
 		s.attributed[i] = true;
 		log_debug("mapping %#llx-%#llx of pid %u: file %u, handle %s, buffer %llu", (unsigned long long)v.start,
-		          (unsigned long long)(v.start + v.length), v.pid, img.criu_id,
-		          handle ? std::to_string(*handle).c_str() : "none", (unsigned long long)object);
+			  (unsigned long long)(v.start + v.length), v.pid, img.criu_id,
+			  handle ? std::to_string(*handle).c_str() : "none", (unsigned long long)object);
 	}
 }
 

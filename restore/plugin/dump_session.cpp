@@ -12,8 +12,10 @@
 #include "control_client.hpp"
 #include "manifest/manifest.hpp"
 
-namespace gwcriu {
-namespace {
+namespace gwcriu
+{
+namespace
+{
 
 using json = nlohmann::json;
 std::optional<DumpSession> g_session;
@@ -39,7 +41,8 @@ void from_daemons(DumpSession &s)
 			// a container's hook daemon: the restore follows that container again even where
 			// the runtime runs no hook (crun)
 			if (auto id = gw::container_of_manifest(run, d->manifest); id && asked.size() == 1) {
-				write_image(gw::kContainerImage, json{{"schema", gw::kContainerSchema}, {"id", *id}}.dump() + "\n");
+				write_image(gw::kContainerImage,
+					    json{{"schema", gw::kContainerSchema}, {"id", *id}}.dump() + "\n");
 				log_info("daemon %u follows container %s", d->pid, id->c_str());
 			}
 		} catch (const std::exception &e) {
@@ -74,19 +77,19 @@ void acquire_manifests(DumpSession &s)
 		if (!s.manifests.empty()) {
 			s.manifest_origin = "image directory";
 			log_warn("no daemon synced: using the manifest the action script left in the image directory "
-			         "(taken before the tasks were frozen: it may miss the last changes)");
+				 "(taken before the tasks were frozen: it may miss the last changes)");
 		}
 	}
 	if (s.manifests.empty()) {
 		log_warn("no manifest (no gpuwatch daemon follows these tasks, see GPUWATCH_RUN_DIR): DRM files are "
-		         "dumped in degraded mode (handles probed, creation parameters unknown)");
+			 "dumped in degraded mode (handles probed, creation parameters unknown)");
 		return;
 	}
 	for (std::size_t i = 0; i < s.manifests.size(); ++i) {
 		const gw::manifest::Manifest &m = s.manifests[i];
 		if (!m.complete)
 			log_warn("manifest %zu is incomplete%s%s", i, m.incomplete_reasons.empty() ? "" : ": ",
-			         m.incomplete_reasons.empty() ? "" : m.incomplete_reasons[0].c_str());
+				 m.incomplete_reasons.empty() ? "" : m.incomplete_reasons[0].c_str());
 		if (s.manifest_origin != "image directory")
 			write_image(manifest_image_name(i), gw::manifest::serialize(m));
 	}
@@ -110,7 +113,10 @@ uint64_t DumpSession::object_of_dmabuf(uint64_t ino)
 	return it->second;
 }
 
-uint64_t DumpSession::new_object() { return next_object++; }
+uint64_t DumpSession::new_object()
+{
+	return next_object++;
+}
 
 const DeviceRec &DumpSession::device_of_minor(uint32_t minor, uint32_t pid)
 {
@@ -181,10 +187,11 @@ void write_vmas_image(DumpSession &s, bool final)
 		if (v.object && !v.object_size)
 			v.object_size = s.object_sizes[v.object];
 		if (v.object && (!v.object_size || v.delta % page_size() || v.delta >= v.object_size ||
-		                 v.length > v.object_size - v.delta)) {
+				 v.length > v.object_size - v.delta)) {
 			if (final)
-				log_warn("mapping %#llx of pid %u does not fit in buffer %llu: its buffer is treated as unknown",
-				         (unsigned long long)v.start, v.pid, (unsigned long long)v.object);
+				log_warn("mapping %#llx of pid %u does not fit in buffer %llu: its buffer is treated "
+					 "as unknown",
+					 (unsigned long long)v.start, v.pid, (unsigned long long)v.object);
 			v.object = 0;
 			v.handle.reset();
 		}
@@ -209,24 +216,30 @@ void finish_dump(int ret)
 				if (s.attributed[i])
 					continue;
 				if (v.late) {
-					log_error("mapping %#llx-%#llx of pid %u was replaced by a placeholder before the dump, but no "
-					          "dumped file holds its handle: after a restore it stays an inaccessible hole",
-					          (unsigned long long)v.start, (unsigned long long)(v.start + v.length), v.pid);
+					log_error("mapping %#llx-%#llx of pid %u was replaced by a placeholder before "
+						  "the dump, but no "
+						  "dumped file holds its handle: after a restore it stays an "
+						  "inaccessible hole",
+						  (unsigned long long)v.start, (unsigned long long)(v.start + v.length),
+						  v.pid);
 					v.late.reset();
 					continue;
 				}
 				for (std::size_t m = 0; m < s.manifests.size() && !v.object; ++m)
-					if (const gw::manifest::Mmap *e = s.manifest_mmap(m, v.pid, v.start); e && e->object)
+					if (const gw::manifest::Mmap *e = s.manifest_mmap(m, v.pid, v.start);
+					    e && e->object)
 						v.object = s.object_of_manifest(m, *e->object);
 				v.object_size = v.object ? s.object_sizes[v.object] : 0;
 				if (v.object && (!v.object_size || v.length > v.object_size))
 					v.object = 0;
 				if (!v.object)
 					v.object_size = 0;
-				log_warn("mapping %#llx-%#llx of pid %u (%s): no dumped fd holds its file; it comes back %s",
-				         (unsigned long long)v.start, (unsigned long long)(v.start + v.length), v.pid,
-				         v.device.path.c_str(),
-				         v.object && s.saved.count(v.object) ? "on a copy of its buffer" : "zero-filled");
+				log_warn("mapping %#llx-%#llx of pid %u (%s): no dumped fd holds its file; it comes "
+					 "back %s",
+					 (unsigned long long)v.start, (unsigned long long)(v.start + v.length), v.pid,
+					 v.device.path.c_str(),
+					 v.object && s.saved.count(v.object) ? "on a copy of its buffer"
+									     : "zero-filled");
 			}
 			write_vmas_image(s, true);
 		}

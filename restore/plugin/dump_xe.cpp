@@ -4,14 +4,22 @@
 
 #include "dump.hpp"
 
-namespace gwcriu {
-namespace {
+namespace gwcriu
+{
+namespace
+{
 
 namespace mf = gw::manifest;
 
-std::string num(uint64_t v) { return std::to_string(v); }
+std::string num(uint64_t v)
+{
+	return std::to_string(v);
+}
 
-uint32_t u32(uint64_t v) { return v <= UINT32_MAX ? static_cast<uint32_t>(v) : 0; }
+uint32_t u32(uint64_t v)
+{
+	return v <= UINT32_MAX ? static_cast<uint32_t>(v) : 0;
+}
 
 // The file's lowest handle of manifest object `object`, or 0.
 uint32_t handle_of_object(const mf::File &f, uint64_t object)
@@ -29,7 +37,10 @@ constexpr uint16_t kVmBindClass = 5; // DRM_XE_ENGINE_CLASS_VM_BIND
 
 } // namespace
 
-bool is_xe(const DeviceRec &d) { return d.driver == "xe"; }
+bool is_xe(const DeviceRec &d)
+{
+	return d.driver == "xe";
+}
 
 std::optional<XeBuffer> xe_buffer_of(const mf::Handle &h, const mf::File &f, std::vector<std::string> *degraded)
 {
@@ -43,12 +54,13 @@ std::optional<XeBuffer> xe_buffer_of(const mf::Handle &h, const mf::File &f, std
 	b.vm_id = p.vm_id.value_or(0);
 	b.cpu_caching = static_cast<uint16_t>(p.cpu_caching.value_or(0));
 	if (b.placement == 0 || b.cpu_caching == 0 || b.cpu_caching > 2) {
-		degraded->push_back(who + ": its xe creation parameters were not recorded: it comes back as a plain buffer");
+		degraded->push_back(who +
+				    ": its xe creation parameters were not recorded: it comes back as a plain buffer");
 		return std::nullopt;
 	}
 	if (b.vm_id && !f.has_vm(b.vm_id)) {
 		degraded->push_back(who + ": private to VM " + num(b.vm_id) +
-		                    ", whose id was destroyed since: it comes back as a buffer of no VM");
+				    ", whose id was destroyed since: it comes back as a buffer of no VM");
 		b.vm_id = 0;
 	}
 	if (p.extensions)
@@ -84,7 +96,9 @@ XeFileState xe_state_of(const mf::File &f, std::vector<std::string> *degraded)
 				} else if (bj.object) {
 					uint32_t h = handle_of_object(f, *bj.object);
 					if (!h) {
-						degraded->push_back(at + ": its buffer has no handle left in the file: not bound again");
+						degraded->push_back(
+							at +
+							": its buffer has no handle left in the file: not bound again");
 						continue;
 					}
 					b.handle = h;
@@ -92,7 +106,8 @@ XeFileState xe_state_of(const mf::File &f, std::vector<std::string> *degraded)
 			}
 			vm.bindings.push_back(b);
 		}
-		std::sort(vm.bindings.begin(), vm.bindings.end(), [](const XeBinding &a, const XeBinding &b) { return a.addr < b.addr; });
+		std::sort(vm.bindings.begin(), vm.bindings.end(),
+			  [](const XeBinding &a, const XeBinding &b) { return a.addr < b.addr; });
 		st.vms.push_back(std::move(vm));
 	}
 	std::sort(st.vms.begin(), st.vms.end(), [](const XeVm &a, const XeVm &b) { return a.id < b.id; });

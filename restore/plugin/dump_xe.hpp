@@ -9,13 +9,14 @@
 #include "images.hpp"
 #include "manifest/manifest.hpp"
 
-namespace gwcriu {
+namespace gwcriu
+{
 
 bool is_xe(const DeviceRec &d);
 // A manifest handle entry's xe part (nullopt for buffers not made by xe GEM_CREATE: dumb,
 // imports). Parameters that cannot be recreated are named in *degraded.
 std::optional<XeBuffer> xe_buffer_of(const gw::manifest::Handle &manifest_handle,
-                                     const gw::manifest::File &manifest_file, std::vector<std::string> *degraded);
+				     const gw::manifest::File &manifest_file, std::vector<std::string> *degraded);
 // A manifest file's VMs, bindings and exec queues.
 XeFileState xe_state_of(const gw::manifest::File &manifest_file, std::vector<std::string> *degraded);
 

@@ -16,11 +16,12 @@
 #include "log.hpp"
 #include "restore.hpp"
 
-namespace gwcriu {
-namespace {
+namespace gwcriu
+{
+namespace
+{
 
 using json = nlohmann::json;
-
 
 // "sync_file", "i915_perf" or "" from the fd's link (anon_inode:sync_file, anon_inode:[i915_perf]).
 std::string kind_of(int fd)
@@ -69,7 +70,7 @@ UniqueFd perf_open(int fd, const FenceImage &f)
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
 		throw Error("cannot open the i915 perf stream again (" + std::to_string(f.properties.size()) +
-		            " properties): " + gw::errno_text(errno));
+			    " properties): " + gw::errno_text(errno));
 	return UniqueFd(r);
 }
 
@@ -94,10 +95,12 @@ int dump_fence_file(int lfd, uint32_t id)
 			if (same_file(getpid(), lfd, static_cast<int>(t.pid), tf.fd)) {
 				h.fds.push_back(tf.fd);
 				const gw::manifest::Fd *e = s.manifest_fd(t.pid, tf.fd, &index);
-				auto kind = img.kind == "sync_file" ? gw::manifest::Fd::Kind::sync_file : gw::manifest::Fd::Kind::i915_perf;
+				auto kind = img.kind == "sync_file" ? gw::manifest::Fd::Kind::sync_file
+								    : gw::manifest::Fd::Kind::i915_perf;
 				if (e && !origin && e->kind == kind && e->origin.raw.is_object())
 					origin = &e->origin;
-				who += (who.empty() ? "" : ", ") + std::string("pid ") + std::to_string(t.pid) + " fd " + std::to_string(tf.fd);
+				who += (who.empty() ? "" : ", ") + std::string("pid ") + std::to_string(t.pid) +
+				       " fd " + std::to_string(tf.fd);
 			}
 		if (!h.fds.empty())
 			img.holders.push_back(std::move(h));
@@ -106,7 +109,7 @@ int dump_fence_file(int lfd, uint32_t id)
 	const gw::manifest::File *mfile = origin && origin->file ? s.manifest_file(index, *origin->file) : nullptr;
 	if (mfile && mfile->major == kDrmMajor) {
 		img.device = describe_device(mfile->major, mfile->minor, mfile->path, -1, mfile->driver,
-		                             img.holders.empty() ? 0 : img.holders[0].pid);
+					     img.holders.empty() ? 0 : img.holders[0].pid);
 	} else if (const TaskFd *card = any_drm_fd(s)) {
 		img.device = s.device_of_minor(card->minor, s.tasks.front().pid);
 	} else {
@@ -115,8 +118,10 @@ int dump_fence_file(int lfd, uint32_t id)
 	}
 	if (img.kind == "i915_perf") {
 		if (!origin || !origin->complete || !origin->properties) {
-			log_error("%s: its properties are unknown (opened before gpuwatch attached, or not all captured): it "
-			          "cannot be opened again", who.c_str());
+			log_error("%s: its properties are unknown (opened before gpuwatch attached, or not all "
+				  "captured): it "
+				  "cannot be opened again",
+				  who.c_str());
 			return -1;
 		}
 		if (origin->flags)
@@ -126,8 +131,8 @@ int dump_fence_file(int lfd, uint32_t id)
 	}
 	write_image(fence_image_name(id), to_json(img).dump(1));
 	log_info("dumped %s on %s: %s", who.c_str(), img.device.path.c_str(),
-	         img.kind == "sync_file" ? "it comes back signalled (GPU work in flight is not restored)"
-	                                 : "it is opened again with the same properties (no samples carried over)");
+		 img.kind == "sync_file" ? "it comes back signalled (GPU work in flight is not restored)"
+					 : "it is opened again with the same properties (no samples carried over)");
 	return 0;
 }
 
@@ -145,7 +150,7 @@ int restore_fence_file(uint32_t id)
 		if (f.f_flags & O_NONBLOCK)
 			fcntl(out.get(), F_SETFL, fcntl(out.get(), F_GETFL) | O_NONBLOCK);
 		log_info("restored %s %u on %s%s", f.kind.c_str(), id, dev.path.c_str(),
-		         f.kind == "sync_file" ? " (signalled: the GPU work it stood for is lost)" : "");
+			 f.kind == "sync_file" ? " (signalled: the GPU work it stood for is lost)" : "");
 		int fd = dup(out.get());
 		if (fd < 0)
 			throw Error("cannot duplicate it: " + gw::errno_text(errno));

@@ -6,7 +6,8 @@
 
 #include <cstdint>
 
-namespace gwcriu {
+namespace gwcriu
+{
 
 // DUMP_EXT_FILE: 0, -ENOTSUP (not one of these) or -1 (logged).
 int dump_fence_file(int lfd, uint32_t id);

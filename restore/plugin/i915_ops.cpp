@@ -8,11 +8,15 @@
 
 #include "uapi/i915_uapi_extra.h"
 
-namespace gwcriu::i915 {
-namespace {
+namespace gwcriu::i915
+{
+namespace
+{
 
-
-uint64_t ptr(const void *p) { return reinterpret_cast<uintptr_t>(p); }
+uint64_t ptr(const void *p)
+{
+	return reinterpret_cast<uintptr_t>(p);
+}
 
 } // namespace
 
@@ -27,7 +31,7 @@ int gem_create(int fd, uint64_t size, uint32_t *handle)
 }
 
 int gem_create_ext(int fd, uint64_t size, uint32_t flags, const std::vector<Region> &placements, bool protected_content,
-                   std::optional<uint32_t> pat, uint32_t *handle)
+		   std::optional<uint32_t> pat, uint32_t *handle)
 {
 	std::vector<drm_i915_gem_memory_class_instance> regions;
 	for (const Region &r : placements)
@@ -154,7 +158,8 @@ int vm_destroy(int fd, uint32_t id)
 	return xioctl(fd, DRM_IOCTL_I915_GEM_VM_DESTROY, &v);
 }
 
-namespace {
+namespace
+{
 
 void fill_param(drm_i915_gem_context_param &out, uint32_t ctx, const CtxParam &p)
 {
@@ -171,7 +176,7 @@ void fill_param(drm_i915_gem_context_param &out, uint32_t ctx, const CtxParam &p
 } // namespace
 
 int context_create(int fd, uint32_t flags, std::optional<uint32_t> vm, const std::optional<EngineList> &engines,
-                   const std::vector<CtxParam> &params, uint32_t *id)
+		   const std::vector<CtxParam> &params, uint32_t *id)
 {
 	std::vector<CtxParam> all;
 	if (vm)
@@ -219,12 +224,18 @@ int context_setparam(int fd, uint32_t ctx, const CtxParam &p)
 std::optional<uint64_t> context_param_number(const std::string &name)
 {
 	static const std::pair<const char *, uint64_t> names[] = {
-		{"ban_period", I915_CONTEXT_PARAM_BAN_PERIOD},   {"no_zeromap", I915_CONTEXT_PARAM_NO_ZEROMAP},
-		{"gtt_size", I915_CONTEXT_PARAM_GTT_SIZE},       {"no_error_capture", I915_CONTEXT_PARAM_NO_ERROR_CAPTURE},
-		{"bannable", I915_CONTEXT_PARAM_BANNABLE},       {"priority", I915_CONTEXT_PARAM_PRIORITY},
-		{"sseu", I915_CONTEXT_PARAM_SSEU},               {"recoverable", I915_CONTEXT_PARAM_RECOVERABLE},
-		{"vm", I915_CONTEXT_PARAM_VM},                   {"engines", I915_CONTEXT_PARAM_ENGINES},
-		{"persistence", I915_CONTEXT_PARAM_PERSISTENCE}, {"ringsize", I915_CONTEXT_PARAM_RINGSIZE},
+		{"ban_period", I915_CONTEXT_PARAM_BAN_PERIOD},
+		{"no_zeromap", I915_CONTEXT_PARAM_NO_ZEROMAP},
+		{"gtt_size", I915_CONTEXT_PARAM_GTT_SIZE},
+		{"no_error_capture", I915_CONTEXT_PARAM_NO_ERROR_CAPTURE},
+		{"bannable", I915_CONTEXT_PARAM_BANNABLE},
+		{"priority", I915_CONTEXT_PARAM_PRIORITY},
+		{"sseu", I915_CONTEXT_PARAM_SSEU},
+		{"recoverable", I915_CONTEXT_PARAM_RECOVERABLE},
+		{"vm", I915_CONTEXT_PARAM_VM},
+		{"engines", I915_CONTEXT_PARAM_ENGINES},
+		{"persistence", I915_CONTEXT_PARAM_PERSISTENCE},
+		{"ringsize", I915_CONTEXT_PARAM_RINGSIZE},
 		{"protected_content", I915_CONTEXT_PARAM_PROTECTED_CONTENT},
 	};
 	for (const auto &[n, v] : names)
@@ -239,8 +250,11 @@ std::optional<uint64_t> context_param_number(const std::string &name)
 std::optional<uint32_t> mmap_type_number(const std::string &name)
 {
 	static const std::pair<const char *, uint32_t> names[] = {
-		{"gtt", I915_MMAP_OFFSET_GTT}, {"wc", I915_MMAP_OFFSET_WC}, {"wb", I915_MMAP_OFFSET_WB},
-		{"uc", I915_MMAP_OFFSET_UC},   {"fixed", 4 /* I915_MMAP_OFFSET_FIXED */},
+		{"gtt", I915_MMAP_OFFSET_GTT},
+		{"wc", I915_MMAP_OFFSET_WC},
+		{"wb", I915_MMAP_OFFSET_WB},
+		{"uc", I915_MMAP_OFFSET_UC},
+		{"fixed", 4 /* I915_MMAP_OFFSET_FIXED */},
 	};
 	for (const auto &[n, v] : names)
 		if (name == n)

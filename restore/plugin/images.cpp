@@ -7,8 +7,10 @@
 #include <regex>
 #include <set>
 
-namespace gwcriu {
-namespace {
+namespace gwcriu
+{
+namespace
+{
 
 using json = nlohmann::json;
 constexpr const char *kFileSchema = "gpuwatch.criu.file/v1";
@@ -90,7 +92,8 @@ struct Reader {
 		try {
 			j = json::parse(text);
 		} catch (const json::parse_error &e) {
-			throw ImageError(name + ": not valid JSON (truncated or corrupt) at byte " + std::to_string(e.byte));
+			throw ImageError(name + ": not valid JSON (truncated or corrupt) at byte " +
+					 std::to_string(e.byte));
 		}
 		if (!j.is_object())
 			throw ImageError(name + ": not a JSON object");
@@ -136,7 +139,8 @@ struct Reader {
 			h.vpid = u32(a[i], w, "vpid", 1u << 30);
 			const json &fds = array(a[i], w, "fds");
 			for (std::size_t k = 0; k < fds.size(); ++k) {
-				if (!fds[k].is_number_integer() || fds[k].get<int64_t>() < 0 || fds[k].get<int64_t>() >= (1 << 30))
+				if (!fds[k].is_number_integer() || fds[k].get<int64_t>() < 0 ||
+				    fds[k].get<int64_t>() >= (1 << 30))
 					fail(at(w, "fds", k), "is not an fd number");
 				h.fds.push_back(fds[k].get<int>());
 			}
@@ -221,7 +225,8 @@ struct Reader {
 		I915FileState st;
 		const json &vms = array(*p, "i915", "vms");
 		for (std::size_t i = 0; i < vms.size(); ++i) {
-			if (!vms[i].is_number_unsigned() || vms[i].get<uint64_t>() == 0 || vms[i].get<uint64_t>() > max_handle())
+			if (!vms[i].is_number_unsigned() || vms[i].get<uint64_t>() == 0 ||
+			    vms[i].get<uint64_t>() > max_handle())
 				fail(at("i915", "vms", i), "is not a VM id between 1 and GPUWATCH_MAX_HANDLE");
 			uint32_t id = vms[i].get<uint32_t>();
 			if (!st.vms.empty() && id <= st.vms.back())
@@ -259,11 +264,13 @@ struct Reader {
 				if (const json *d = maybe(ps[k], pw, "data")) {
 					if (!d->is_string() || d->get_ref<const std::string &>().size() % 2 ||
 					    d->get_ref<const std::string &>().size() > 2048 ||
-					    d->get_ref<const std::string &>().find_first_not_of("0123456789abcdef") != std::string::npos)
+					    d->get_ref<const std::string &>().find_first_not_of("0123456789abcdef") !=
+						    std::string::npos)
 						fail(pw + ".data", "is not at most 1 KiB of lowercase hex");
 					const std::string &hx = d->get_ref<const std::string &>();
 					for (std::size_t x = 0; x < hx.size(); x += 2)
-						cp.data.push_back(static_cast<uint8_t>(std::stoul(hx.substr(x, 2), nullptr, 16)));
+						cp.data.push_back(
+							static_cast<uint8_t>(std::stoul(hx.substr(x, 2), nullptr, 16)));
 				}
 				c.params.push_back(std::move(cp));
 			}
@@ -332,8 +339,9 @@ struct Reader {
 				if (!vm.bindings.empty() && b.addr < vm.bindings.back().addr + vm.bindings.back().range)
 					fail(bw + ".addr", "overlaps the previous binding or is not ascending");
 				if (b.handle && !std::any_of(handles.begin(), handles.end(),
-				                             [&](const HandleRec &h) { return h.handle == *b.handle; }))
-					fail(bw + ".handle", "names handle " + std::to_string(*b.handle) + ", which is not in handles");
+							     [&](const HandleRec &h) { return h.handle == *b.handle; }))
+					fail(bw + ".handle",
+					     "names handle " + std::to_string(*b.handle) + ", which is not in handles");
 				vm.bindings.push_back(b);
 			}
 			st.vms.push_back(std::move(vm));
@@ -360,11 +368,13 @@ struct Reader {
 				fail(w + ".instances", "does not hold width * num_placements engines");
 			for (std::size_t k = 0; k < in.size(); ++k) {
 				const json &e = in[k];
-				if (!e.is_array() || e.size() != 3 || !e[0].is_number_unsigned() || !e[1].is_number_unsigned() ||
-				    !e[2].is_number_unsigned() || e[0].get<uint64_t>() > UINT16_MAX ||
-				    e[1].get<uint64_t>() > UINT16_MAX || e[2].get<uint64_t>() > UINT16_MAX)
+				if (!e.is_array() || e.size() != 3 || !e[0].is_number_unsigned() ||
+				    !e[1].is_number_unsigned() || !e[2].is_number_unsigned() ||
+				    e[0].get<uint64_t>() > UINT16_MAX || e[1].get<uint64_t>() > UINT16_MAX ||
+				    e[2].get<uint64_t>() > UINT16_MAX)
 					fail(at(w, "instances", k), "is not [class, instance, gt] of 16-bit numbers");
-				q.instances.push_back({e[0].get<uint16_t>(), e[1].get<uint16_t>(), e[2].get<uint16_t>()});
+				q.instances.push_back(
+					{e[0].get<uint16_t>(), e[1].get<uint16_t>(), e[2].get<uint16_t>()});
 			}
 			bool bind_queue = q.instances[0].engine_class == 5; // VM_BIND: no VM taken
 			if (!bind_queue && !q.vm_destroyed && !live(q.vm))
@@ -376,8 +386,8 @@ struct Reader {
 				fail(w + ".properties", "has more than 16 extensions");
 			for (std::size_t k = 0; k < ps.size(); ++k) {
 				const json &e = ps[k];
-				if (!e.is_array() || e.size() != 2 || !e[0].is_number_unsigned() || !e[1].is_number_unsigned() ||
-				    e[0].get<uint64_t>() > UINT32_MAX)
+				if (!e.is_array() || e.size() != 2 || !e[0].is_number_unsigned() ||
+				    !e[1].is_number_unsigned() || e[0].get<uint64_t>() > UINT32_MAX)
 					fail(at(w, "properties", k), "is not a pair [property, value]");
 				q.properties.push_back({e[0].get<uint32_t>(), e[1].get<uint64_t>()});
 			}
@@ -406,16 +416,17 @@ struct Reader {
 	{
 		uint64_t s = u64(o, where, key, max_object_size());
 		if (s == 0 || s % page_size())
-			fail(join(where, key), "is " + std::to_string(s) + ", not a positive multiple of the page size");
+			fail(join(where, key),
+			     "is " + std::to_string(s) + ", not a positive multiple of the page size");
 		return s;
 	}
 };
 
 json device_json(const DeviceRec &d)
 {
-	return {{"path", d.path}, {"kind", d.kind}, {"major", d.major}, {"minor", d.minor}, {"driver", d.driver},
-	        {"bus", d.bus}, {"pci_id", d.pci_id}, {"pci_slot", d.pci_slot}, {"platform", d.platform},
-	        {"mode", d.mode}, {"uid", d.uid}, {"gid", d.gid}};
+	return {{"path", d.path},         {"kind", d.kind}, {"major", d.major},   {"minor", d.minor},
+		{"driver", d.driver},     {"bus", d.bus},   {"pci_id", d.pci_id}, {"pci_slot", d.pci_slot},
+		{"platform", d.platform}, {"mode", d.mode}, {"uid", d.uid},       {"gid", d.gid}};
 }
 
 json holders_json(const std::vector<Holder> &hs)
@@ -426,7 +437,10 @@ json holders_json(const std::vector<Holder> &hs)
 	return a;
 }
 
-json opt(const std::optional<uint32_t> &v) { return v ? json(*v) : json(nullptr); }
+json opt(const std::optional<uint32_t> &v)
+{
+	return v ? json(*v) : json(nullptr);
+}
 
 json engines_json(const i915::EngineList &e)
 {
@@ -454,10 +468,14 @@ json i915_buffer_json(const std::optional<I915Buffer> &b)
 	json pl = json::array();
 	for (const i915::Region &r : b->placements)
 		pl.push_back({r.mem_class, r.instance});
-	return {{"kind", b->kind}, {"flags", b->flags}, {"placements", pl}, {"protected", b->protected_content},
-	        {"pat", opt(b->pat)}, {"user_ptr", b->user_ptr},
-	        {"tiling", b->tiling ? json{b->tiling->first, b->tiling->second} : json(nullptr)},
-	        {"caching", opt(b->caching)}};
+	return {{"kind", b->kind},
+		{"flags", b->flags},
+		{"placements", pl},
+		{"protected", b->protected_content},
+		{"pat", opt(b->pat)},
+		{"user_ptr", b->user_ptr},
+		{"tiling", b->tiling ? json{b->tiling->first, b->tiling->second} : json(nullptr)},
+		{"caching", opt(b->caching)}};
 }
 
 json i915_state_json(const std::optional<I915FileState> &st)
@@ -468,10 +486,15 @@ json i915_state_json(const std::optional<I915FileState> &st)
 	for (const I915Context &c : st->contexts) {
 		json ps = json::array();
 		for (const i915::CtxParam &p : c.params)
-			ps.push_back({{"param", p.param}, {"value", p.value},
-			              {"data", p.data.empty() ? json(nullptr) : json(hex(p.data))}});
-		ctxs.push_back({{"id", c.id}, {"flags", c.flags}, {"vm", opt(c.vm)}, {"vm_destroyed", c.vm_destroyed},
-		                {"engines", c.engines ? engines_json(*c.engines) : json(nullptr)}, {"params", ps}});
+			ps.push_back({{"param", p.param},
+				      {"value", p.value},
+				      {"data", p.data.empty() ? json(nullptr) : json(hex(p.data))}});
+		ctxs.push_back({{"id", c.id},
+				{"flags", c.flags},
+				{"vm", opt(c.vm)},
+				{"vm_destroyed", c.vm_destroyed},
+				{"engines", c.engines ? engines_json(*c.engines) : json(nullptr)},
+				{"params", ps}});
 	}
 	return {{"vms", st->vms}, {"contexts", ctxs}};
 }
@@ -491,9 +514,13 @@ json xe_state_json(const std::optional<XeFileState> &st)
 	for (const XeVm &v : st->vms) {
 		json bs = json::array();
 		for (const XeBinding &b : v.bindings)
-			bs.push_back({{"addr", b.addr}, {"range", b.range}, {"handle", opt(b.handle)},
-			              {"userptr", b.userptr ? json(*b.userptr) : json(nullptr)}, {"offset", b.offset},
-			              {"pat_index", b.pat_index}, {"flags", b.flags}});
+			bs.push_back({{"addr", b.addr},
+				      {"range", b.range},
+				      {"handle", opt(b.handle)},
+				      {"userptr", b.userptr ? json(*b.userptr) : json(nullptr)},
+				      {"offset", b.offset},
+				      {"pat_index", b.pat_index},
+				      {"flags", b.flags}});
 		vms.push_back({{"id", v.id}, {"flags", v.flags}, {"bindings", bs}});
 	}
 	for (const XeQueue &q : st->queues) {
@@ -502,9 +529,14 @@ json xe_state_json(const std::optional<XeFileState> &st)
 			in.push_back({e.engine_class, e.instance, e.gt});
 		for (const auto &[k, v] : q.properties)
 			ps.push_back({k, v});
-		qs.push_back({{"id", q.id}, {"vm", q.vm}, {"vm_destroyed", q.vm_destroyed}, {"flags", q.flags},
-		              {"width", q.width}, {"num_placements", q.num_placements}, {"instances", in},
-		              {"properties", ps}});
+		qs.push_back({{"id", q.id},
+			      {"vm", q.vm},
+			      {"vm_destroyed", q.vm_destroyed},
+			      {"flags", q.flags},
+			      {"width", q.width},
+			      {"num_placements", q.num_placements},
+			      {"instances", in},
+			      {"properties", ps}});
 	}
 	return {{"vms", vms}, {"exec_queues", qs}};
 }
@@ -518,14 +550,35 @@ json late_json(const std::optional<LateMap> &l)
 
 } // namespace
 
-uint32_t max_handle() { return static_cast<uint32_t>(std::min<uint64_t>(env_u64("GPUWATCH_MAX_HANDLE", 65536), 1u << 24)); }
-uint64_t max_object_size() { return env_u64("GPUWATCH_MAX_OBJECT_SIZE", uint64_t{1} << 40); }
+uint32_t max_handle()
+{
+	return static_cast<uint32_t>(std::min<uint64_t>(env_u64("GPUWATCH_MAX_HANDLE", 65536), 1u << 24));
+}
+uint64_t max_object_size()
+{
+	return env_u64("GPUWATCH_MAX_OBJECT_SIZE", uint64_t{1} << 40);
+}
 
-std::string file_image_name(uint32_t id) { return "gpuwatch-file-" + std::to_string(id) + ".json"; }
-std::string dmabuf_image_name(uint32_t id) { return "gpuwatch-dmabuf-" + std::to_string(id) + ".json"; }
-std::string fence_image_name(uint32_t id) { return "gpuwatch-fence-" + std::to_string(id) + ".json"; }
-std::string object_image_name(uint64_t n) { return "gpuwatch-object-" + std::to_string(n) + ".bin"; }
-std::string object_checksum_name(uint64_t n) { return "gpuwatch-object-" + std::to_string(n) + ".crc32"; }
+std::string file_image_name(uint32_t id)
+{
+	return "gpuwatch-file-" + std::to_string(id) + ".json";
+}
+std::string dmabuf_image_name(uint32_t id)
+{
+	return "gpuwatch-dmabuf-" + std::to_string(id) + ".json";
+}
+std::string fence_image_name(uint32_t id)
+{
+	return "gpuwatch-fence-" + std::to_string(id) + ".json";
+}
+std::string object_image_name(uint64_t n)
+{
+	return "gpuwatch-object-" + std::to_string(n) + ".bin";
+}
+std::string object_checksum_name(uint64_t n)
+{
+	return "gpuwatch-object-" + std::to_string(n) + ".crc32";
+}
 std::string manifest_image_name(std::size_t i)
 {
 	return i == 0 ? "gpuwatch-manifest.json" : "gpuwatch-manifest." + std::to_string(i) + ".json";
@@ -536,30 +589,59 @@ json to_json(const FileImage &f)
 {
 	json hs = json::array();
 	for (const HandleRec &h : f.handles)
-		hs.push_back({{"handle", h.handle}, {"size", h.size}, {"origin", h.origin}, {"object", h.object},
-		              {"saved", h.saved}, {"params", h.params}, {"i915", i915_buffer_json(h.i915)},
-		              {"xe", xe_buffer_json(h.xe)}});
-	return {{"schema", kFileSchema}, {"criu_id", f.criu_id}, {"device", device_json(f.device)},
-	        {"f_flags", f.f_flags}, {"flags", gw::flags_string(f.f_flags)}, {"source", f.source},
-	        {"handles_known", f.handles_known}, {"handles", hs}, {"holders", holders_json(f.holders)},
-	        {"degraded", f.degraded}, {"i915", i915_state_json(f.i915)}, {"xe", xe_state_json(f.xe)}};
+		hs.push_back({{"handle", h.handle},
+			      {"size", h.size},
+			      {"origin", h.origin},
+			      {"object", h.object},
+			      {"saved", h.saved},
+			      {"params", h.params},
+			      {"i915", i915_buffer_json(h.i915)},
+			      {"xe", xe_buffer_json(h.xe)}});
+	return {{"schema", kFileSchema},
+		{"criu_id", f.criu_id},
+		{"device", device_json(f.device)},
+		{"f_flags", f.f_flags},
+		{"flags", gw::flags_string(f.f_flags)},
+		{"source", f.source},
+		{"handles_known", f.handles_known},
+		{"handles", hs},
+		{"holders", holders_json(f.holders)},
+		{"degraded", f.degraded},
+		{"i915", i915_state_json(f.i915)},
+		{"xe", xe_state_json(f.xe)}};
 }
 
 json to_json(const DmabufImage &d)
 {
-	return {{"schema", kDmabufSchema}, {"criu_id", d.criu_id}, {"object", d.object}, {"size", d.size},
-	        {"saved", d.saved}, {"f_flags", d.f_flags}, {"device", device_json(d.device)},
-	        {"holders", holders_json(d.holders)}, {"degraded", d.degraded}};
+	return {{"schema", kDmabufSchema},
+		{"criu_id", d.criu_id},
+		{"object", d.object},
+		{"size", d.size},
+		{"saved", d.saved},
+		{"f_flags", d.f_flags},
+		{"device", device_json(d.device)},
+		{"holders", holders_json(d.holders)},
+		{"degraded", d.degraded}};
 }
 
 json to_json(const std::vector<VmaRec> &vmas)
 {
 	json a = json::array();
 	for (const VmaRec &v : vmas)
-		a.push_back({{"pid", v.pid}, {"vpid", v.vpid}, {"start", v.start}, {"length", v.length},
-		             {"offset", v.offset}, {"prot", v.prot}, {"file", opt(v.file)}, {"device", device_json(v.device)},
-		             {"handle", opt(v.handle)}, {"object", v.object}, {"object_size", v.object_size},
-		             {"delta", v.delta}, {"saved", v.saved}, {"late", late_json(v.late)}});
+		a.push_back({{"pid", v.pid},
+			     {"vpid", v.vpid},
+			     {"start", v.start},
+			     {"length", v.length},
+			     {"offset", v.offset},
+			     {"prot", v.prot},
+			     {"file", opt(v.file)},
+			     {"device", device_json(v.device)},
+			     {"handle", opt(v.handle)},
+			     {"object", v.object},
+			     {"object_size", v.object_size},
+			     {"delta", v.delta},
+			     {"saved", v.saved},
+			     {"late", late_json(v.late)}});
 	return {{"schema", kVmasSchema}, {"vmas", a}};
 }
 
@@ -568,9 +650,14 @@ json to_json(const FenceImage &f)
 	json props = json::array();
 	for (const auto &[k, v] : f.properties)
 		props.push_back({k, v});
-	return {{"schema", kFenceSchema}, {"criu_id", f.criu_id}, {"kind", f.kind}, {"f_flags", f.f_flags},
-	        {"device", device_json(f.device)}, {"perf_flags", f.perf_flags}, {"properties", props},
-	        {"holders", holders_json(f.holders)}};
+	return {{"schema", kFenceSchema},
+		{"criu_id", f.criu_id},
+		{"kind", f.kind},
+		{"f_flags", f.f_flags},
+		{"device", device_json(f.device)},
+		{"perf_flags", f.perf_flags},
+		{"properties", props},
+		{"holders", holders_json(f.holders)}};
 }
 
 // --- parsing -----------------------------------------------------------------------------------
@@ -616,7 +703,8 @@ FileImage parse_file_image(const std::string &text, const std::string &name)
 		HandleRec h;
 		h.handle = r.u32(hs[i], w, "handle", max_handle());
 		if (h.handle <= prev)
-			r.fail(w + ".handle", "is " + std::to_string(h.handle) + ": handles must be ascending and non-zero");
+			r.fail(w + ".handle",
+			       "is " + std::to_string(h.handle) + ": handles must be ascending and non-zero");
 		prev = h.handle;
 		h.size = r.object_size(hs[i], w, "size");
 		h.origin = r.str(hs[i], w, "origin", 32);
@@ -639,7 +727,7 @@ FileImage parse_file_image(const std::string &text, const std::string &name)
 		for (std::size_t i = 0; i < f.handles.size(); ++i)
 			if (f.handles[i].xe && f.handles[i].xe->vm_id &&
 			    std::none_of(f.xe->vms.begin(), f.xe->vms.end(),
-			                 [&](const XeVm &v) { return v.id == f.handles[i].xe->vm_id; }))
+					 [&](const XeVm &v) { return v.id == f.handles[i].xe->vm_id; }))
 				r.fail(Reader::at("", "handles", i) + ".xe.vm_id", "names a VM that is not in xe.vms");
 	return f;
 }
@@ -691,7 +779,8 @@ std::vector<VmaRec> parse_vmas_image(const std::string &text, const std::string 
 		v.object = r.u64(a[i], w, "object");
 		v.object_size = v.object ? r.object_size(a[i], w, "object_size") : r.u64(a[i], w, "object_size");
 		v.delta = r.u64(a[i], w, "delta");
-		if (v.object && (v.delta % page_size() || v.delta >= v.object_size || v.length > v.object_size - v.delta))
+		if (v.object &&
+		    (v.delta % page_size() || v.delta >= v.object_size || v.length > v.object_size - v.delta))
 			r.fail(w + ".delta", "puts the mapping outside its object");
 		v.saved = r.boolean(a[i], w, "saved");
 		v.late = r.late_map(a[i], w);

@@ -25,7 +25,8 @@
 #include "xe_ops.hpp"
 #include "util.hpp"
 
-namespace gwcriu {
+namespace gwcriu
+{
 
 struct ImageError : Error {
 	using Error::Error;
@@ -44,50 +45,50 @@ struct Holder {
 };
 
 struct DeviceRec {
-	std::string path;            // /dev/dri/cardN or /dev/dri/renderDN (as the task saw it)
-	std::string kind;            // "card" or "render"
+	std::string path; // /dev/dri/cardN or /dev/dri/renderDN (as the task saw it)
+	std::string kind; // "card" or "render"
 	uint32_t major = 226, minor = 0;
-	std::string driver;          // DRM_IOCTL_VERSION name ("vgem", "i915", ...)
-	std::string bus;             // "pci", "platform", ... or "" when unknown
-	std::string pci_id;          // "8086:46a6" or ""
-	std::string pci_slot;        // "0000:00:02.0" or ""
-	std::string platform;        // platform device name, or ""
+	std::string driver;                  // DRM_IOCTL_VERSION name ("vgem", "i915", ...)
+	std::string bus;                     // "pci", "platform", ... or "" when unknown
+	std::string pci_id;                  // "8086:46a6" or ""
+	std::string pci_slot;                // "0000:00:02.0" or ""
+	std::string platform;                // platform device name, or ""
 	uint32_t mode = 0, uid = 0, gid = 0; // of the node as the task saw it (st_mode, 0: not
-	                                     // visible at its path), for the action-script helper
+					     // visible at its path), for the action-script helper
 };
 
 // How an i915 buffer was made and what was set on it since (handles of i915 files).
 struct I915Buffer {
-	std::string kind;            // "create", "create_ext", "userptr"; "" when made otherwise (dumb, import)
-	uint32_t flags = 0;          // GEM_CREATE_EXT flags, or USERPTR flags
+	std::string kind;   // "create", "create_ext", "userptr"; "" when made otherwise (dumb, import)
+	uint32_t flags = 0; // GEM_CREATE_EXT flags, or USERPTR flags
 	std::vector<i915::Region> placements; // GEM_CREATE_EXT memory regions, in order
 	bool protected_content = false;
-	std::optional<uint32_t> pat; // GEM_CREATE_EXT PAT index
-	uint64_t user_ptr = 0;       // USERPTR address (the task's memory, restored by CRIU)
+	std::optional<uint32_t> pat;                         // GEM_CREATE_EXT PAT index
+	uint64_t user_ptr = 0;                               // USERPTR address (the task's memory, restored by CRIU)
 	std::optional<std::pair<uint32_t, uint32_t>> tiling; // SET_TILING mode, stride
 	std::optional<uint32_t> caching;                     // SET_CACHING
 };
 
 // An i915 context as the file had it: ids are recreated exactly (context 0 exists from open).
 struct I915Context {
-	uint32_t id = 0, flags = 0;  // flags: CONTEXT_CREATE_EXT flags (single timeline, ...)
-	std::optional<uint32_t> vm;  // the VM id it uses; nullopt: its own VM
-	bool vm_destroyed = false;   // that VM id was destroyed since; the context keeps the VM
+	uint32_t id = 0, flags = 0; // flags: CONTEXT_CREATE_EXT flags (single timeline, ...)
+	std::optional<uint32_t> vm; // the VM id it uses; nullopt: its own VM
+	bool vm_destroyed = false;  // that VM id was destroyed since; the context keeps the VM
 	std::optional<i915::EngineList> engines;
 	std::vector<i915::CtxParam> params; // every other parameter set, by number
 };
 
 struct I915FileState {
-	std::vector<uint32_t> vms;            // live VM ids, ascending
-	std::vector<I915Context> contexts;    // ascending ids
+	std::vector<uint32_t> vms;         // live VM ids, ascending
+	std::vector<I915Context> contexts; // ascending ids
 };
 
 // How an xe buffer was made (handles of xe files made by GEM_CREATE).
 struct XeBuffer {
-	uint32_t placement = 0;      // bitmask of memory region instances
-	uint32_t flags = 0;          // GEM_CREATE flags
-	uint32_t vm_id = 0;          // VM-private buffer: its VM (0: none)
-	uint16_t cpu_caching = 0;    // WB 1, WC 2
+	uint32_t placement = 0;   // bitmask of memory region instances
+	uint32_t flags = 0;       // GEM_CREATE flags
+	uint32_t vm_id = 0;       // VM-private buffer: its VM (0: none)
+	uint16_t cpu_caching = 0; // WB 1, WC 2
 };
 
 // One VM_BIND mapping of an xe VM, replayed with MAP (a buffer or a NULL binding) or MAP_USERPTR.
@@ -97,7 +98,7 @@ struct XeBinding {
 	std::optional<uint64_t> userptr; // MAP_USERPTR: the task's address (memory restored by CRIU)
 	uint64_t offset = 0;             // into the buffer (MAP)
 	uint16_t pat_index = 0;
-	uint32_t flags = 0;              // VM_BIND flags (NULL: a sparse binding, no handle)
+	uint32_t flags = 0; // VM_BIND flags (NULL: a sparse binding, no handle)
 };
 
 struct XeVm {
@@ -116,16 +117,16 @@ struct XeQueue {
 };
 
 struct XeFileState {
-	std::vector<XeVm> vms;        // ascending ids
-	std::vector<XeQueue> queues;  // ascending ids
+	std::vector<XeVm> vms;       // ascending ids
+	std::vector<XeQueue> queues; // ascending ids
 };
 
 struct HandleRec {
 	uint32_t handle = 0;
 	uint64_t size = 0;
-	std::string origin;          // "dumb", "prime", "flink", "unknown"
+	std::string origin; // "dumb", "prime", "flink", "unknown"
 	uint64_t object = 0;
-	bool saved = false;          // gpuwatch-object-<object>.bin was written by this dump
+	bool saved = false;                               // gpuwatch-object-<object>.bin was written by this dump
 	nlohmann::json params = nlohmann::json::object(); // dumb: width, height, bpp, flags, pitch
 	std::optional<I915Buffer> i915;
 	std::optional<XeBuffer> xe;
@@ -134,10 +135,10 @@ struct HandleRec {
 struct FileImage {
 	uint32_t criu_id = 0;
 	DeviceRec device;
-	uint32_t f_flags = 0;        // fcntl(F_GETFL) of the dumped file
-	std::string source;          // "manifest" or "probe"
-	bool handles_known = false;  // false: the handle table may lack entries
-	std::vector<HandleRec> handles;  // ascending handle numbers
+	uint32_t f_flags = 0;              // fcntl(F_GETFL) of the dumped file
+	std::string source;                // "manifest" or "probe"
+	bool handles_known = false;        // false: the handle table may lack entries
+	std::vector<HandleRec> handles;    // ascending handle numbers
 	std::optional<I915FileState> i915; // contexts and VMs of an i915 file (from the manifest)
 	std::optional<XeFileState> xe;     // VMs with bindings and exec queues of an xe file
 	std::vector<Holder> holders;
@@ -149,7 +150,7 @@ struct DmabufImage {
 	uint64_t object = 0, size = 0;
 	bool saved = false;
 	uint32_t f_flags = 0;
-	DeviceRec device;            // where to recreate the buffer when no restored file holds it
+	DeviceRec device; // where to recreate the buffer when no restored file holds it
 	std::vector<Holder> holders;
 	std::vector<std::string> degraded;
 };
@@ -158,22 +159,22 @@ struct DmabufImage {
 // mapping): the action script replaced it with a placeholder before the dump
 // (gpuwatch-i915-maps.json); RESUME_DEVICES_LATE maps the buffer back into the stopped task.
 struct LateMap {
-	std::string kind;            // "gem" or "shmem"
+	std::string kind;                  // "gem" or "shmem"
 	std::optional<uint32_t> mmap_type; // gem: I915_MMAP_OFFSET_* of the mapping
-	int fd = -1;                 // the task's fd of the file (restored at the same number)
-	bool wc = false;             // shmem: mapped with I915_MMAP_WC
+	int fd = -1;                       // the task's fd of the file (restored at the same number)
+	bool wc = false;                   // shmem: mapped with I915_MMAP_WC
 };
 
 struct VmaRec {
 	uint32_t pid = 0, vpid = 0;
 	uint64_t start = 0, length = 0, offset = 0; // offset: the fake offset + delta at dump
-	std::string prot;            // "rw", "r", ...
-	std::optional<uint32_t> file; // CRIU id of the DRM file mapped, when one was dumped
+	std::string prot;                           // "rw", "r", ...
+	std::optional<uint32_t> file;               // CRIU id of the DRM file mapped, when one was dumped
 	DeviceRec device;
 	std::optional<uint32_t> handle; // the file's handle of the object, when it has one
-	uint64_t object = 0;         // 0: the buffer behind the mapping is unknown
+	uint64_t object = 0;            // 0: the buffer behind the mapping is unknown
 	uint64_t object_size = 0;
-	uint64_t delta = 0;          // mapping start - the object's fake offset (bytes)
+	uint64_t delta = 0; // mapping start - the object's fake offset (bytes)
 	bool saved = false;
 	std::optional<LateMap> late;
 };
@@ -183,10 +184,10 @@ struct VmaRec {
 // opened again with the same properties.
 struct FenceImage {
 	uint32_t criu_id = 0;
-	std::string kind;            // "sync_file" or "i915_perf"
+	std::string kind; // "sync_file" or "i915_perf"
 	uint32_t f_flags = 0;
-	DeviceRec device;            // the DRM device to make it on
-	uint32_t perf_flags = 0;     // i915_perf: DRM_I915_PERF_OPEN flags
+	DeviceRec device;                                      // the DRM device to make it on
+	uint32_t perf_flags = 0;                               // i915_perf: DRM_I915_PERF_OPEN flags
 	std::vector<std::pair<uint64_t, uint64_t>> properties; // i915_perf: (property, value)
 	std::vector<Holder> holders;
 };
@@ -197,8 +198,7 @@ std::string dmabuf_image_name(uint32_t criu_id);
 std::string object_image_name(uint64_t object);
 std::string object_checksum_name(uint64_t object);
 constexpr const char *kVmasImage = "gpuwatch-vmas.json";
-std::string manifest_image_name(std::size_t index);  // 0: gpuwatch-manifest.json
-
+std::string manifest_image_name(std::size_t index); // 0: gpuwatch-manifest.json
 
 nlohmann::json to_json(const FileImage &f);
 nlohmann::json to_json(const DmabufImage &d);

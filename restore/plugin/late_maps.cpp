@@ -13,8 +13,10 @@
 #include "log.hpp"
 #include "restore.hpp"
 
-namespace gwcriu {
-namespace {
+namespace gwcriu
+{
+namespace
+{
 
 using gwremote::MapKind;
 using gwremote::MapMode;
@@ -38,7 +40,10 @@ gwremote::MapsRecord &record()
 	return *g_record;
 }
 
-const std::vector<MapRecord> &converted() { return record().maps; }
+const std::vector<MapRecord> &converted()
+{
+	return record().maps;
+}
 
 bool traced_by_me(uint32_t pid)
 {
@@ -48,8 +53,8 @@ bool traced_by_me(uint32_t pid)
 
 int prot_bits(const std::string &p)
 {
-	return (p.find('r') != std::string::npos ? PROT_READ : 0) | (p.find('w') != std::string::npos ? PROT_WRITE : 0) |
-	       (p.find('x') != std::string::npos ? PROT_EXEC : 0);
+	return (p.find('r') != std::string::npos ? PROT_READ : 0) |
+	       (p.find('w') != std::string::npos ? PROT_WRITE : 0) | (p.find('x') != std::string::npos ? PROT_EXEC : 0);
 }
 
 std::string range(uint64_t start, uint64_t len)
@@ -61,7 +66,10 @@ std::string range(uint64_t start, uint64_t len)
 
 } // namespace
 
-void add_converted_vmas(DumpSession &s) { add_converted_vmas(s, converted()); }
+void add_converted_vmas(DumpSession &s)
+{
+	add_converted_vmas(s, converted());
+}
 
 void add_converted_vmas(DumpSession &s, const std::vector<MapRecord> &maps)
 {
@@ -69,10 +77,13 @@ void add_converted_vmas(DumpSession &s, const std::vector<MapRecord> &maps)
 	for (const MapRecord &m : maps) {
 		if (m.mode == MapMode::Copy) {
 			++copies;
-			log_warn("mapping %s of pid %u (%s) was copied into anonymous memory before the dump (no handle "
-			         "names its buffer): it comes back as private memory with the same bytes, no longer shared "
-			         "with the GPU buffer", range(m.start, m.length).c_str(), m.pid,
-			         m.kind == MapKind::Gem ? "anon_inode:i915.gem" : "i915 GEM_MMAP");
+			log_warn(
+				"mapping %s of pid %u (%s) was copied into anonymous memory before the dump (no handle "
+				"names its buffer): it comes back as private memory with the same bytes, no longer "
+				"shared "
+				"with the GPU buffer",
+				range(m.start, m.length).c_str(), m.pid,
+				m.kind == MapKind::Gem ? "anon_inode:i915.gem" : "i915 GEM_MMAP");
 			continue;
 		}
 		++placeholders;
@@ -94,8 +105,8 @@ void add_converted_vmas(DumpSession &s, const std::vector<MapRecord> &maps)
 		s.attributed.push_back(false);
 	}
 	if (placeholders || copies)
-		log_info("dump: %zu i915 mappings were replaced by placeholders and %zu by copies (%s)", placeholders, copies,
-		         gwremote::kMapsRecordName);
+		log_info("dump: %zu i915 mappings were replaced by placeholders and %zu by copies (%s)", placeholders,
+			 copies, gwremote::kMapsRecordName);
 }
 
 int convert_seized_maps(DumpSession &s, uint32_t pid)
@@ -110,7 +121,8 @@ int convert_seized_maps(DumpSession &s, uint32_t pid)
 		return -ENOTSUP;
 	std::string why;
 	if (!gwremote::available(&why))
-		throw Error("pid " + std::to_string(pid) + " has i915 mappings CRIU cannot dump, and they cannot be converted: " + why);
+		throw Error("pid " + std::to_string(pid) +
+			    " has i915 mappings CRIU cannot dump, and they cannot be converted: " + why);
 	gwremote::MapsRecord &rec = record();
 	if (rec.cgroup.empty()) {
 		rec.cgroup = gw::cgroup_v2_dir_of_pid(pid);
@@ -127,9 +139,10 @@ int convert_seized_maps(DumpSession &s, uint32_t pid)
 		} catch (const std::exception &e) {
 			gwremote::RevertResult r = gwremote::revert_maps(t, done);
 			t.finish();
-			throw Error("pid " + std::to_string(pid) + ": converting its i915 mappings failed: " + e.what() + " (" +
-			            std::to_string(r.reverted) + " put back" +
-			            (r.errors.empty() ? "" : ", " + std::to_string(r.errors.size()) + " could not be") + ")");
+			throw Error("pid " + std::to_string(pid) + ": converting its i915 mappings failed: " +
+				    e.what() + " (" + std::to_string(r.reverted) + " put back" +
+				    (r.errors.empty() ? "" : ", " + std::to_string(r.errors.size()) + " could not be") +
+				    ")");
 		}
 		t.finish();
 	}
@@ -139,8 +152,9 @@ int convert_seized_maps(DumpSession &s, uint32_t pid)
 	write_image(gwremote::kMapsRecordName, gwremote::to_json(rec).dump() + "\n");
 	std::size_t before = s.vmas.size();
 	add_converted_vmas(s, done);
-	log_info("pid %u: %zu i915 mappings converted in the seized task (%zu placeholders) before CRIU reads its mappings",
-	         pid, done.size(), s.vmas.size() - before);
+	log_info("pid %u: %zu i915 mappings converted in the seized task (%zu placeholders) before CRIU reads its "
+		 "mappings",
+		 pid, done.size(), s.vmas.size() - before);
 	return 0;
 }
 
@@ -165,18 +179,21 @@ void attribute_late_maps(DumpSession &s, int lfd, const FileImage &img)
 			if (x.handle == *m->handle)
 				h = &x;
 		if (!h) {
-			log_error("mapping %s of pid %u: handle %u is not in file %u: it cannot come back", range(v.start, v.length).c_str(),
-			          v.pid, *m->handle, img.criu_id);
+			log_error("mapping %s of pid %u: handle %u is not in file %u: it cannot come back",
+				  range(v.start, v.length).c_str(), v.pid, *m->handle, img.criu_id);
 			continue;
 		}
 		uint64_t delta = v.offset; // shmem: the offset in the object
 		if (v.late->kind == "gem") {
 			uint64_t base = 0;
 			// the (object, type) fake offset exists already (it was mapped): asking again grants nothing new
-			int e = v.late->mmap_type ? i915::mmap_offset(lfd, h->handle, *v.late->mmap_type, &base) : -EINVAL;
+			int e = v.late->mmap_type ? i915::mmap_offset(lfd, h->handle, *v.late->mmap_type, &base)
+						  : -EINVAL;
 			if (e != 0 || v.offset < base) {
-				log_error("mapping %s of pid %u: the fake offset of handle %u cannot be read back (%s): it cannot come back",
-				          range(v.start, v.length).c_str(), v.pid, h->handle, e ? gw::errno_text(-e).c_str() : "mismatch");
+				log_error("mapping %s of pid %u: the fake offset of handle %u cannot be read back "
+					  "(%s): it cannot come back",
+					  range(v.start, v.length).c_str(), v.pid, h->handle,
+					  e ? gw::errno_text(-e).c_str() : "mismatch");
 				continue;
 			}
 			delta = v.offset - base;
@@ -188,8 +205,8 @@ void attribute_late_maps(DumpSession &s, int lfd, const FileImage &img)
 		v.object_size = h->size;
 		v.delta = delta;
 		s.attributed[i] = true;
-		log_debug("mapping %s of pid %u (placeholder): file %u, handle %u, delta %llu", range(v.start, v.length).c_str(),
-		          v.pid, img.criu_id, h->handle, (unsigned long long)delta);
+		log_debug("mapping %s of pid %u (placeholder): file %u, handle %u, delta %llu",
+			  range(v.start, v.length).c_str(), v.pid, img.criu_id, h->handle, (unsigned long long)delta);
 	}
 }
 
@@ -212,8 +229,10 @@ void revert_converted_maps()
 				log_info("pid %u: %s", pid, n.c_str());
 			log_info("pid %u: %d i915 mappings put back in the dumped task", pid, r.reverted);
 		} catch (const std::exception &e) {
-			log_error("pid %u: the i915 mappings replaced for the dump cannot be put back: %s (the helper's watcher "
-			          "tries again once criu exits)", pid, e.what());
+			log_error("pid %u: the i915 mappings replaced for the dump cannot be put back: %s (the "
+				  "helper's watcher "
+				  "tries again once criu exits)",
+				  pid, e.what());
 		}
 	}
 }
@@ -232,23 +251,28 @@ int map_back_late(int pid, uint32_t vpid)
 		for (const VmaRec *v : mine) {
 			int prot = prot_bits(v->prot);
 			if (v->late->kind == "shmem") {
-				gwremote::map_legacy(t, v->start, v->length, prot, v->late->fd, *v->handle, v->delta, v->late->wc);
+				gwremote::map_legacy(t, v->start, v->length, prot, v->late->fd, *v->handle, v->delta,
+						     v->late->wc);
 			} else {
 				UniqueFd fd(pidfd_getfd_of(pid, v->late->fd));
 				if (!fd)
-					throw Error("cannot reach fd " + std::to_string(v->late->fd) + " of the task: " + gw::errno_text(errno));
+					throw Error("cannot reach fd " + std::to_string(v->late->fd) +
+						    " of the task: " + gw::errno_text(errno));
 				uint64_t off = 0;
 				if (int e = i915::mmap_offset(fd.get(), *v->handle, *v->late->mmap_type, &off); e != 0)
-					throw Error("no mmap offset for handle " + std::to_string(*v->handle) + ": " + gw::errno_text(-e));
+					throw Error("no mmap offset for handle " + std::to_string(*v->handle) + ": " +
+						    gw::errno_text(-e));
 				gwremote::map_gem(t, v->start, v->length, prot, v->late->fd, off + v->delta);
 			}
-			log_debug("pid %d: mapping %s back on handle %u of fd %d", pid, range(v->start, v->length).c_str(),
-			          *v->handle, v->late->fd);
+			log_debug("pid %d: mapping %s back on handle %u of fd %d", pid,
+				  range(v->start, v->length).c_str(), *v->handle, v->late->fd);
 		}
 		t.finish();
 	} catch (const std::exception &e) {
-		log_error("pid %d: cannot map its i915 buffers back (%s): killing it rather than resuming it with holes in "
-		          "its memory", pid, e.what());
+		log_error("pid %d: cannot map its i915 buffers back (%s): killing it rather than resuming it with "
+			  "holes in "
+			  "its memory",
+			  pid, e.what());
 		kill(pid, SIGKILL);
 		return -1;
 	}

@@ -15,7 +15,8 @@
 #include "dump.hpp"
 #include "i915_maps.hpp"
 
-namespace gwcriu {
+namespace gwcriu
+{
 
 // Dump: adds the recorded placeholders to the session's mappings (called once, at its start).
 void add_converted_vmas(DumpSession &s);

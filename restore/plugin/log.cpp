@@ -5,11 +5,12 @@
 #include <cstdio>
 
 // Exported by the criu binary; weak so that unit tests can run without it.
-extern "C" void print_on_level(unsigned int loglevel, const char *fmt, ...)
-	__attribute__((weak, format(printf, 2, 3)));
+extern "C" void print_on_level(unsigned int loglevel, const char *fmt, ...) __attribute__((weak, format(printf, 2, 3)));
 
-namespace gwcriu {
-namespace {
+namespace gwcriu
+{
+namespace
+{
 
 void vlog(unsigned level, const char *fmt, va_list ap)
 {
@@ -23,13 +24,13 @@ void vlog(unsigned level, const char *fmt, va_list ap)
 
 } // namespace
 
-#define GW_LOG_FN(name, level)                   \
-	void name(const char *fmt, ...)           \
-	{                                         \
-		va_list ap;                       \
-		va_start(ap, fmt);                \
-		vlog(level, fmt, ap);             \
-		va_end(ap);                       \
+#define GW_LOG_FN(name, level)                                                                                         \
+	void name(const char *fmt, ...)                                                                                \
+	{                                                                                                              \
+		va_list ap;                                                                                            \
+		va_start(ap, fmt);                                                                                     \
+		vlog(level, fmt, ap);                                                                                  \
+		va_end(ap);                                                                                            \
 	}
 
 GW_LOG_FN(log_error, COMPEL_LOG_ERROR)

@@ -5,7 +5,8 @@
 // stderr instead.
 #pragma once
 
-namespace gwcriu {
+namespace gwcriu
+{
 
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

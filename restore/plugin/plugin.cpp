@@ -47,9 +47,10 @@ static_assert(CR_PLUGIN_HOOK__MAX <= gwcriu::kMaxKnownHooks);
 static_assert(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE < gwcriu::kHookPauseDevices);
 // The hooks of 3.17 we use keep their (int)-only RESTORE_EXT_FILE in every ABI we accept.
 static_assert(std::is_same_v<CR_PLUGIN_HOOK__RESTORE_EXT_FILE_t, int(int)>,
-              "built against a criu-plugin.h whose RESTORE_EXT_FILE is not (int): see criu_abi.hpp");
+	      "built against a criu-plugin.h whose RESTORE_EXT_FILE is not (int): see criu_abi.hpp");
 
-namespace {
+namespace
+{
 
 int g_stage = -1;
 
@@ -107,9 +108,9 @@ int refuse_i915_predump(uint32_t pid)
 	if (!gwaction::has_i915_mappings(pid, &which))
 		return 0;
 	gwcriu::log_error("criu pre-dump: process %u has i915 GEM mappings (%s), which criu pre-dump cannot handle (no "
-	                  "CRIU runs a device hook after a pre-dump, so converted mappings could not be put back): "
-	                  "checkpoint it with a single criu dump",
-	                  pid, which.c_str());
+			  "CRIU runs a device hook after a pre-dump, so converted mappings could not be put back): "
+			  "checkpoint it with a single criu dump",
+			  pid, which.c_str());
 	return -1;
 }
 
@@ -122,7 +123,7 @@ int gw_init(int stage)
 	}
 	g_stage = stage;
 	gwcriu::log_info("CRIU %s plugin ABI (%u hooks; the fd UPDATE_VMA_MAP returns is %s)", abi.versions.c_str(),
-	                 abi.hooks, abi.owns_vma_fd ? "CRIU's to close" : "dup'ed by CRIU");
+			 abi.hooks, abi.owns_vma_fd ? "CRIU's to close" : "dup'ed by CRIU");
 	if (stage == CR_PLUGIN_STAGE__RESTORE)
 		return gwcriu::load_restore_images();
 	if (stage == CR_PLUGIN_STAGE__DUMP)
@@ -132,7 +133,9 @@ int gw_init(int stage)
 			int dir = gwcriu::image_dir();
 			if (!gwaction::dump_marker_is(dir, static_cast<uint32_t>(getpid())))
 				if (int n = gwaction::remove_gpuwatch_images(dir))
-					gwcriu::log_info("removed %d gpuwatch image(s) of an earlier dump from the image directory", n);
+					gwcriu::log_info("removed %d gpuwatch image(s) of an earlier dump from the "
+							 "image directory",
+							 n);
 			return 0;
 		});
 	if (stage == CR_PLUGIN_STAGE__PRE_DUMP && !abi.checkpoint_devices)
@@ -203,9 +206,10 @@ int gpuwatch_restore_ext_file(int id)
 }
 
 int gpuwatch_update_vma_map(const char *path, const uint64_t addr, const uint64_t old_pgoff, uint64_t *new_pgoff,
-                            int *plugin_fd)
+			    int *plugin_fd)
 {
-	return guarded("UPDATE_VMA_MAP", [&] { return gwcriu::update_vma_map(path, addr, old_pgoff, new_pgoff, plugin_fd); });
+	return guarded("UPDATE_VMA_MAP",
+		       [&] { return gwcriu::update_vma_map(path, addr, old_pgoff, new_pgoff, plugin_fd); });
 }
 
 int gpuwatch_resume_devices_late(int pid)
@@ -218,9 +222,8 @@ int gpuwatch_pause_devices(int pid)
 {
 	if (g_stage != CR_PLUGIN_STAGE__PRE_DUMP)
 		return -ENOTSUP;
-	return guarded("PAUSE_DEVICES", [&] {
-		return refuse_i915_predump(static_cast<uint32_t>(pid)) != 0 ? -1 : -ENOTSUP;
-	});
+	return guarded("PAUSE_DEVICES",
+		       [&] { return refuse_i915_predump(static_cast<uint32_t>(pid)) != 0 ? -1 : -ENOTSUP; });
 }
 
 // 4.0+: pid is seized (and, with --freeze-cgroup, frozen); its mappings are read next.
@@ -228,16 +231,19 @@ int gpuwatch_checkpoint_devices(int pid)
 {
 	if (g_stage != CR_PLUGIN_STAGE__DUMP)
 		return -ENOTSUP; // 4.0 also calls it at pre-dump: PAUSE_DEVICES refused i915 tasks already
-	return guarded("CHECKPOINT_DEVICES", [&] {
-		return gwcriu::convert_seized_maps(gwcriu::dump_session(), static_cast<uint32_t>(pid));
-	});
+	return guarded("CHECKPOINT_DEVICES",
+		       [&] { return gwcriu::convert_seized_maps(gwcriu::dump_session(), static_cast<uint32_t>(pid)); });
 }
 
 } // extern "C"
 
-namespace {
+namespace
+{
 
-template <typename F> void *hook_ptr(F *f) { return reinterpret_cast<void *>(f); }
+template <typename F> void *hook_ptr(F *f)
+{
+	return reinterpret_cast<void *>(f);
+}
 
 // Runs inside CRIU's dlopen(), before CRIU reads the descriptor: announce exactly the hooks the
 // running CRIU has (it refuses a descriptor with more), or none when its ABI is unknown (then

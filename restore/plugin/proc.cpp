@@ -13,9 +13,10 @@
 #include "drm_ops.hpp"
 #include "util.hpp"
 
-namespace gwcriu {
-namespace {
-
+namespace gwcriu
+{
+namespace
+{
 
 } // namespace
 
@@ -77,8 +78,9 @@ Task scan_task(uint32_t pid)
 		uint64_t start, end, off, ino;
 		char perms[8] = {}, dev[32] = {};
 		int n = 0;
-		if (sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %31s %" SCNu64 " %n", &start, &end, perms,
-		           &off, dev, &ino, &n) < 6 || ino == 0)
+		if (sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %31s %" SCNu64 " %n", &start, &end,
+			   perms, &off, dev, &ino, &n) < 6 ||
+		    ino == 0)
 			continue;
 		char range[64];
 		snprintf(range, sizeof range, "/map_files/%" PRIx64 "-%" PRIx64, start, end);

@@ -6,25 +6,26 @@
 #include <string>
 #include <vector>
 
-namespace gwcriu {
+namespace gwcriu
+{
 
 struct TaskFd {
 	int fd = -1;
-	bool dmabuf = false;         // else a DRM character device
-	uint32_t minor = 0;          // DRM: the node's minor
-	std::string link;            // readlink of /proc/PID/fd/N ("/dev/dri/card0", "/dmabuf:")
+	bool dmabuf = false; // else a DRM character device
+	uint32_t minor = 0;  // DRM: the node's minor
+	std::string link;    // readlink of /proc/PID/fd/N ("/dev/dri/card0", "/dmabuf:")
 };
 
 struct TaskVma {
 	uint64_t start = 0, end = 0, offset = 0; // offset in bytes (the fake offset + delta)
-	std::string prot;            // "rw", "r", ...
+	std::string prot;                        // "rw", "r", ...
 	bool shared = false;
 	uint32_t minor = 0;
 };
 
 struct Task {
-	uint32_t pid = 0;            // as CRIU sees it
-	uint32_t vpid = 0;           // in the task's own pid namespace (NSpid, last)
+	uint32_t pid = 0;  // as CRIU sees it
+	uint32_t vpid = 0; // in the task's own pid namespace (NSpid, last)
 	std::vector<TaskFd> fds;
 	std::vector<TaskFd> other_fds; // out-fences (anon_inode:sync_file) and i915 perf streams
 	std::vector<TaskVma> vmas;

@@ -13,7 +13,8 @@
 #include "drm_ops.hpp"
 #include "images.hpp"
 
-namespace gwcriu {
+namespace gwcriu
+{
 
 struct RestoreImages {
 	std::map<uint32_t, FileImage> files;     // by CRIU id
@@ -55,7 +56,7 @@ void expect_number(const std::string &table, uint32_t got, uint32_t want);
 // (n = 0: zero-filled). Made as a dumb buffer with `p` (else generic params giving that size);
 // where fd's node refuses dumb buffers (render nodes), made on `card_path` and imported by
 // PRIME. Returns the new handle; *filled says whether saved contents were written.
-uint32_t create_buffer(int fd, const std::string &card_path, const DumbParams &p, uint64_t size, uint64_t n,
-                       bool saved, bool *filled);
+uint32_t create_buffer(int fd, const std::string &card_path, const DumbParams &p, uint64_t size, uint64_t n, bool saved,
+		       bool *filled);
 
 } // namespace gwcriu

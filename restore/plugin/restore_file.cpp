@@ -10,8 +10,10 @@
 #include "fence_files.hpp"
 #include "restore_xe.hpp"
 
-namespace gwcriu {
-namespace {
+namespace gwcriu
+{
+namespace
+{
 
 DumbParams params_of(const HandleRec &h)
 {
@@ -21,7 +23,8 @@ DumbParams params_of(const HandleRec &h)
 	auto u32 = [&](const char *k) -> uint32_t {
 		auto it = h.params.find(k);
 		return it != h.params.end() && it->is_number_unsigned() && it->get<uint64_t>() <= UINT32_MAX
-		               ? it->get<uint32_t>() : 0;
+			       ? it->get<uint32_t>()
+			       : 0;
 	};
 	p.width = u32("width");
 	p.height = u32("height");
@@ -70,7 +73,10 @@ int restore_drm_file(const FileImage &f)
 	xe.vms();
 	for (const HandleRec &h : f.handles) {
 		for (; next < h.handle; ++next) {
-			uint32_t got = f.i915 ? i915.filler(page) : f.xe ? xe.filler(page) : create_buffer(fd.get(), card, generic_dumb_params(page), page, 0, false, nullptr);
+			uint32_t got = f.i915 ? i915.filler(page)
+				       : f.xe ? xe.filler(page)
+					      : create_buffer(fd.get(), card, generic_dumb_params(page), page, 0, false,
+							      nullptr);
 			expect_handle(got, next, "a filler");
 			fillers.push_back(got);
 		}
@@ -78,12 +84,13 @@ int restore_drm_file(const FileImage &f)
 		bool filled = true;
 		auto same = here.find(h.object);
 		uint32_t name = 0;
-		if (same != here.end() && gem_flink(fd.get(), same->second, &name) == 0 && gem_open(fd.get(), name, &got) == 0) {
+		if (same != here.end() && gem_flink(fd.get(), same->second, &name) == 0 &&
+		    gem_open(fd.get(), name, &got) == 0) {
 			shared.push_back(h.handle); // a second handle of one buffer (GEM_OPEN of a flink name)
 		} else if (UniqueFd src = same == here.end() ? find_object(h.object, f.criu_id, true) : UniqueFd()) {
 			if (int e = prime_import(fd.get(), src.get(), &got); e != 0)
 				throw Error("cannot import buffer " + std::to_string(h.object) + " as handle " +
-				            std::to_string(h.handle) + ": " + gw::errno_text(-e));
+					    std::to_string(h.handle) + ": " + gw::errno_text(-e));
 			shared.push_back(h.handle);
 		} else if (h.i915 && !h.i915->kind.empty()) {
 			got = i915.create(h, &filled);
@@ -111,23 +118,24 @@ int restore_drm_file(const FileImage &f)
 	// from CRIU's process): granted here, inside the task, so a gpuwatch daemon following it sees
 	// which handle each mapping is.
 	for (const VmaRec &v : restore_images().vmas)
-		if (v.late && v.late->kind == "gem" && v.file == f.criu_id && v.vpid == static_cast<uint32_t>(getpid())) {
+		if (v.late && v.late->kind == "gem" && v.file == f.criu_id &&
+		    v.vpid == static_cast<uint32_t>(getpid())) {
 			uint64_t off = 0;
 			if (int e = i915::mmap_offset(fd.get(), *v.handle, *v.late->mmap_type, &off); e != 0)
 				throw Error("no mmap offset for handle " + std::to_string(*v.handle) + " (mapping " +
-				            std::to_string(v.start) + "): " + gw::errno_text(-e));
+					    std::to_string(v.start) + "): " + gw::errno_text(-e));
 		}
 	xe.finish(); // bindings name the restored handles; queues and filler VMs last
 
 	log_info("restored file %u on %s%s: %zu handles (shared with buffers restored before: %s), %zu fillers closed",
-	         f.criu_id, dev.path.c_str(), dev.substituted ? (" (saved as " + f.device.path + ")").c_str() : "",
-	         f.handles.size(), shared.empty() ? "none" : ("handles " + list(shared)).c_str(), fillers.size());
+		 f.criu_id, dev.path.c_str(), dev.substituted ? (" (saved as " + f.device.path + ")").c_str() : "",
+		 f.handles.size(), shared.empty() ? "none" : ("handles " + list(shared)).c_str(), fillers.size());
 	if (!zeroed.empty())
 		log_warn("file %u: handles %s come back zero-filled: their contents were not saved at dump", f.criu_id,
-		         list(zeroed).c_str());
+			 list(zeroed).c_str());
 	if (!copies.empty())
 		log_warn("file %u: handles %s are copies, no longer the same buffer as another handle of the file",
-		         f.criu_id, list(copies).c_str());
+			 f.criu_id, list(copies).c_str());
 	for (const std::string &d : f.degraded)
 		log_warn("file %u (degraded at dump): %s", f.criu_id, d.c_str());
 	for (const std::string &n : i915.notes())
@@ -141,7 +149,8 @@ int restore_dmabuf(const DmabufImage &d)
 {
 	UniqueFd src = find_object(d.object, d.criu_id, true);
 	if (src) {
-		log_info("restored dma-buf %u: export of the restored buffer %llu", d.criu_id, (unsigned long long)d.object);
+		log_info("restored dma-buf %u: export of the restored buffer %llu", d.criu_id,
+			 (unsigned long long)d.object);
 	} else {
 		// No restored file holds the buffer (yet): make it on the device, keep it alive by
 		// the dma-buf alone; DRM files restored later import it from there.
@@ -149,14 +158,15 @@ int restore_dmabuf(const DmabufImage &d)
 		std::string card = card_node_of(dev);
 		if (card.empty())
 			throw Error("no card node for " + dev.path + " to recreate the buffer of dma-buf " +
-			            std::to_string(d.criu_id));
+				    std::to_string(d.criu_id));
 		UniqueFd cfd = open_node(card, O_RDWR, -1);
 		bool filled = false;
-		uint32_t h = create_buffer(cfd.get(), "", generic_dumb_params(d.size), d.size, d.object, d.saved, &filled);
+		uint32_t h =
+			create_buffer(cfd.get(), "", generic_dumb_params(d.size), d.size, d.object, d.saved, &filled);
 		if (int e = prime_export(cfd.get(), h, true, &src); e != 0)
 			throw Error("cannot export the recreated buffer from " + card + ": " + gw::errno_text(-e));
 		log_info("restored dma-buf %u: buffer %llu recreated on %s%s", d.criu_id, (unsigned long long)d.object,
-		         card.c_str(), filled ? "" : " (zero-filled: contents not saved at dump)");
+			 card.c_str(), filled ? "" : " (zero-filled: contents not saved at dump)");
 	}
 	for (const std::string &x : d.degraded)
 		log_warn("dma-buf %u (degraded at dump): %s", d.criu_id, x.c_str());
@@ -168,8 +178,8 @@ int restore_dmabuf(const DmabufImage &d)
 void expect_number(const std::string &table, uint32_t got, uint32_t want)
 {
 	if (got != want)
-		throw Error(table + " numbering diverged: got " + std::to_string(got) + " where " + std::to_string(want) +
-		            " was expected (was the file not fresh?)");
+		throw Error(table + " numbering diverged: got " + std::to_string(got) + " where " +
+			    std::to_string(want) + " was expected (was the file not fresh?)");
 }
 
 int restore_ext_file(uint32_t id)

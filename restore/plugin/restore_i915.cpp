@@ -8,15 +8,21 @@
 #include "log.hpp"
 #include "restore.hpp"
 
-namespace gwcriu {
-namespace {
+namespace gwcriu
+{
+namespace
+{
 
-std::string num(uint64_t v) { return std::to_string(v); }
+std::string num(uint64_t v)
+{
+	return std::to_string(v);
+}
 
 std::string region_text(const i915::Region &r)
 {
-	return std::string(r.mem_class == I915_MEMORY_CLASS_SYSTEM ? "system" :
-	                   r.mem_class == I915_MEMORY_CLASS_DEVICE ? "device" : "class " + num(r.mem_class)) +
+	return std::string(r.mem_class == I915_MEMORY_CLASS_SYSTEM   ? "system"
+			   : r.mem_class == I915_MEMORY_CLASS_DEVICE ? "device"
+								     : "class " + num(r.mem_class)) +
 	       " " + num(r.instance);
 }
 
@@ -49,7 +55,8 @@ void I915Restore::contexts()
 		if (c.id == 0) { // the default context exists from open: only its parameters
 			for (const i915::CtxParam &p : c.params)
 				if (int e = i915::context_setparam(fd_, 0, p); e != 0)
-					notes_.push_back("context 0: parameter " + num(p.param) + " not reapplied (" + gw::errno_text(-e) + ")");
+					notes_.push_back("context 0: parameter " + num(p.param) + " not reapplied (" +
+							 gw::errno_text(-e) + ")");
 			if (c.engines || c.vm)
 				notes_.push_back("context 0: its engine map or VM cannot be set again after open");
 			continue;
@@ -71,13 +78,14 @@ void I915Restore::contexts()
 			vm = temp = t;
 		}
 		uint32_t got = 0;
-		int e = i915::context_create(fd_, c.flags & ~I915_CONTEXT_CREATE_FLAGS_USE_EXTENSIONS, vm, c.engines, c.params, &got);
+		int e = i915::context_create(fd_, c.flags & ~I915_CONTEXT_CREATE_FLAGS_USE_EXTENSIONS, vm, c.engines,
+					     c.params, &got);
 		if (temp)
 			i915::vm_destroy(fd_, *temp);
 		if (e != 0)
 			throw Error("cannot recreate context " + num(c.id) + " (flags " + num(c.flags) + ", " +
-			            (c.vm ? "VM " + num(*c.vm) : std::string("own VM")) + ", " + num(c.params.size()) +
-			            " parameters" + (c.engines ? ", engine map" : "") + "): " + gw::errno_text(-e));
+				    (c.vm ? "VM " + num(*c.vm) : std::string("own VM")) + ", " + num(c.params.size()) +
+				    " parameters" + (c.engines ? ", engine map" : "") + "): " + gw::errno_text(-e));
 		expect_id(got, c.id, "context");
 		next = c.id + 1;
 	}
@@ -85,8 +93,8 @@ void I915Restore::contexts()
 		i915::context_destroy(fd_, id);
 	for (uint32_t id : vm_fillers)
 		i915::vm_destroy(fd_, id);
-	log_info("file %u: %zu i915 VMs and %zu contexts recreated with their ids (%zu + %zu fillers closed)", f_.criu_id,
-	         st.vms.size(), st.contexts.size(), vm_fillers.size(), ctx_fillers.size());
+	log_info("file %u: %zu i915 VMs and %zu contexts recreated with their ids (%zu + %zu fillers closed)",
+		 f_.criu_id, st.vms.size(), st.contexts.size(), vm_fillers.size(), ctx_fillers.size());
 }
 
 std::vector<i915::Region> I915Restore::placements(const HandleRec &h)
@@ -100,7 +108,7 @@ std::vector<i915::Region> I915Restore::placements(const HandleRec &h)
 		regions_known_ = true;
 		if (err)
 			notes_.push_back("the device's memory regions could not be queried (" + gw::errno_text(-err) +
-			                 "): placements are asked for as they were");
+					 "): placements are asked for as they were");
 	}
 	if (regions_.empty())
 		return want;
@@ -121,7 +129,8 @@ std::vector<i915::Region> I915Restore::placements(const HandleRec &h)
 		std::string now;
 		for (const i915::Region &r : out)
 			now += (now.empty() ? "" : ", ") + region_text(r);
-		notes_.push_back("handle " + num(h.handle) + ": this device has no " + gone + " memory region; placed in " + now);
+		notes_.push_back("handle " + num(h.handle) + ": this device has no " + gone +
+				 " memory region; placed in " + now);
 	}
 	return out;
 }
@@ -151,7 +160,7 @@ uint32_t I915Restore::create(const HandleRec &h, bool *filled)
 	}
 	if (e != 0)
 		throw Error("cannot recreate handle " + num(h.handle) + " (i915 " + b.kind + ", " + num(h.size) +
-		            " bytes): " + gw::errno_text(-e));
+			    " bytes): " + gw::errno_text(-e));
 	if (b.kind != "userptr" && h.object) {
 		BufferMap m = BufferMap::of_handle(fd_, got, h.size, true);
 		*filled = fill_object(h.object, 0, h.saved, m);
@@ -174,10 +183,12 @@ void I915Restore::attributes(const HandleRec &h, uint32_t handle)
 	const I915Buffer &b = *h.i915;
 	if (b.tiling)
 		if (int e = i915::set_tiling(fd_, handle, b.tiling->first, b.tiling->second); e != 0)
-			notes_.push_back("handle " + num(h.handle) + ": tiling not reapplied (" + gw::errno_text(-e) + ")");
+			notes_.push_back("handle " + num(h.handle) + ": tiling not reapplied (" + gw::errno_text(-e) +
+					 ")");
 	if (b.caching)
 		if (int e = i915::set_caching(fd_, handle, *b.caching); e != 0)
-			notes_.push_back("handle " + num(h.handle) + ": caching not reapplied (" + gw::errno_text(-e) + ")");
+			notes_.push_back("handle " + num(h.handle) + ": caching not reapplied (" + gw::errno_text(-e) +
+					 ")");
 }
 
 } // namespace gwcriu

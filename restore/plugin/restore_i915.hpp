@@ -11,9 +11,11 @@
 
 #include "images.hpp"
 
-namespace gwcriu {
+namespace gwcriu
+{
 
-class I915Restore {
+class I915Restore
+{
 public:
 	I915Restore(int fd, const FileImage &f);
 	// VMs and contexts with the same ids (fillers for holes, closed again). Throws Error.

@@ -17,8 +17,10 @@
 #include "log.hpp"
 #include "restore.hpp"
 
-namespace gwcriu {
-namespace {
+namespace gwcriu
+{
+namespace
+{
 
 RestoreImages g_images;
 
@@ -55,7 +57,7 @@ void note_size(RestoreImages &im, uint64_t n, uint64_t size, const std::string &
 	auto [it, fresh] = im.object_sizes.try_emplace(n, size);
 	if (!fresh && it->second != size)
 		throw ImageError(where + ": buffer " + std::to_string(n) + " is " + std::to_string(size) +
-		                 " bytes here and " + std::to_string(it->second) + " bytes elsewhere");
+				 " bytes here and " + std::to_string(it->second) + " bytes elsewhere");
 }
 
 // The saved contents of object n are there, of its size, with a well-formed checksum (kept
@@ -70,7 +72,7 @@ void check_saved(RestoreImages &im, uint64_t n, uint64_t size, const std::string
 	open_image(object_image_name(n), &have);
 	if (have != size)
 		throw ImageError(object_image_name(n) + " is " + std::to_string(have) + " bytes, expected " +
-		                 std::to_string(size) + " (truncated or corrupt)");
+				 std::to_string(size) + " (truncated or corrupt)");
 	if (!image_exists(object_checksum_name(n)))
 		throw ImageError(where + ": " + object_checksum_name(n) + " is missing");
 	unsigned crc = 0;
@@ -87,7 +89,8 @@ void load(RestoreImages &im)
 	for (const std::string &name : list_images("gpuwatch-file-", ".json")) {
 		FileImage f = parse_file_image(read_image(name, kMaxJsonImage), name);
 		if (name != file_image_name(f.criu_id))
-			throw ImageError(name + ": field criu_id is " + std::to_string(f.criu_id) + ", not the image's own id");
+			throw ImageError(name + ": field criu_id is " + std::to_string(f.criu_id) +
+					 ", not the image's own id");
 		for (const HandleRec &h : f.handles) {
 			note_size(im, h.object, h.size, name);
 			if (h.saved)
@@ -98,7 +101,8 @@ void load(RestoreImages &im)
 	for (const std::string &name : list_images("gpuwatch-dmabuf-", ".json")) {
 		DmabufImage d = parse_dmabuf_image(read_image(name, kMaxJsonImage), name);
 		if (name != dmabuf_image_name(d.criu_id))
-			throw ImageError(name + ": field criu_id is " + std::to_string(d.criu_id) + ", not the image's own id");
+			throw ImageError(name + ": field criu_id is " + std::to_string(d.criu_id) +
+					 ", not the image's own id");
 		note_size(im, d.object, d.size, name);
 		if (d.saved)
 			check_saved(im, d.object, d.size, name);
@@ -115,14 +119,16 @@ void load(RestoreImages &im)
 		if (v.file) {
 			auto f = im.files.find(*v.file);
 			if (f == im.files.end())
-				throw ImageError(where + ": names file " + std::to_string(*v.file) + ", which has no image");
+				throw ImageError(where + ": names file " + std::to_string(*v.file) +
+						 ", which has no image");
 			if (v.handle) {
 				bool ok = false;
 				for (const HandleRec &h : f->second.handles)
 					ok |= h.handle == *v.handle && h.object == v.object;
 				if (!ok)
-					throw ImageError(where + ": handle " + std::to_string(*v.handle) + " is not in file " +
-					                 std::to_string(*v.file) + " with buffer " + std::to_string(v.object));
+					throw ImageError(where + ": handle " + std::to_string(*v.handle) +
+							 " is not in file " + std::to_string(*v.file) +
+							 " with buffer " + std::to_string(v.object));
 			}
 		} else if (v.handle) {
 			throw ImageError(where + ": has a handle but no file");
@@ -133,8 +139,9 @@ void load(RestoreImages &im)
 				for (int fd : h.fds)
 					held |= h.vpid == v.vpid && fd == v.late->fd;
 			if (!held)
-				throw ImageError(where + ": its fd " + std::to_string(v.late->fd) + " is not one of file " +
-				                 std::to_string(*v.file) + "'s fds in task " + std::to_string(v.vpid));
+				throw ImageError(where + ": its fd " + std::to_string(v.late->fd) +
+						 " is not one of file " + std::to_string(*v.file) + "'s fds in task " +
+						 std::to_string(v.vpid));
 		}
 		if (v.object) {
 			note_size(im, v.object, v.object_size, where);
@@ -143,7 +150,6 @@ void load(RestoreImages &im)
 		}
 	}
 }
-
 
 // A dma-buf of object n through fd (of this task, or a copy from another task), if fd is
 // really what the image says: a DRM file holding `handle`, or a dma-buf of that size.
@@ -168,7 +174,7 @@ struct Source {
 	int fd;
 	bool drm;
 	uint32_t handle;
-	bool wait_for;               // restored first by a task of lower pid: worth waiting for
+	bool wait_for; // restored first by a task of lower pid: worth waiting for
 };
 
 std::vector<Source> sources_of(uint64_t n, std::optional<uint32_t> exclude, uint32_t me)
@@ -206,7 +212,8 @@ UniqueFd try_sources(const std::vector<Source> &srcs, uint32_t me, uint64_t size
 		UniqueFd copy(pidfd_getfd_of(static_cast<int>(s.vpid), s.fd));
 		if (copy)
 			if (UniqueFd d = dmabuf_through(copy.get(), s.drm, s.handle, size)) {
-				log_debug("buffer of %llu bytes: found through fd %d of pid %u", (unsigned long long)size, s.fd, s.vpid);
+				log_debug("buffer of %llu bytes: found through fd %d of pid %u",
+					  (unsigned long long)size, s.fd, s.vpid);
 				return d;
 			}
 	}
@@ -215,7 +222,10 @@ UniqueFd try_sources(const std::vector<Source> &srcs, uint32_t me, uint64_t size
 
 } // namespace
 
-const RestoreImages &restore_images() { return g_images; }
+const RestoreImages &restore_images()
+{
+	return g_images;
+}
 
 void note_restored_task()
 {
@@ -249,8 +259,9 @@ int load_restore_images()
 		return -1;
 	}
 	if (!g_images.files.empty() || !g_images.dmabufs.empty() || !g_images.vmas.empty())
-		log_info("restore: %zu DRM files, %zu dma-bufs, %zu mappings, %zu buffers in the images", g_images.files.size(),
-		         g_images.dmabufs.size(), g_images.vmas.size(), g_images.object_sizes.size());
+		log_info("restore: %zu DRM files, %zu dma-bufs, %zu mappings, %zu buffers in the images",
+			 g_images.files.size(), g_images.dmabufs.size(), g_images.vmas.size(),
+			 g_images.object_sizes.size());
 	return 0;
 }
 
@@ -278,7 +289,8 @@ UniqueFd find_object(uint64_t n, std::optional<uint32_t> exclude, bool wait)
 			return d;
 	}
 	log_warn("buffer %llu: no other restored task showed it within %llu ms (GPUWATCH_SHARE_WAIT_MS): "
-	         "restored as a copy, no longer shared across processes", (unsigned long long)n, (unsigned long long)ms);
+		 "restored as a copy, no longer shared across processes",
+		 (unsigned long long)n, (unsigned long long)ms);
 	return {};
 }
 
@@ -295,8 +307,8 @@ bool fill_object(uint64_t n, uint64_t skip, bool saved, BufferMap &dst)
 	uint64_t size = 0;
 	UniqueFd in = open_image(name, &size);
 	if (skip > size || dst.size() > size - skip)
-		throw Error(name + " is " + std::to_string(size) + " bytes: too short for " + std::to_string(dst.size()) +
-		            " bytes at " + std::to_string(skip) + " (truncated)");
+		throw Error(name + " is " + std::to_string(size) + " bytes: too short for " +
+			    std::to_string(dst.size()) + " bytes at " + std::to_string(skip) + " (truncated)");
 	/* checked against the checksum of the dump: while it is read when the buffer takes the
 	 * whole image, else before (a mapping's window of its object) */
 	auto want = g_images.object_crcs.find(n);
@@ -312,7 +324,8 @@ bool fill_object(uint64_t n, uint64_t skip, bool saved, BufferMap &dst)
 	return true;
 }
 
-namespace {
+namespace
+{
 
 // A dumb buffer of exactly `size` bytes in fd: with p, else with generic params. -errno of the
 // first refusal when neither works.
@@ -334,8 +347,8 @@ int exact_dumb(int fd, const DumbParams &p, uint64_t size, uint32_t *handle)
 
 } // namespace
 
-uint32_t create_buffer(int fd, const std::string &card_path, const DumbParams &p, uint64_t size, uint64_t n,
-                       bool saved, bool *filled)
+uint32_t create_buffer(int fd, const std::string &card_path, const DumbParams &p, uint64_t size, uint64_t n, bool saved,
+		       bool *filled)
 {
 	uint32_t h = 0;
 	bool dummy = false;
@@ -353,8 +366,8 @@ uint32_t create_buffer(int fd, const std::string &card_path, const DumbParams &p
 	UniqueFd card = open_node(card_path, O_RDWR, -1);
 	uint32_t ch = 0;
 	if (int e = exact_dumb(card.get(), p, size, &ch); e != 0)
-		throw Error("cannot create a " + std::to_string(size) + "-byte buffer (here: " + gw::errno_text(-r) + "; on " +
-		            card_path + ": " + gw::errno_text(-e) + ")");
+		throw Error("cannot create a " + std::to_string(size) + "-byte buffer (here: " + gw::errno_text(-r) +
+			    "; on " + card_path + ": " + gw::errno_text(-e) + ")");
 	if (n) {
 		BufferMap m = BufferMap::of_handle(card.get(), ch, size, true);
 		wrote = fill_object(n, 0, saved, m);

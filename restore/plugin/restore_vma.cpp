@@ -23,8 +23,10 @@
 #include "log.hpp"
 #include "restore.hpp"
 
-namespace gwcriu {
-namespace {
+namespace gwcriu
+{
+namespace
+{
 
 // CRIU 3.17/3.18: private backing files handed to CRIU by the previous call (CRIU has dup'ed
 // them since; the last one stays open in the task, see restore/plugin/README.md).
@@ -37,7 +39,8 @@ int give(int fd)
 		return fd;
 	int d = fcntl(fd, F_DUPFD_CLOEXEC, kHighFd);
 	if (d < 0)
-		throw Error(std::string("cannot duplicate fd ") + std::to_string(fd) + " for CRIU: " + gw::errno_text(errno));
+		throw Error(std::string("cannot duplicate fd ") + std::to_string(fd) +
+			    " for CRIU: " + gw::errno_text(errno));
 	return d;
 }
 
@@ -62,7 +65,7 @@ bool through_own_file(const VmaRec &v, uint64_t *new_off, int *plugin_fd, std::s
 {
 	if (!v.file || !v.handle) {
 		*why = v.file ? "its handle was closed before the dump"
-		              : "no dumped fd reaches its buffer (its file or handle was closed before the dump)";
+			      : "no dumped fd reaches its buffer (its file or handle was closed before the dump)";
 		return false;
 	}
 	const FileImage &f = restore_images().files.at(*v.file);
@@ -108,14 +111,15 @@ void through_private_file(const VmaRec &v, const std::string &why, uint64_t *new
 		h = create_buffer(pf.get(), "", generic_dumb_params(v.length), v.length, 0, false, nullptr);
 		BufferMap m = BufferMap::of_handle(pf.get(), h, v.length, true);
 		bool filled = fill_object(v.object, v.delta, v.saved, m);
-		what = filled ? "a copy of its contents (no longer shared with any handle)" : "zero-filled memory (contents unknown)";
+		what = filled ? "a copy of its contents (no longer shared with any handle)"
+			      : "zero-filled memory (contents unknown)";
 	}
 	uint64_t off = 0;
 	if (int e = map_offset(pf.get(), h, &off); e != 0)
 		throw Error("cannot get a fake offset on " + card + ": " + gw::errno_text(-e));
 	*new_off = off;
 	log_warn("mapping %#llx-%#llx of pid %d: %s; it comes back on %s", (unsigned long long)v.start,
-	         (unsigned long long)(v.start + v.length), getpid(), why.c_str(), what.c_str());
+		 (unsigned long long)(v.start + v.length), getpid(), why.c_str(), what.c_str());
 	if (gwaction::criu_abi().owns_vma_fd) {
 		*plugin_fd = pf.release(); // CRIU closes it once the mapping is made
 	} else {
@@ -138,26 +142,27 @@ int update_vma_map(const char *path, uint64_t addr, uint64_t old_pgoff, uint64_t
 	if (!v) {
 		if (path && gw::is_drm_node_path(path, nullptr)) {
 			log_error("no saved mapping at %#llx of pid %u (%s): the images do not match the dump",
-			          (unsigned long long)addr, me, path);
+				  (unsigned long long)addr, me, path);
 			return -1;
 		}
 		return -ENOTSUP;
 	}
 	if (v->offset != old_pgoff)
 		log_warn("mapping %#llx: CRIU's offset %#llx differs from the saved %#llx", (unsigned long long)addr,
-		         (unsigned long long)old_pgoff, (unsigned long long)v->offset);
+			 (unsigned long long)old_pgoff, (unsigned long long)v->offset);
 	try {
 		std::string why;
 		if (through_own_file(*v, new_pgoff, plugin_fd, &why)) {
-			log_debug("mapping %#llx of pid %u: handle %u of fd %d, offset %#llx -> %#llx", (unsigned long long)addr,
-			          me, *v->handle, *plugin_fd, (unsigned long long)old_pgoff, (unsigned long long)*new_pgoff);
+			log_debug("mapping %#llx of pid %u: handle %u of fd %d, offset %#llx -> %#llx",
+				  (unsigned long long)addr, me, *v->handle, *plugin_fd, (unsigned long long)old_pgoff,
+				  (unsigned long long)*new_pgoff);
 			return 1;
 		}
 		through_private_file(*v, why, new_pgoff, plugin_fd);
 		return 1;
 	} catch (const std::exception &e) {
 		log_error("cannot restore mapping %#llx-%#llx of pid %u (%s): %s", (unsigned long long)addr,
-		          (unsigned long long)(addr + v->length), me, v->device.path.c_str(), e.what());
+			  (unsigned long long)(addr + v->length), me, v->device.path.c_str(), e.what());
 		return -1;
 	}
 }

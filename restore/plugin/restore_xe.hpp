@@ -10,9 +10,11 @@
 
 #include "images.hpp"
 
-namespace gwcriu {
+namespace gwcriu
+{
 
-class XeRestore {
+class XeRestore
+{
 public:
 	XeRestore(int fd, const FileImage &f);
 	// VMs with the same ids; fillers for holes stay until finish() (a queue of a destroyed VM

@@ -15,7 +15,8 @@
 // Exported by the criu binary (criu-plugin.h); weak so that unit tests link without it.
 extern "C" int criu_get_image_dir(void) __attribute__((weak));
 
-namespace gwcriu {
+namespace gwcriu
+{
 
 int pidfd_getfd_of(int pid, int fd)
 {
@@ -172,7 +173,7 @@ std::string read_image(const std::string &name, std::size_t max)
 	UniqueFd fd = open_image(name, &size);
 	if (size > max)
 		throw Error("image " + name + " is " + std::to_string(size) + " bytes, more than the " +
-		            std::to_string(max) + " allowed");
+			    std::to_string(max) + " allowed");
 	std::string text(static_cast<std::size_t>(size), '\0');
 	if (size && !read_full(fd.get(), text.data(), text.size()))
 		throw Error("cannot read image " + name + ": " + gw::errno_text(errno));

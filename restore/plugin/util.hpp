@@ -9,7 +9,8 @@
 
 #include "sysutil.hpp" // gw::Error (one-line message), gw::UniqueFd
 
-namespace gwcriu {
+namespace gwcriu
+{
 
 using gw::Error;
 using gw::UniqueFd;
@@ -32,12 +33,12 @@ using gw::read_text; // whole small files (/proc, /sys): nullopt when absent or 
 std::optional<std::string> read_link(const std::string &path);
 // A field of /proc/self/fdinfo/<fd> ("exp_name", ...), "" when absent.
 std::string fdinfo_field(int fd, const char *key);
-bool read_full(int fd, void *buf, std::size_t len);        // false on EOF or error (errno)
+bool read_full(int fd, void *buf, std::size_t len); // false on EOF or error (errno)
 bool write_full(int fd, const void *buf, std::size_t len);
 
 // --- the image directory (criu_get_image_dir()) --------------------------------------------
 // Names are the plugin's own (gpuwatch-*), never taken from image contents.
-int image_dir();                                      // throws Error outside CRIU
+int image_dir(); // throws Error outside CRIU
 bool image_exists(const std::string &name);
 std::vector<std::string> list_images(const std::string &prefix, const std::string &suffix);
 // Writes name atomically (temp file + rename). Throws Error naming the file.
@@ -55,16 +56,17 @@ uint32_t image_crc32(const std::string &name, uint64_t *size);
 UniqueFd open_image(const std::string &name, uint64_t *size);
 
 // Streams a raw image: opened as name.tmp, renamed to name by commit(), removed otherwise.
-class ImageWriter {
+class ImageWriter
+{
 public:
 	explicit ImageWriter(std::string name);
 	~ImageWriter();
 	ImageWriter(const ImageWriter &) = delete;
 	ImageWriter &operator=(const ImageWriter &) = delete;
 	int fd() const { return fd_.get(); }
-	void write(const void *buf, std::size_t len);     // throws Error
-	void commit();                                    // throws Error
-	uint32_t crc32() const { return crc_; }           // CRC-32 (zlib) of all bytes written
+	void write(const void *buf, std::size_t len); // throws Error
+	void commit();                                // throws Error
+	uint32_t crc32() const { return crc_; }       // CRC-32 (zlib) of all bytes written
 	uint64_t written() const { return written_; }
 
 private:

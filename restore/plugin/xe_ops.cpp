@@ -7,18 +7,25 @@
 #include "drm_ops.hpp"
 #include "uapi/xe_uapi.h"
 
-namespace gwcriu::xe {
-namespace {
+namespace gwcriu::xe
+{
+namespace
+{
 
-
-uint64_t ptr(const void *p) { return reinterpret_cast<uintptr_t>(p); }
+uint64_t ptr(const void *p)
+{
+	return reinterpret_cast<uintptr_t>(p);
+}
 
 } // namespace
 
-bool is_xe(int fd) { return drm_driver_name(fd) == "xe"; }
+bool is_xe(int fd)
+{
+	return drm_driver_name(fd) == "xe";
+}
 
 int gem_create(int fd, uint64_t size, uint32_t placement, uint32_t flags, uint32_t vm_id, uint16_t cpu_caching,
-               uint32_t *handle)
+	       uint32_t *handle)
 {
 	gw_xe_gem_create c = {};
 	c.size = size;
@@ -60,7 +67,7 @@ int vm_destroy(int fd, uint32_t id)
 }
 
 int bind(int fd, uint32_t vm, uint32_t op, uint32_t obj, uint64_t offset, uint64_t addr, uint64_t range,
-         uint16_t pat_index, uint32_t flags)
+	 uint16_t pat_index, uint32_t flags)
 {
 	gw_xe_vm_bind b = {};
 	b.vm_id = vm;
@@ -76,7 +83,7 @@ int bind(int fd, uint32_t vm, uint32_t op, uint32_t obj, uint64_t offset, uint64
 }
 
 int queue_create(int fd, uint32_t vm, uint32_t flags, uint16_t width, uint16_t num_placements,
-                 const std::vector<Engine> &instances, const Properties &props, uint32_t *id)
+		 const std::vector<Engine> &instances, const Properties &props, uint32_t *id)
 {
 	std::vector<gw_xe_engine_class_instance> eci;
 	for (const Engine &e : instances)

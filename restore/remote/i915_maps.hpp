@@ -20,7 +20,8 @@
 
 #include "remote_task.hpp"
 
-namespace gwremote {
+namespace gwremote
+{
 
 constexpr const char *kMapsRecordName = "gpuwatch-i915-maps.json";
 constexpr const char *kMapsSchema = "gpuwatch.criu.i915maps/v1";
@@ -31,29 +32,29 @@ enum class MapKind {
 };
 enum class MapMode {
 	Placeholder, // replaced by PROT_NONE anonymous memory; the buffer is saved through its handle
-	             // and the real mapping comes back with revert_maps / map_gem / map_legacy
+		     // and the real mapping comes back with revert_maps / map_gem / map_legacy
 	Copy,        // replaced by private anonymous memory holding the same bytes and prot; CRIU
-	             // dumps it as memory; it is no longer shared with the buffer (not reverted)
+		     // dumps it as memory; it is no longer shared with the buffer (not reverted)
 };
 
 struct MapRecord {
-	uint32_t pid = 0;    // as the helper sees it (host pid)
-	uint32_t vpid = 0;   // in the task's own pid namespace (last NSpid)
+	uint32_t pid = 0;  // as the helper sees it (host pid)
+	uint32_t vpid = 0; // in the task's own pid namespace (last NSpid)
 	uint64_t start = 0, length = 0;
-	int prot = 0;        // PROT_READ | PROT_WRITE | PROT_EXEC
+	int prot = 0; // PROT_READ | PROT_WRITE | PROT_EXEC
 	MapKind kind = MapKind::Gem;
 	MapMode mode = MapMode::Copy;
-	uint64_t offset = 0; // as /proc/PID/maps shows, in bytes (gem: the fake offset; shmem: in the object)
-	std::optional<int> fd;          // the task's fd on the DRM file (placeholder: required)
-	std::optional<uint32_t> file;   // the manifest's file id
-	std::optional<uint32_t> handle; // GEM handle in that file (placeholder: required)
-	std::optional<uint64_t> object; // the manifest's object id
+	uint64_t offset = 0;          // as /proc/PID/maps shows, in bytes (gem: the fake offset; shmem: in the object)
+	std::optional<int> fd;        // the task's fd on the DRM file (placeholder: required)
+	std::optional<uint32_t> file; // the manifest's file id
+	std::optional<uint32_t> handle;       // GEM handle in that file (placeholder: required)
+	std::optional<uint64_t> object;       // the manifest's object id
 	std::optional<std::string> mmap_type; // gtt | wc | wb | uc | fixed (the handle's mmap_types)
-	bool wc = false;                // shmem: GEM_MMAP with I915_MMAP_WC
+	bool wc = false;                      // shmem: GEM_MMAP with I915_MMAP_WC
 };
 
 struct MapsRecord {
-	std::string cgroup;                 // the frozen cgroup v2 directory
+	std::string cgroup; // the frozen cgroup v2 directory
 	uint32_t criu_pid = 0;
 	std::optional<uint32_t> watcher_pid;
 	std::vector<MapRecord> maps;

@@ -12,11 +12,13 @@
 #include "i915_maps.hpp"
 #include "sysutil.hpp"
 
-namespace gwremote {
+namespace gwremote
+{
 
 using gw::Error;
 
-namespace {
+namespace
+{
 
 std::string hex(uint64_t v)
 {
@@ -46,11 +48,13 @@ void copy_through_pipe(RemoteTask &t, uint64_t src, uint64_t dst, uint64_t len)
 			uint64_t chunk = std::min<uint64_t>(kPipeChunk, len - off);
 			long w = t.checked("write to a pipe from the mapping", __NR_write, fds[1], src + off, chunk);
 			if (w == 0)
-				throw Error("write to a pipe from the mapping in process " + std::to_string(t.pid()) + ": wrote nothing");
+				throw Error("write to a pipe from the mapping in process " + std::to_string(t.pid()) +
+					    ": wrote nothing");
 			for (long done = 0; done < w;) {
 				long r = t.checked("read from a pipe", __NR_read, fds[0], dst + off + done, w - done);
 				if (r == 0)
-					throw Error("read from a pipe in process " + std::to_string(t.pid()) + ": end of file");
+					throw Error("read from a pipe in process " + std::to_string(t.pid()) +
+						    ": end of file");
 				done += r;
 			}
 			off += w;
@@ -64,12 +68,13 @@ void copy_through_pipe(RemoteTask &t, uint64_t src, uint64_t dst, uint64_t len)
 		throw Error(err);
 }
 
-namespace {
+namespace
+{
 
 void copy_map(RemoteTask &t, const MapRecord &m)
 {
-	long a = t.checked("mmap of the copy", __NR_mmap, 0, m.length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			   (unsigned long)-1, 0);
+	long a = t.checked("mmap of the copy", __NR_mmap, 0, m.length, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, (unsigned long)-1, 0);
 	uint64_t copy = (uint64_t)a;
 	try {
 		/* process_vm_readv works on shmem (legacy) mappings, not on GEM (PFN) ones */
@@ -85,15 +90,17 @@ void copy_map(RemoteTask &t, const MapRecord &m)
 		}
 		if (!done) {
 			if (!(m.prot & PROT_READ))
-				t.checked("mprotect (to read a write-only mapping)", __NR_mprotect, m.start, m.length, PROT_READ);
+				t.checked("mprotect (to read a write-only mapping)", __NR_mprotect, m.start, m.length,
+					  PROT_READ);
 			copy_through_pipe(t, m.start, copy, m.length);
 		}
 		if (m.prot != (PROT_READ | PROT_WRITE))
 			t.checked("mprotect of the copy", __NR_mprotect, copy, m.length, m.prot);
-		long r = t.checked("mremap of the copy", __NR_mremap, copy, m.length, m.length, MREMAP_MAYMOVE | MREMAP_FIXED,
-				   m.start);
+		long r = t.checked("mremap of the copy", __NR_mremap, copy, m.length, m.length,
+				   MREMAP_MAYMOVE | MREMAP_FIXED, m.start);
 		if ((uint64_t)r != m.start)
-			throw Error("mremap of the copy in process " + std::to_string(t.pid()) + " landed at " + hex(r));
+			throw Error("mremap of the copy in process " + std::to_string(t.pid()) + " landed at " +
+				    hex(r));
 	} catch (...) {
 		t.syscall(__NR_munmap, copy, m.length);
 		throw;
@@ -114,8 +121,8 @@ void convert_map(RemoteTask &t, const MapRecord &m)
 		if ((uint64_t)r != m.start)
 			throw Error("the placeholder landed at " + hex(r));
 	} catch (const std::exception &e) {
-		throw Error(std::string(kind_name(m.kind)) + " mapping " + where(t, m.start, m.length) + " (" + mode_name(m.mode) +
-			    "): " + e.what());
+		throw Error(std::string(kind_name(m.kind)) + " mapping " + where(t, m.start, m.length) + " (" +
+			    mode_name(m.mode) + "): " + e.what());
 	}
 }
 
@@ -148,7 +155,7 @@ void map_gem(RemoteTask &t, uint64_t addr, uint64_t len, int prot, int fd, uint6
 
 void map_legacy(RemoteTask &t, uint64_t addr, uint64_t len, int prot, int fd, uint32_t handle, uint64_t offset, bool wc)
 {
-	drm_i915_gem_mmap arg {};
+	drm_i915_gem_mmap arg{};
 	arg.handle = handle;
 	arg.offset = offset;
 	arg.size = len;
@@ -161,7 +168,8 @@ void map_legacy(RemoteTask &t, uint64_t addr, uint64_t len, int prot, int fd, ui
 	try {
 		if (prot != (PROT_READ | PROT_WRITE))
 			t.checked("mprotect", __NR_mprotect, got, len, prot);
-		long r = t.checked("mremap of the GEM_MMAP mapping", __NR_mremap, got, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, addr);
+		long r = t.checked("mremap of the GEM_MMAP mapping", __NR_mremap, got, len, len,
+				   MREMAP_MAYMOVE | MREMAP_FIXED, addr);
 		if ((uint64_t)r != addr)
 			throw Error("mremap in process " + std::to_string(t.pid()) + " landed at " + hex(r));
 	} catch (...) {
@@ -182,7 +190,8 @@ RevertResult revert_maps(RemoteTask &t, const std::vector<MapRecord> &maps)
 		}
 		if (!placeholder_present(t.pid(), m.start, m.length)) {
 			res.skipped++;
-			res.notes.push_back(what + ": its placeholder is gone (reverted already, or the task changed it)");
+			res.notes.push_back(what +
+					    ": its placeholder is gone (reverted already, or the task changed it)");
 			continue;
 		}
 		try {

@@ -6,7 +6,8 @@
 #include "i915_maps.hpp"
 #include "sysutil.hpp"
 
-namespace gwremote {
+namespace gwremote
+{
 
 using nlohmann::json;
 
@@ -16,12 +17,22 @@ std::string prot_string(int prot)
 	return s.empty() ? "none" : s;
 }
 
-const char *kind_name(MapKind k) { return k == MapKind::Gem ? "gem" : "shmem"; }
-const char *mode_name(MapMode m) { return m == MapMode::Placeholder ? "placeholder" : "copy"; }
+const char *kind_name(MapKind k)
+{
+	return k == MapKind::Gem ? "gem" : "shmem";
+}
+const char *mode_name(MapMode m)
+{
+	return m == MapMode::Placeholder ? "placeholder" : "copy";
+}
 
-namespace {
+namespace
+{
 
-template <class T> json opt(const std::optional<T> &v) { return v ? json(*v) : json(nullptr); }
+template <class T> json opt(const std::optional<T> &v)
+{
+	return v ? json(*v) : json(nullptr);
+}
 
 [[noreturn]] void bad(const std::string &field, const std::string &why)
 {
@@ -43,7 +54,8 @@ uint64_t u64(const json &o, const std::string &path, const char *key, uint64_t m
 		bad(path + key, "not a non-negative integer");
 	uint64_t x = v.get<uint64_t>();
 	if (x < min || x > max)
-		bad(path + key, std::to_string(x) + " out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+		bad(path + key,
+		    std::to_string(x) + " out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
 	return x;
 }
 
@@ -75,8 +87,11 @@ int parse_prot(const std::string &s, const std::string &field)
 {
 	if (s == "none")
 		return PROT_NONE;
-	static const std::map<std::string, int> ok = {{"r", PROT_READ}, {"w", PROT_WRITE}, {"x", PROT_EXEC},
-						      {"rw", PROT_READ | PROT_WRITE}, {"rx", PROT_READ | PROT_EXEC},
+	static const std::map<std::string, int> ok = {{"r", PROT_READ},
+						      {"w", PROT_WRITE},
+						      {"x", PROT_EXEC},
+						      {"rw", PROT_READ | PROT_WRITE},
+						      {"rx", PROT_READ | PROT_EXEC},
 						      {"wx", PROT_WRITE | PROT_EXEC},
 						      {"rwx", PROT_READ | PROT_WRITE | PROT_EXEC}};
 	auto it = ok.find(s);
@@ -93,8 +108,9 @@ MapRecord parse_map(const json &j, const std::string &p)
 {
 	if (!j.is_object())
 		bad(p.substr(0, p.size() - 1), "not an object");
-	only_keys(j, p, {"pid", "vpid", "start", "length", "prot", "kind", "mode", "offset", "fd", "file", "handle",
-			 "object", "mmap_type", "wc"});
+	only_keys(j, p,
+		  {"pid", "vpid", "start", "length", "prot", "kind", "mode", "offset", "fd", "file", "handle", "object",
+		   "mmap_type", "wc"});
 	MapRecord m;
 	m.pid = (uint32_t)u64(j, p, "pid", 1, kPidMax);
 	m.vpid = (uint32_t)u64(j, p, "vpid", 1, kPidMax);
@@ -158,12 +174,25 @@ json to_json(const MapsRecord &r)
 {
 	json maps = json::array();
 	for (const MapRecord &m : r.maps)
-		maps.push_back({{"pid", m.pid}, {"vpid", m.vpid}, {"start", m.start}, {"length", m.length},
-				{"prot", prot_string(m.prot)}, {"kind", kind_name(m.kind)}, {"mode", mode_name(m.mode)},
-				{"offset", m.offset}, {"fd", opt(m.fd)}, {"file", opt(m.file)}, {"handle", opt(m.handle)},
-				{"object", opt(m.object)}, {"mmap_type", opt(m.mmap_type)}, {"wc", m.wc}});
-	return {{"schema", kMapsSchema}, {"cgroup", r.cgroup}, {"criu_pid", r.criu_pid},
-		{"watcher_pid", opt(r.watcher_pid)}, {"maps", maps}};
+		maps.push_back({{"pid", m.pid},
+				{"vpid", m.vpid},
+				{"start", m.start},
+				{"length", m.length},
+				{"prot", prot_string(m.prot)},
+				{"kind", kind_name(m.kind)},
+				{"mode", mode_name(m.mode)},
+				{"offset", m.offset},
+				{"fd", opt(m.fd)},
+				{"file", opt(m.file)},
+				{"handle", opt(m.handle)},
+				{"object", opt(m.object)},
+				{"mmap_type", opt(m.mmap_type)},
+				{"wc", m.wc}});
+	return {{"schema", kMapsSchema},
+		{"cgroup", r.cgroup},
+		{"criu_pid", r.criu_pid},
+		{"watcher_pid", opt(r.watcher_pid)},
+		{"maps", maps}};
 }
 
 MapsRecord parse_maps_record(const std::string &text)

@@ -24,14 +24,19 @@ extern "C" {
 }
 #endif
 
-namespace gwremote {
+namespace gwremote
+{
 
-using gw::Error;
 using gw::errno_text;
+using gw::Error;
 
-namespace {
+namespace
+{
 
-std::string who(pid_t pid) { return "process " + std::to_string(pid); }
+std::string who(pid_t pid)
+{
+	return "process " + std::to_string(pid);
+}
 
 // The first executable mapping of the task (compel_prepare's find_executable_area does the
 // same): the 8 bytes compel borrows for its `syscall; int3` stub.
@@ -54,9 +59,13 @@ uint64_t find_executable_area(pid_t pid)
 
 #ifdef GW_HAVE_COMPEL
 
-bool available(std::string *) { return true; }
+bool available(std::string *)
+{
+	return true;
+}
 
-namespace {
+namespace
+{
 void log_to_stderr(unsigned int, const char *fmt, va_list ap)
 {
 	fputs("compel: ", stderr);
@@ -64,13 +73,16 @@ void log_to_stderr(unsigned int, const char *fmt, va_list ap)
 }
 } // namespace
 
-void init_standalone_logging(unsigned level) { compel_log_init(log_to_stderr, level); }
+void init_standalone_logging(unsigned level)
+{
+	compel_log_init(log_to_stderr, level);
+}
 
 struct RemoteTask::Impl {
 	parasite_ctl *ctl = nullptr;
 	pid_t pid = 0;
 	uint64_t syscall_ip = 0;
-	user_regs_struct regs {}; // at attach, for finish()
+	user_regs_struct regs{};       // at attach, for finish()
 	bool at_syscall_entry = false; // attached at a syscall-entry stop (PTRACE_GET_SYSCALL_INFO)
 	uint64_t sigmask = 0;
 	std::vector<std::pair<uint64_t, std::size_t>> scratch;
@@ -101,7 +113,7 @@ RemoteTask RemoteTask::attach(pid_t pid)
 		throw Error(who(pid) + ": PTRACE_GETSIGMASK: " + errno_text(errno));
 	// Which stop: only at a syscall-entry stop does finish() have to re-enter the syscall.
 	// Tracers that do not set PTRACE_O_TRACESYSGOOD get op NONE here: no entry stop then.
-	__ptrace_syscall_info info {};
+	__ptrace_syscall_info info{};
 	long n = ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof info, &info);
 	impl->at_syscall_entry = n > 0 && info.op == PTRACE_SYSCALL_INFO_ENTRY;
 	impl->syscall_ip = find_executable_area(pid);
@@ -110,7 +122,8 @@ RemoteTask RemoteTask::attach(pid_t pid)
 		throw Error(who(pid) + ": compel_prepare_noctx failed (see compel's messages)");
 	compel_infect_ctx(impl->ctl)->syscall_ip = impl->syscall_ip;
 	if (!compel_mode_native(impl->ctl)) {
-		if (compel_cure_local(impl->ctl) != 0) { /* nothing more to undo */ }
+		if (compel_cure_local(impl->ctl) != 0) { /* nothing more to undo */
+		}
 		impl->finished = true;
 		throw Error(who(pid) + " is a 32-bit (compat) task: not supported");
 	}
@@ -124,7 +137,8 @@ long RemoteTask::syscall(long nr, unsigned long a1, unsigned long a2, unsigned l
 		throw Error(who(pid_) + ": remote session already finished");
 	long ret = 0;
 	if (compel_syscall(impl_->ctl, (int)nr, &ret, a1, a2, a3, a4, a5, a6) != 0)
-		throw Error(who(pid_) + ": injecting syscall " + std::to_string(nr) + " failed (see compel's messages)");
+		throw Error(who(pid_) + ": injecting syscall " + std::to_string(nr) +
+			    " failed (see compel's messages)");
 	return ret;
 }
 
@@ -165,25 +179,29 @@ void RemoteTask::finish()
 		r.orig_rax = (unsigned long long)-1;
 		bool ok = ptrace(PTRACE_POKEDATA, pid, ip, code) == 0 &&
 			  ptrace((__ptrace_request)PTRACE_SETSIGMASK, pid, sizeof all, &all) == 0 &&
-			  ptrace(PTRACE_SETREGS, pid, nullptr, &r) == 0 && ptrace(PTRACE_SYSCALL, pid, nullptr, nullptr) == 0;
+			  ptrace(PTRACE_SETREGS, pid, nullptr, &r) == 0 &&
+			  ptrace(PTRACE_SYSCALL, pid, nullptr, nullptr) == 0;
 		int e = errno;
 		int status = 0;
-		user_regs_struct now {};
-		if (ok && (waitpid(pid, &status, __WALL) != pid || !WIFSTOPPED(status) || (WSTOPSIG(status) & 0x7f) != SIGTRAP ||
-			   ptrace(PTRACE_GETREGS, pid, nullptr, &now) != 0 || now.orig_rax != impl_->regs.orig_rax ||
-			   now.rip != ip + 2)) {
+		user_regs_struct now{};
+		if (ok && (waitpid(pid, &status, __WALL) != pid || !WIFSTOPPED(status) ||
+			   (WSTOPSIG(status) & 0x7f) != SIGTRAP || ptrace(PTRACE_GETREGS, pid, nullptr, &now) != 0 ||
+			   now.orig_rax != impl_->regs.orig_rax || now.rip != ip + 2)) {
 			ok = false;
-			err = who(pid) + ": did not reach the entry of syscall " + std::to_string(impl_->regs.orig_rax) +
-			      " again (wait status 0x" + std::to_string(status) + ")";
+			err = who(pid) + ": did not reach the entry of syscall " +
+			      std::to_string(impl_->regs.orig_rax) + " again (wait status 0x" + std::to_string(status) +
+			      ")";
 		} else if (!ok) {
-			err = who(pid) + ": re-entering syscall " + std::to_string(impl_->regs.orig_rax) + ": " + errno_text(e);
+			err = who(pid) + ": re-entering syscall " + std::to_string(impl_->regs.orig_rax) + ": " +
+			      errno_text(e);
 		}
 		/* whatever happened: the original code, registers and mask */
 		if (ptrace(PTRACE_POKEDATA, pid, ip, saved) != 0 && err.empty())
 			err = who(pid) + ": restoring code at the borrowed address: " + errno_text(errno);
 		if (ptrace(PTRACE_SETREGS, pid, nullptr, &impl_->regs) != 0 && err.empty())
 			err = who(pid) + ": restoring registers: " + errno_text(errno);
-		if (ptrace((__ptrace_request)PTRACE_SETSIGMASK, pid, sizeof impl_->sigmask, &impl_->sigmask) != 0 && err.empty())
+		if (ptrace((__ptrace_request)PTRACE_SETSIGMASK, pid, sizeof impl_->sigmask, &impl_->sigmask) != 0 &&
+		    err.empty())
 			err = who(pid) + ": restoring the signal mask: " + errno_text(errno);
 	}
 	if (!err.empty())
@@ -232,8 +250,8 @@ long RemoteTask::checked(const char *what, long nr, unsigned long a1, unsigned l
 uint64_t RemoteTask::scratch(std::size_t len)
 {
 	len = (len + 4095) & ~std::size_t(4095);
-	long r = checked("mmap of a scratch area", __NR_mmap, 0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 (unsigned long)-1, 0);
+	long r = checked("mmap of a scratch area", __NR_mmap, 0, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, (unsigned long)-1, 0);
 #ifdef GW_HAVE_COMPEL
 	impl_->scratch.emplace_back((uint64_t)r, len);
 #endif
@@ -242,24 +260,24 @@ uint64_t RemoteTask::scratch(std::size_t len)
 
 void RemoteTask::write(uint64_t addr, const void *p, std::size_t n)
 {
-	iovec local {const_cast<void *>(p), n}, remote {(void *)addr, n};
+	iovec local{const_cast<void *>(p), n}, remote{(void *)addr, n};
 	if (process_vm_writev(pid_, &local, 1, &remote, 1, 0) == (ssize_t)n)
 		return;
 	gw::UniqueFd fd(::open(("/proc/" + std::to_string(pid_) + "/mem").c_str(), O_WRONLY | O_CLOEXEC));
 	if (!fd || pwrite(fd.get(), p, n, (off_t)addr) != (ssize_t)n)
-		throw Error("writing " + std::to_string(n) + " bytes at " + std::to_string(addr) + " in " + who(pid_) + ": " +
-			    errno_text(errno));
+		throw Error("writing " + std::to_string(n) + " bytes at " + std::to_string(addr) + " in " + who(pid_) +
+			    ": " + errno_text(errno));
 }
 
 void RemoteTask::read(uint64_t addr, void *p, std::size_t n)
 {
-	iovec local {p, n}, remote {(void *)addr, n};
+	iovec local{p, n}, remote{(void *)addr, n};
 	if (process_vm_readv(pid_, &local, 1, &remote, 1, 0) == (ssize_t)n)
 		return;
 	gw::UniqueFd fd(::open(("/proc/" + std::to_string(pid_) + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
 	if (!fd || pread(fd.get(), p, n, (off_t)addr) != (ssize_t)n)
-		throw Error("reading " + std::to_string(n) + " bytes at " + std::to_string(addr) + " in " + who(pid_) + ": " +
-			    errno_text(errno));
+		throw Error("reading " + std::to_string(n) + " bytes at " + std::to_string(addr) + " in " + who(pid_) +
+			    ": " + errno_text(errno));
 }
 
 } // namespace gwremote

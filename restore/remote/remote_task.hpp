@@ -22,7 +22,8 @@
 #include <sys/types.h>
 #include <vector>
 
-namespace gwremote {
+namespace gwremote
+{
 
 // Whether this build can inject syscalls (libcompel was found at build time); if not, why.
 bool available(std::string *why = nullptr);
@@ -32,7 +33,8 @@ bool available(std::string *why = nullptr);
 // criu's compel logger.
 void init_standalone_logging(unsigned level = 1);
 
-class RemoteTask {
+class RemoteTask
+{
 public:
 	// The caller traces pid and it is stopped. Throws gw::Error (not traced by us, not
 	// stopped, no executable mapping to borrow, no libcompel).

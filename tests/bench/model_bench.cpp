@@ -34,7 +34,8 @@
 
 #include "../common/record_builders.hpp"
 
-namespace {
+namespace
+{
 
 using Clock = std::chrono::steady_clock;
 using namespace gwtest;
@@ -42,13 +43,14 @@ using namespace gwtest;
 constexpr uint32_t kHandlesPerFile = 1000; // one process per DRM file, this many buffers each
 constexpr uint32_t kRootPid = 999;         // the followed process every worker is forked from
 constexpr uint64_t kMapBase = 0x7f0000000000;
-constexpr uint64_t kBufBytes = 16384;      // 64x64x4 dumb buffers; i915 buffers of the same size
+constexpr uint64_t kBufBytes = 16384; // 64x64x4 dumb buffers; i915 buffers of the same size
 
 // A record stream: the records' bytes back to back (each starts with its gw_hdr).
 struct Stream {
 	std::vector<std::byte> bytes;
 	std::size_t events = 0;
-	template <class T> void add(const T &rec) {
+	template <class T> void add(const T &rec)
+	{
 		auto b = gw::abi::record_bytes(rec);
 		bytes.insert(bytes.end(), b.begin(), b.end());
 		++events;
@@ -59,14 +61,16 @@ struct Stream {
 struct ApplySink {
 	gw::Model &m;
 	std::size_t bad = 0;
-	template <class T> void add(const T &rec) {
+	template <class T> void add(const T &rec)
+	{
 		if (m.apply(gw::abi::record_bytes(rec)) != gw::ApplyStatus::ok)
 			++bad;
 	}
 };
 
 // Applies every record of `s`; returns how many were not applied as ok (must be 0).
-std::size_t replay(gw::Model &m, const Stream &s) {
+std::size_t replay(gw::Model &m, const Stream &s)
+{
 	std::size_t bad = 0;
 	for (std::size_t off = 0; off < s.bytes.size();) {
 		gw_hdr h;
@@ -88,15 +92,18 @@ struct FileGen {
 	uint64_t fake(uint32_t h) const { return kFake + uint64_t{h} * kBufBytes; }
 	uint64_t addr(uint32_t h) const { return kMapBase + uint64_t{h} * kBufBytes; }
 
-	template <class Sink> void start(Sink &s) const {
+	template <class Sink> void start(Sink &s) const
+	{
 		auto fork = gw::abi::make_record<gw_ev_fork>(kRootPid);
 		fork.child_tgid = pid();
 		s.add(fork);
-		auto fd = fd_rec(pid(), 3, kfile(), GW_FD_OPEN, true, i915() ? 128 : 0, GW_FILE_DRM, i915() ? "i915" : "vgem");
+		auto fd = fd_rec(pid(), 3, kfile(), GW_FD_OPEN, true, i915() ? 128 : 0, GW_FILE_DRM,
+				 i915() ? "i915" : "vgem");
 		fd.dev = 0xffff888200000000ull + (i915() ? 0x1000 : 0x2000);
 		s.add(fd);
 	}
-	template <class Sink> void create(Sink &s, uint32_t h) const {
+	template <class Sink> void create(Sink &s, uint32_t h) const
+	{
 		if (!i915()) {
 			s.add(create_dumb_rec(pid(), 3, kfile(), h));
 			return;
@@ -107,7 +114,8 @@ struct FileGen {
 		out.handle = h;
 		s.add(ioctl_head_rec(pid(), 3, kfile(), DRM_IOCTL_I915_GEM_CREATE, in, out, GW_DRV_I915));
 	}
-	template <class Sink> void grant(Sink &s, uint32_t h) const {
+	template <class Sink> void grant(Sink &s, uint32_t h) const
+	{
 		if (!i915()) {
 			s.add(map_dumb_rec(pid(), 3, kfile(), h, fake(h)));
 			return;
@@ -119,21 +127,34 @@ struct FileGen {
 		out.offset = fake(h);
 		s.add(ioctl_head_rec(pid(), 3, kfile(), DRM_IOCTL_I915_GEM_MMAP_OFFSET, in, out, GW_DRV_I915));
 	}
-	template <class Sink> void mmap(Sink &s, uint32_t h) const { s.add(mmap_rec(pid(), kfile(), addr(h), kBufBytes, fake(h))); }
+	template <class Sink> void mmap(Sink &s, uint32_t h) const
+	{
+		s.add(mmap_rec(pid(), kfile(), addr(h), kBufBytes, fake(h)));
+	}
 	template <class Sink> void munmap(Sink &s, uint32_t h) const { s.add(munmap_rec(pid(), addr(h), kBufBytes)); }
 	template <class Sink> void close(Sink &s, uint32_t h) const { s.add(gem_close_rec(pid(), 3, kfile(), h)); }
 };
 
-uint32_t files_for(uint64_t n) { return static_cast<uint32_t>(std::max<uint64_t>(1, (n + kHandlesPerFile - 1) / kHandlesPerFile)); }
-uint32_t handles_in(uint64_t n, uint32_t file) {
+uint32_t files_for(uint64_t n)
+{
+	return static_cast<uint32_t>(std::max<uint64_t>(1, (n + kHandlesPerFile - 1) / kHandlesPerFile));
+}
+uint32_t handles_in(uint64_t n, uint32_t file)
+{
 	uint64_t left = n - uint64_t{file} * kHandlesPerFile;
 	return static_cast<uint32_t>(std::min<uint64_t>(left, kHandlesPerFile));
 }
 
 // Phases of building a table of n handles; each phase is its own stream so that memory can
 // be measured between them. Handles are numbered from 1, as the kernel's IDR does.
-enum class Phase { open, create, grant, mmap };
-template <class Sink> void generate(uint64_t n, Phase phase, Sink &s) {
+enum class Phase {
+	open,
+	create,
+	grant,
+	mmap
+};
+template <class Sink> void generate(uint64_t n, Phase phase, Sink &s)
+{
 	for (uint32_t f = 0; f < files_for(n); ++f) {
 		FileGen g{f};
 		if (phase == Phase::open)
@@ -151,7 +172,8 @@ template <class Sink> void generate(uint64_t n, Phase phase, Sink &s) {
 struct Build {
 	Stream open, create, grant, mmap;
 };
-Build build_stream(uint64_t n) {
+Build build_stream(uint64_t n)
+{
 	Build b;
 	generate(n, Phase::open, b.open);
 	generate(n, Phase::create, b.create);
@@ -160,7 +182,8 @@ Build build_stream(uint64_t n) {
 	return b;
 }
 // Builds the table straight into `m`.
-void apply_phases(gw::Model &m, uint64_t n) {
+void apply_phases(gw::Model &m, uint64_t n)
+{
 	ApplySink sink{m};
 	for (Phase p : {Phase::open, Phase::create, Phase::grant, Phase::mmap})
 		generate(n, p, sink);
@@ -172,7 +195,8 @@ void apply_phases(gw::Model &m, uint64_t n) {
 
 // Steady churn on top of a built table: `rounds` times, in one file after another, a new
 // buffer is created, granted, mapped, unmapped and closed (5 events).
-Stream churn_stream(uint64_t n, uint32_t rounds) {
+Stream churn_stream(uint64_t n, uint32_t rounds)
+{
 	Stream s;
 	uint32_t files = files_for(n);
 	for (uint32_t r = 0; r < rounds; ++r) {
@@ -187,13 +211,15 @@ Stream churn_stream(uint64_t n, uint32_t rounds) {
 	return s;
 }
 
-gw::Model fresh_model() {
+gw::Model fresh_model()
+{
 	gw::Model m("/sys/fs/cgroup/bench");
 	m.add_process(kRootPid, "bench");
 	return m;
 }
 
-void apply_build(gw::Model &m, const Build &b) {
+void apply_build(gw::Model &m, const Build &b)
+{
 	std::size_t bad = replay(m, b.open) + replay(m, b.create) + replay(m, b.grant) + replay(m, b.mmap);
 	if (bad) {
 		std::fprintf(stderr, "gw_bench_model: %zu records were not applied as ok\n", bad);
@@ -202,11 +228,13 @@ void apply_build(gw::Model &m, const Build &b) {
 }
 
 // --- measuring --------------------------------------------------------------------------------
-std::size_t heap_in_use() {
+std::size_t heap_in_use()
+{
 	struct mallinfo2 mi = mallinfo2();
 	return mi.uordblks + mi.hblkhd;
 }
-std::size_t rss_bytes() {
+std::size_t rss_bytes()
+{
 	std::ifstream in("/proc/self/statm");
 	std::size_t size = 0, resident = 0;
 	in >> size >> resident;
@@ -216,13 +244,17 @@ std::size_t rss_bytes() {
 struct Spread {
 	double median = 0, min = 0, max = 0;
 };
-Spread spread(std::vector<double> v) {
+Spread spread(std::vector<double> v)
+{
 	std::sort(v.begin(), v.end());
 	std::size_t n = v.size();
 	double med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 	return {med, v.front(), v.back()};
 }
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double seconds_since(Clock::time_point t0)
+{
+	return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 struct Throughput {
 	std::string name;
@@ -233,8 +265,9 @@ struct Throughput {
 
 // Replays every case `reps` times, the cases interleaved (A B C A B C ...): each repetition
 // builds a fresh model with its table (untimed), then times the case's stream.
-void run_throughput(std::vector<Throughput> &cases, const std::vector<Build> &tables,
-                    const std::vector<Stream> &timed, int reps) {
+void run_throughput(std::vector<Throughput> &cases, const std::vector<Build> &tables, const std::vector<Stream> &timed,
+		    int reps)
+{
 	for (int r = 0; r < reps; ++r)
 		for (std::size_t c = 0; c < cases.size(); ++c) {
 			gw::Model m = fresh_model();
@@ -242,10 +275,13 @@ void run_throughput(std::vector<Throughput> &cases, const std::vector<Build> &ta
 			if (cases[c].name == "build") {
 				replay(m, tables[c].open);
 				auto t0 = Clock::now();
-				std::size_t bad = replay(m, tables[c].create) + replay(m, tables[c].grant) + replay(m, tables[c].mmap);
+				std::size_t bad = replay(m, tables[c].create) + replay(m, tables[c].grant) +
+						  replay(m, tables[c].mmap);
 				double dt = seconds_since(t0);
 				if (bad)
-					std::fprintf(stderr, "gw_bench_model: build: %zu records not applied as ok\n", bad), std::exit(1);
+					std::fprintf(stderr, "gw_bench_model: build: %zu records not applied as ok\n",
+						     bad),
+						std::exit(1);
 				cases[c].eps.push_back((tables[c].create.events * 3) / dt);
 				continue;
 			}
@@ -254,7 +290,9 @@ void run_throughput(std::vector<Throughput> &cases, const std::vector<Build> &ta
 			std::size_t bad = replay(m, *s);
 			double dt = seconds_since(t0);
 			if (bad)
-				std::fprintf(stderr, "gw_bench_model: %s: %zu records not applied as ok\n", cases[c].name.c_str(), bad), std::exit(1);
+				std::fprintf(stderr, "gw_bench_model: %s: %zu records not applied as ok\n",
+					     cases[c].name.c_str(), bad),
+					std::exit(1);
 			cases[c].eps.push_back(s->events / dt);
 		}
 }
@@ -265,7 +303,8 @@ struct Memory {
 	double rss_per_handle = 0, rss_per_mapping = 0;        // RSS bytes (page-granular, noisy)
 };
 
-Memory measure_memory(uint64_t n) {
+Memory measure_memory(uint64_t n)
+{
 	malloc_trim(0);
 	Memory mem;
 	mem.n = n;
@@ -289,7 +328,8 @@ Memory measure_memory(uint64_t n) {
 	mem.rss_per_handle = (double(r1) - double(r0)) / n;
 	mem.rss_per_mapping = (double(r3) - double(r2)) / n;
 	if (m->files().size() != files_for(n)) {
-		std::fprintf(stderr, "gw_bench_model: expected %u files, the model has %zu\n", files_for(n), m->files().size());
+		std::fprintf(stderr, "gw_bench_model: expected %u files, the model has %zu\n", files_for(n),
+			     m->files().size());
 		std::exit(1);
 	}
 	delete m;
@@ -304,7 +344,8 @@ struct ManifestWrite {
 };
 
 // The daemon's write_manifest(), timed in its three steps, `reps` times.
-ManifestWrite measure_manifest(uint64_t n, const std::string &dir, int reps) {
+ManifestWrite measure_manifest(uint64_t n, const std::string &dir, int reps)
+{
 	ManifestWrite w;
 	w.n = n;
 	gw::Model m = fresh_model();
@@ -313,7 +354,8 @@ ManifestWrite measure_manifest(uint64_t n, const std::string &dir, int reps) {
 	for (int r = 0; r < reps; ++r) {
 		auto t0 = Clock::now();
 		gw::manifest::Manifest j = m.manifest();
-		j.hooks = std::map<std::string, std::string>{{"ioctl", "tracepoint"}, {"mmap", "tracepoint"}, {"cloexec", "tracepoint"}};
+		j.hooks = std::map<std::string, std::string>{
+			{"ioctl", "tracepoint"}, {"mmap", "tracepoint"}, {"cloexec", "tracepoint"}};
 		double t_build = seconds_since(t0);
 		auto t1 = Clock::now();
 		std::string text = gw::manifest::serialize(j);
@@ -334,7 +376,8 @@ ManifestWrite measure_manifest(uint64_t n, const std::string &dir, int reps) {
 		auto t0 = Clock::now();
 		bool forked = job.start([&] {
 			gw::manifest::Manifest j = m.manifest();
-			j.hooks = std::map<std::string, std::string>{{"ioctl", "tracepoint"}, {"mmap", "tracepoint"}, {"cloexec", "tracepoint"}};
+			j.hooks = std::map<std::string, std::string>{
+				{"ioctl", "tracepoint"}, {"mmap", "tracepoint"}, {"cloexec", "tracepoint"}};
 			gw::write_file_atomic(path, gw::manifest::serialize(j));
 		});
 		double t_pause = seconds_since(t0);
@@ -354,27 +397,29 @@ ManifestWrite measure_manifest(uint64_t n, const std::string &dir, int reps) {
 	return w;
 }
 
-std::string json_spread(const Spread &s) {
+std::string json_spread(const Spread &s)
+{
 	char buf[160];
 	std::snprintf(buf, sizeof buf, "{\"median\": %.6g, \"min\": %.6g, \"max\": %.6g}", s.median, s.min, s.max);
 	return buf;
 }
 
-int usage() {
-	std::fprintf(stderr,
-	             "usage: gw_bench_model [--reps N] [--quick] [--json FILE] [--dir DIR]\n"
-	             "  --reps N    repetitions of each throughput case (default 7, at least 5)\n"
-	             "  --churn N   rounds of the churn streams (default 2000; 5 events each)\n"
-	             "  --only CASE run only this throughput case (\"churn 100000\"): for profiling\n"
-	             "  --quick     memory at 10^3 and 10^5 handles only (no 10^6)\n"
-	             "  --json FILE write the figures as JSON\n"
-	             "  --dir DIR   where the manifest write is timed (default: the current directory)\n");
+int usage()
+{
+	std::fprintf(stderr, "usage: gw_bench_model [--reps N] [--quick] [--json FILE] [--dir DIR]\n"
+			     "  --reps N    repetitions of each throughput case (default 7, at least 5)\n"
+			     "  --churn N   rounds of the churn streams (default 2000; 5 events each)\n"
+			     "  --only CASE run only this throughput case (\"churn 100000\"): for profiling\n"
+			     "  --quick     memory at 10^3 and 10^5 handles only (no 10^6)\n"
+			     "  --json FILE write the figures as JSON\n"
+			     "  --dir DIR   where the manifest write is timed (default: the current directory)\n");
 	return 2;
 }
 
 } // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
 	int reps = 7;
 	uint32_t churn_rounds = 2000;
 	bool quick = false;
@@ -401,7 +446,8 @@ int main(int argc, char **argv) {
 	// throughput: building tables of 10^3 and 10^5 handles; churn at 10^3 and 10^5 live handles
 	std::vector<Throughput> cases = {{"build", 1000}, {"build", 100000}, {"churn", 1000}, {"churn", 100000}};
 	if (!only.empty())
-		std::erase_if(cases, [&](const Throughput &c) { return c.name + " " + std::to_string(c.live) != only; });
+		std::erase_if(cases,
+			      [&](const Throughput &c) { return c.name + " " + std::to_string(c.live) != only; });
 	std::vector<Build> tables;
 	std::vector<Stream> timed;
 	for (auto &c : cases) {
@@ -420,12 +466,13 @@ int main(int argc, char **argv) {
 		eps.push_back(spread(c.eps));
 		char name[64];
 		std::snprintf(name, sizeof name, "%s %s %llu", c.name.c_str(), c.name == "build" ? "to" : "at",
-		              (unsigned long long)c.live);
+			      (unsigned long long)c.live);
 		std::printf("%-26s %10zu %14.0f %14.0f %14.0f\n", name, c.events, eps.back().median, eps.back().min,
-		            eps.back().max);
+			    eps.back().max);
 	}
 	std::printf("(%d repetitions each, interleaved; build = create + grant + mmap per handle, "
-	            "churn = create, grant, mmap, munmap, close of one more handle)\n\n", reps);
+		    "churn = create, grant, mmap, munmap, close of one more handle)\n\n",
+		    reps);
 
 	if (!only.empty())
 		return 0;
@@ -434,51 +481,56 @@ int main(int argc, char **argv) {
 		sizes.push_back(1000000);
 	std::vector<Memory> mems;
 	std::printf("%-10s %12s %12s %12s %14s %14s\n", "handles", "B/handle", "B/grant", "B/mapping", "RSS B/handle",
-	            "RSS B/mapping");
+		    "RSS B/mapping");
 	for (uint64_t n : sizes) {
 		mems.push_back(measure_memory(n));
 		const Memory &m = mems.back();
-		std::printf("%-10llu %12.1f %12.1f %12.1f %14.1f %14.1f\n", (unsigned long long)n, m.per_handle, m.per_grant,
-		            m.per_mapping, m.rss_per_handle, m.rss_per_mapping);
+		std::printf("%-10llu %12.1f %12.1f %12.1f %14.1f %14.1f\n", (unsigned long long)n, m.per_handle,
+			    m.per_grant, m.per_mapping, m.rss_per_handle, m.rss_per_mapping);
 	}
 	std::printf("(heap bytes in use, mallinfo2, of the model with N more of each, divided by N; "
-	            "half the buffers dumb on vgem, half i915 GEM_CREATE)\n\n");
+		    "half the buffers dumb on vgem, half i915 GEM_CREATE)\n\n");
 
 	ManifestWrite mw = measure_manifest(100000, dir, reps);
 	Spread b = spread(mw.build_ms), s = spread(mw.serialize_ms), w = spread(mw.write_ms), t = spread(mw.total_ms);
-	std::printf("manifest of %llu handles with their mappings (%zu bytes), ms:\n", (unsigned long long)mw.n, mw.bytes);
+	std::printf("manifest of %llu handles with their mappings (%zu bytes), ms:\n", (unsigned long long)mw.n,
+		    mw.bytes);
 	std::printf("  %-34s %9.1f (min %.1f, max %.1f)\n", "Model::manifest", b.median, b.min, b.max);
 	std::printf("  %-34s %9.1f (min %.1f, max %.1f)\n", "manifest::serialize", s.median, s.min, s.max);
-	std::printf("  %-34s %9.1f (min %.1f, max %.1f)\n", "write_file_atomic (fsync, rename)", w.median, w.min, w.max);
+	std::printf("  %-34s %9.1f (min %.1f, max %.1f)\n", "write_file_atomic (fsync, rename)", w.median, w.min,
+		    w.max);
 	std::printf("  %-34s %9.1f (min %.1f, max %.1f)\n", "total", t.median, t.min, t.max);
 	Spread pz = spread(mw.pause_ms), bg = spread(mw.background_ms);
 	std::printf("  the daemon's background write (fork; the same work in the child):\n");
 	std::printf("  %-34s %9.2f (min %.2f, max %.2f)\n", "loop pause (fork)", pz.median, pz.min, pz.max);
 	std::printf("  %-34s %9.1f (min %.1f, max %.1f)\n", "until on disk", bg.median, bg.min, bg.max);
 	std::printf("  loop pause vs the daemon's 50 ms debounce: %.3fx (inline, the loop would read no records "
-	            "for %.0f ms)\n", pz.median / 50.0, t.median);
+		    "for %.0f ms)\n",
+		    pz.median / 50.0, t.median);
 
 	if (!json_path.empty()) {
 		std::ofstream out(json_path);
 		out << "{\"bench\": \"gw_bench_model\", \"reps\": " << reps << ",\n \"throughput\": [";
 		for (std::size_t i = 0; i < cases.size(); ++i)
-			out << (i ? ",\n   " : "\n   ") << "{\"case\": \"" << cases[i].name << "\", \"live_handles\": " << cases[i].live
-			    << ", \"events\": " << cases[i].events << ", \"events_per_s\": " << json_spread(eps[i]) << "}";
+			out << (i ? ",\n   " : "\n   ") << "{\"case\": \"" << cases[i].name
+			    << "\", \"live_handles\": " << cases[i].live << ", \"events\": " << cases[i].events
+			    << ", \"events_per_s\": " << json_spread(eps[i]) << "}";
 		out << "],\n \"memory\": [";
 		for (std::size_t i = 0; i < mems.size(); ++i) {
 			char buf[256];
 			std::snprintf(buf, sizeof buf,
-			              "{\"handles\": %llu, \"bytes_per_handle\": %.1f, \"bytes_per_grant\": %.1f, "
-			              "\"bytes_per_mapping\": %.1f, \"rss_bytes_per_handle\": %.1f, \"rss_bytes_per_mapping\": %.1f}",
-			              (unsigned long long)mems[i].n, mems[i].per_handle, mems[i].per_grant, mems[i].per_mapping,
-			              mems[i].rss_per_handle, mems[i].rss_per_mapping);
+				      "{\"handles\": %llu, \"bytes_per_handle\": %.1f, \"bytes_per_grant\": %.1f, "
+				      "\"bytes_per_mapping\": %.1f, \"rss_bytes_per_handle\": %.1f, "
+				      "\"rss_bytes_per_mapping\": %.1f}",
+				      (unsigned long long)mems[i].n, mems[i].per_handle, mems[i].per_grant,
+				      mems[i].per_mapping, mems[i].rss_per_handle, mems[i].rss_per_mapping);
 			out << (i ? ",\n   " : "\n   ") << buf;
 		}
 		out << "],\n \"manifest\": {\"handles\": " << mw.n << ", \"bytes\": " << mw.bytes
 		    << ", \"build_ms\": " << json_spread(b) << ", \"serialize_ms\": " << json_spread(s)
 		    << ", \"write_ms\": " << json_spread(w) << ", \"total_ms\": " << json_spread(t)
-		    << ", \"background_pause_ms\": " << json_spread(pz) << ", \"background_total_ms\": " << json_spread(bg)
-		    << ", \"debounce_ms\": 50}}\n";
+		    << ", \"background_pause_ms\": " << json_spread(pz)
+		    << ", \"background_total_ms\": " << json_spread(bg) << ", \"debounce_ms\": 50}}\n";
 		if (!out)
 			return std::fprintf(stderr, "gw_bench_model: cannot write %s\n", json_path.c_str()), 1;
 	}

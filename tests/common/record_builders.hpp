@@ -12,18 +12,20 @@
 
 #include "event_abi.hpp"
 
-namespace gwtest {
+namespace gwtest
+{
 
 // kernel file pointers, as the tracer would report them
 constexpr uint64_t kCard = 0xffff888000001000;
 constexpr uint64_t kCard2 = 0xffff888000002000;
 constexpr uint64_t kRender = 0xffff888000003000;
-constexpr uint64_t kBuf = 0xffff888000004000;  // a dma-buf
+constexpr uint64_t kBuf = 0xffff888000004000; // a dma-buf
 constexpr uint64_t kBuf2 = 0xffff888000005000;
-constexpr uint64_t kFake = 0x100000000;         // a fake mmap offset (4 GiB)
+constexpr uint64_t kFake = 0x100000000; // a fake mmap offset (4 GiB)
 
 inline gw_ev_fd fd_rec(uint32_t tgid, int fd, uint64_t file, uint8_t source = GW_FD_OPEN, bool cloexec = false,
-                       uint32_t minor = 0, uint8_t type = GW_FILE_DRM, const char *driver = "vgem") {
+		       uint32_t minor = 0, uint8_t type = GW_FILE_DRM, const char *driver = "vgem")
+{
 	auto r = gw::abi::make_record<gw_ev_fd>(tgid);
 	r.file = file;
 	r.fd = fd;
@@ -40,7 +42,8 @@ inline gw_ev_fd fd_rec(uint32_t tgid, int fd, uint64_t file, uint8_t source = GW
 	return r;
 }
 
-inline gw_ev_close close_rec(uint32_t tgid, int fd, uint64_t file) {
+inline gw_ev_close close_rec(uint32_t tgid, int fd, uint64_t file)
+{
 	auto r = gw::abi::make_record<gw_ev_close>(tgid);
 	r.file = file;
 	r.fd = fd;
@@ -49,7 +52,8 @@ inline gw_ev_close close_rec(uint32_t tgid, int fd, uint64_t file) {
 
 // An ioctl record: `in` is the argument at entry, `out` at exit (same struct type).
 template <class T>
-gw_ev_ioctl ioctl_rec(uint32_t tgid, int fd, uint64_t file, uint32_t cmd, const T &in, const T &out, uint64_t aux = 0) {
+gw_ev_ioctl ioctl_rec(uint32_t tgid, int fd, uint64_t file, uint32_t cmd, const T &in, const T &out, uint64_t aux = 0)
+{
 	static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= GW_IOCTL_ARG_MAX);
 	auto r = gw::abi::make_record<gw_ev_ioctl>(tgid);
 	r.file = file;
@@ -65,8 +69,9 @@ gw_ev_ioctl ioctl_rec(uint32_t tgid, int fd, uint64_t file, uint32_t cmd, const 
 // An ioctl record of any argument size: the first min(_IOC_SIZE(cmd), GW_IOCTL_ARG_MAX) bytes
 // of `in` and `out`, the driver and the return value, as gw_ioctl_exit writes them.
 template <class T>
-gw_ev_ioctl ioctl_head_rec(uint32_t tgid, int fd, uint64_t file, uint32_t cmd, const T &in, const T &out,
-                           uint8_t drv, int32_t ret = 0) {
+gw_ev_ioctl ioctl_head_rec(uint32_t tgid, int fd, uint64_t file, uint32_t cmd, const T &in, const T &out, uint8_t drv,
+			   int32_t ret = 0)
+{
 	static_assert(std::is_trivially_copyable_v<T>);
 	auto r = gw::abi::make_record<gw_ev_ioctl>(tgid);
 	r.file = file;
@@ -82,27 +87,31 @@ gw_ev_ioctl ioctl_head_rec(uint32_t tgid, int fd, uint64_t file, uint32_t cmd, c
 
 // The generic GEM ioctls, as a successful call records them.
 inline gw_ev_ioctl create_dumb_rec(uint32_t tgid, int fd, uint64_t file, uint32_t handle, uint32_t w = 64,
-                                   uint32_t h = 64) {
+				   uint32_t h = 64)
+{
 	drm_mode_create_dumb in{}, out{};
 	in.width = w, in.height = h, in.bpp = 32;
 	out = in;
 	out.handle = handle, out.pitch = w * 4, out.size = uint64_t{w} * h * 4;
 	return ioctl_rec(tgid, fd, file, DRM_IOCTL_MODE_CREATE_DUMB, in, out);
 }
-inline gw_ev_ioctl map_dumb_rec(uint32_t tgid, int fd, uint64_t file, uint32_t handle, uint64_t offset) {
+inline gw_ev_ioctl map_dumb_rec(uint32_t tgid, int fd, uint64_t file, uint32_t handle, uint64_t offset)
+{
 	drm_mode_map_dumb in{}, out{};
 	in.handle = handle;
 	out = in;
 	out.offset = offset;
 	return ioctl_rec(tgid, fd, file, DRM_IOCTL_MODE_MAP_DUMB, in, out);
 }
-inline gw_ev_ioctl gem_close_rec(uint32_t tgid, int fd, uint64_t file, uint32_t handle) {
+inline gw_ev_ioctl gem_close_rec(uint32_t tgid, int fd, uint64_t file, uint32_t handle)
+{
 	drm_gem_close in{handle, 0};
 	return ioctl_rec(tgid, fd, file, DRM_IOCTL_GEM_CLOSE, in, in);
 }
 
 inline gw_ev_mmap mmap_rec(uint32_t tgid, uint64_t file, uint64_t start, uint64_t length, uint64_t offset,
-                           uint32_t prot = 3, bool shared = true, int fd = 3) {
+			   uint32_t prot = 3, bool shared = true, int fd = 3)
+{
 	auto r = gw::abi::make_record<gw_ev_mmap>(tgid);
 	r.file = file;
 	r.start = start;
@@ -117,7 +126,8 @@ inline gw_ev_mmap mmap_rec(uint32_t tgid, uint64_t file, uint64_t start, uint64_
 	return r;
 }
 
-inline gw_ev_munmap munmap_rec(uint32_t tgid, uint64_t start, uint64_t length) {
+inline gw_ev_munmap munmap_rec(uint32_t tgid, uint64_t start, uint64_t length)
+{
 	auto r = gw::abi::make_record<gw_ev_munmap>(tgid);
 	r.start = start;
 	r.length = length;

@@ -14,9 +14,11 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 
-class ChrootedChild : public ::testing::Test {
+class ChrootedChild : public ::testing::Test
+{
 protected:
 	void SetUp() override
 	{
@@ -67,7 +69,8 @@ protected:
 TEST_F(ChrootedChild, CreatesTheNodeWithModeOwnerAndChosenMinor)
 {
 	ASSERT_TRUE(gw::action::create_node_in_root(child_, node("/dev/dri/card0"), 1));
-	struct stat st {};
+	struct stat st {
+	};
 	ASSERT_EQ(lstat((root_ / "dev/dri/card0").c_str(), &st), 0);
 	EXPECT_TRUE(S_ISCHR(st.st_mode));
 	EXPECT_EQ(major(st.st_rdev), 226u);

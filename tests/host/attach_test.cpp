@@ -16,11 +16,13 @@
 #include "host_util.hpp"
 #include "model.hpp"
 
-namespace {
+namespace
+{
 
 using namespace gwhost;
 
-class HostTest : public CgroupTest {
+class HostTest : public CgroupTest
+{
 protected:
 	HostTest() : CgroupTest("host-test") {}
 	// A child that has joined cg_ (reported through a pipe) and waits to be killed.
@@ -92,7 +94,8 @@ TEST_F(HostTest, AttachEmptyCgroupWritesManifestAndStopsCleanly)
 	pid_t w = fork();
 	if (w == 0) {
 		std::ofstream(cg_ + "/cgroup.procs") << getpid() << std::flush;
-		execl("/bin/sh", "sh", "-c", "cat /dev/null; sh -c 'exec true' < /dev/null; exec 3</dev/null", (char *)nullptr);
+		execl("/bin/sh", "sh", "-c", "cat /dev/null; sh -c 'exec true' < /dev/null; exec 3</dev/null",
+		      (char *)nullptr);
 		_exit(127);
 	}
 	int wst = 0;
@@ -218,8 +221,8 @@ TEST_F(HostTest, NonRootIsRefused)
 		GTEST_SKIP() << "setpriv (util-linux) not installed";
 	std::string m = dir_ + "/m.json";
 	chmod(dir_.c_str(), 0777);
-	Outcome r = run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", kBin, "attach", "--cgroup",
-		     cg_, "--manifest", m});
+	Outcome r = run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", kBin, "attach",
+			 "--cgroup", cg_, "--manifest", m});
 	EXPECT_NE(r.status, 0);
 	EXPECT_NE(r.err.find("needs root"), std::string::npos) << r.err;
 	EXPECT_FALSE(exists(m));
@@ -244,7 +247,8 @@ TEST(ShowTest, MalformedManifestIsAOneLineError)
 
 } // namespace
 
-namespace {
+namespace
+{
 // From a build tree, criu-args points at the build's plugin directory and helper, which exist.
 TEST(CriuArgs, PointsAtAnExistingPluginDirectoryAndHelper)
 {

@@ -17,13 +17,18 @@
 #include "host_util.hpp"
 #include "model.hpp"
 
-namespace {
+namespace
+{
 
 using namespace gwhost;
 
-size_t lines(const std::string &s) { return std::count(s.begin(), s.end(), '\n'); }
+size_t lines(const std::string &s)
+{
+	return std::count(s.begin(), s.end(), '\n');
+}
 
-class HooksTest : public CgroupTest {
+class HooksTest : public CgroupTest
+{
 protected:
 	HooksTest() : CgroupTest("hooks-test") {}
 	nlohmann::json check_json(const char *env_hooks = nullptr)
@@ -55,7 +60,8 @@ TEST_F(HooksTest, CheckSaysWhyEachGroupIsWhereItIs)
 	if (!exists("/sys/module/drm")) { /* the build host: no DRM at all */
 		EXPECT_EQ(j["drm"]["loaded"], false);
 		EXPECT_EQ(j["hooks"]["ioctl"]["path"], "tracepoint");
-		EXPECT_NE(j["hooks"]["ioctl"]["reason"].get<std::string>().find("drm module not loaded"), std::string::npos)
+		EXPECT_NE(j["hooks"]["ioctl"]["reason"].get<std::string>().find("drm module not loaded"),
+			  std::string::npos)
 			<< j.dump();
 	}
 }
@@ -116,7 +122,8 @@ TEST_F(HooksTest, ManifestRecordsTheChosenHooks)
 	pid_t pid = fork();
 	if (pid == 0) {
 		unsetenv("GPUWATCH_HOOKS");
-		execl(kBin.c_str(), kBin.c_str(), "attach", "--cgroup", cg_.c_str(), "--manifest", m.c_str(), (char *)nullptr);
+		execl(kBin.c_str(), kBin.c_str(), "attach", "--cgroup", cg_.c_str(), "--manifest", m.c_str(),
+		      (char *)nullptr);
 		_exit(127);
 	}
 	for (int i = 0; i < 300 && !exists(m); i++)

@@ -15,7 +15,8 @@
 #include <vector>
 #include <linux/magic.h>
 
-namespace gwhost {
+namespace gwhost
+{
 
 inline const std::string kBin = GPUWATCH_BIN;
 
@@ -84,7 +85,8 @@ inline std::string cgroup2_root()
 
 // Skips without root or cgroup v2; else owns cg_ (ROOT/gpuwatch-<tag>-<pid>) and dir_ (a
 // temporary directory), both removed after the test.
-class CgroupTest : public ::testing::Test {
+class CgroupTest : public ::testing::Test
+{
 protected:
 	explicit CgroupTest(std::string tag) : tag_(std::move(tag)) {}
 	void SetUp() override

@@ -11,7 +11,8 @@
 using gwaction::classify;
 using gwaction::CriuSymbols;
 
-namespace {
+namespace
+{
 
 CriuSymbols syms(size_t ctl, bool rpc_query = false, bool dont_freeze = false)
 {

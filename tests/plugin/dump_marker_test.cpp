@@ -11,7 +11,8 @@
 #include "dump_marker.hpp"
 #include "sysutil.hpp"
 
-namespace {
+namespace
+{
 
 struct TempDir {
 	std::string path;

@@ -12,7 +12,8 @@ using gwcriu::FileImage;
 using gwcriu::ImageError;
 using json = nlohmann::json;
 
-namespace {
+namespace
+{
 
 // A manifest file entry shaped like the daemon writes it for wl_i915_va's parent.
 json manifest_file()
@@ -40,8 +41,12 @@ gw::manifest::File typed(json f)
 	f["path"] = "/dev/dri/renderD129";
 	f["rdev"] = "226:129";
 	f["flags"] = "O_RDWR";
-	json m = {{"schema", gw::manifest::kSchema}, {"cgroup", "/sys/fs/cgroup/x"}, {"complete", true},
-	          {"lost_events", 0}, {"processes", json::array()}, {"files", json::array({f})}};
+	json m = {{"schema", gw::manifest::kSchema},
+		  {"cgroup", "/sys/fs/cgroup/x"},
+		  {"complete", true},
+		  {"lost_events", 0},
+		  {"processes", json::array()},
+		  {"files", json::array({f})}};
 	return gw::manifest::from_json(m).files.at(0);
 }
 
@@ -144,16 +149,37 @@ TEST(I915Images, RefusesDamage)
 		const char *message;
 	} cases[] = {
 		{"vm 0", [](json &j) { j["i915"]["vms"][0] = 0; }, "i915.vms[0] is not a VM id"},
-		{"vm order", [](json &j) { j["i915"]["vms"] = {3, 1}; }, "i915.vms[1] is not ascending"},
+		{"vm order",
+		 [](json &j) {
+			 j["i915"]["vms"] = {3, 1};
+		 },
+		 "i915.vms[1] is not ascending"},
 		{"ctx order", [](json &j) { j["i915"]["contexts"][2]["id"] = 1; }, "contexts[2].id is not ascending"},
-		{"unknown vm", [](json &j) { j["i915"]["contexts"][1]["vm"] = 2; }, "names VM 2, which is not in i915.vms"},
-		{"engines", [](json &j) { j["i915"]["contexts"][1]["engines"] = {{1, 2, 3}}; }, "engines[0] is not a pair"},
-		{"param", [](json &j) { j["i915"]["contexts"][1]["params"][0]["param"] = 1 << 20; }, "params[0].param is"},
-		{"data", [](json &j) { j["i915"]["contexts"][3]["params"][1]["data"] = "0g"; }, "not at most 1 KiB of lowercase hex"},
-		{"kind", [](json &j) { j["handles"][0]["i915"]["kind"] = "magic"; }, "handles[0].i915.kind is not create"},
-		{"userptr", [](json &j) { j["handles"][2]["i915"]["user_ptr"] = 4097; }, "user_ptr is not a page-aligned"},
-		{"tiling", [](json &j) { j["handles"][0]["i915"]["tiling"] = {99, 1}; }, "tiling is out of range"},
-		{"placement", [](json &j) { j["handles"][1]["i915"]["placements"][0] = {70000, 0}; }, "placements[0] is out of range"},
+		{"unknown vm", [](json &j) { j["i915"]["contexts"][1]["vm"] = 2; },
+		 "names VM 2, which is not in i915.vms"},
+		{"engines",
+		 [](json &j) {
+			 j["i915"]["contexts"][1]["engines"] = {{1, 2, 3}};
+		 },
+		 "engines[0] is not a pair"},
+		{"param", [](json &j) { j["i915"]["contexts"][1]["params"][0]["param"] = 1 << 20; },
+		 "params[0].param is"},
+		{"data", [](json &j) { j["i915"]["contexts"][3]["params"][1]["data"] = "0g"; },
+		 "not at most 1 KiB of lowercase hex"},
+		{"kind", [](json &j) { j["handles"][0]["i915"]["kind"] = "magic"; },
+		 "handles[0].i915.kind is not create"},
+		{"userptr", [](json &j) { j["handles"][2]["i915"]["user_ptr"] = 4097; },
+		 "user_ptr is not a page-aligned"},
+		{"tiling",
+		 [](json &j) {
+			 j["handles"][0]["i915"]["tiling"] = {99, 1};
+		 },
+		 "tiling is out of range"},
+		{"placement",
+		 [](json &j) {
+			 j["handles"][1]["i915"]["placements"][0] = {70000, 0};
+		 },
+		 "placements[0] is out of range"},
 		{"origin", [](json &j) { j["handles"][1]["origin"] = std::string(40, 'x'); }, "origin is longer than"},
 	};
 	for (const Case &c : cases) {
@@ -195,10 +221,12 @@ TEST(I915Images, LateMappings)
 		return "";
 	};
 	EXPECT_NE(error([](json &m) { m["late"]["kind"] = "dumb"; }).find("late.kind is neither"), std::string::npos);
-	EXPECT_NE(error([](json &m) { m["late"]["mmap_type"] = nullptr; }).find("late.mmap_type is missing"), std::string::npos);
+	EXPECT_NE(error([](json &m) { m["late"]["mmap_type"] = nullptr; }).find("late.mmap_type is missing"),
+		  std::string::npos);
 	EXPECT_NE(error([](json &m) { m["late"]["mmap_type"] = 9; }).find("late.mmap_type is"), std::string::npos);
 	EXPECT_NE(error([](json &m) { m["late"]["fd"] = -1; }).find("late.fd is not an unsigned"), std::string::npos);
-	EXPECT_NE(error([](json &m) { m["handle"] = nullptr; }).find("without a file, handle and buffer"), std::string::npos);
+	EXPECT_NE(error([](json &m) { m["handle"] = nullptr; }).find("without a file, handle and buffer"),
+		  std::string::npos);
 }
 
 TEST(I915Images, FenceFiles)
@@ -227,8 +255,10 @@ TEST(I915Images, FenceFiles)
 		return "";
 	};
 	EXPECT_NE(error([](json &j) { j["kind"] = "eventfd"; }).find("kind is neither"), std::string::npos);
-	EXPECT_NE(error([](json &j) { j["properties"] = json::array(); }).find("properties is empty"), std::string::npos);
-	EXPECT_NE(error([](json &j) { j["properties"][0] = {1}; }).find("properties[0] is not a pair"), std::string::npos);
+	EXPECT_NE(error([](json &j) { j["properties"] = json::array(); }).find("properties is empty"),
+		  std::string::npos);
+	EXPECT_NE(error([](json &j) { j["properties"][0] = {1}; }).find("properties[0] is not a pair"),
+		  std::string::npos);
 	EXPECT_NE(error([](json &j) { j["device"]["path"] = "/dev/mem"; }).find("device.path"), std::string::npos);
 	EXPECT_EQ(error([](json &j) { j["kind"] = "sync_file"; }), "");
 }

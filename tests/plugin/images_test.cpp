@@ -15,7 +15,8 @@ using gwcriu::ImageError;
 using gwcriu::VmaRec;
 using json = nlohmann::json;
 
-namespace {
+namespace
+{
 
 gwcriu::DeviceRec card0()
 {
@@ -145,9 +146,9 @@ TEST(Images, NodePaths)
 	EXPECT_EQ(kind, "card");
 	EXPECT_TRUE(gw::is_drm_node_path("/dev/dri/renderD128", &kind));
 	EXPECT_EQ(kind, "render");
-	for (const char *bad : {"/dev/dri/card", "/dev/dri/card0/../../etc/passwd", "/dev/dri/../dri/card0",
-	                        "/dev/dri/renderD12a", "/dev/dri/card12345", "dev/dri/card0", "/dev/dri/card0 ",
-	                        "/dev/dri/controlD64", "/etc/shadow", ""})
+	for (const char *bad :
+	     {"/dev/dri/card", "/dev/dri/card0/../../etc/passwd", "/dev/dri/../dri/card0", "/dev/dri/renderD12a",
+	      "/dev/dri/card12345", "dev/dri/card0", "/dev/dri/card0 ", "/dev/dri/controlD64", "/etc/shadow", ""})
 		EXPECT_FALSE(gw::is_drm_node_path(bad, nullptr)) << bad;
 }
 
@@ -160,10 +161,13 @@ TEST(Images, RefusesDamage)
 	} cases[] = {
 		{"schema", [](json &j) { j["schema"] = "other"; }, "field schema is not"},
 		{"missing field", [](json &j) { j.erase("handles"); }, "missing field handles"},
-		{"wrong type", [](json &j) { j["handles"][0]["object"] = "x"; }, "handles[0].object is not an unsigned integer"},
-		{"negative", [](json &j) { j["handles"][0]["size"] = -4096; }, "handles[0].size is not an unsigned integer"},
+		{"wrong type", [](json &j) { j["handles"][0]["object"] = "x"; },
+		 "handles[0].object is not an unsigned integer"},
+		{"negative", [](json &j) { j["handles"][0]["size"] = -4096; },
+		 "handles[0].size is not an unsigned integer"},
 		{"fraction", [](json &j) { j["f_flags"] = 1.5; }, "f_flags is not an unsigned integer"},
-		{"unaligned size", [](json &j) { j["handles"][0]["size"] = 12345; }, "not a positive multiple of the page size"},
+		{"unaligned size", [](json &j) { j["handles"][0]["size"] = 12345; },
+		 "not a positive multiple of the page size"},
 		{"zero size", [](json &j) { j["handles"][0]["size"] = 0; }, "not a positive multiple"},
 		{"huge size", [](json &j) { j["handles"][0]["size"] = uint64_t{1} << 50; }, "more than"},
 		{"order", [](json &j) { j["handles"][1]["handle"] = 1; }, "handles must be ascending"},
@@ -208,7 +212,8 @@ TEST(Images, RefusesBadMappings)
 		VmaRec v = sample_vma();
 		damage(v);
 		try {
-			gwcriu::parse_vmas_image(gwcriu::to_json(std::vector<VmaRec>{v, v}).dump(), "gpuwatch-vmas.json");
+			gwcriu::parse_vmas_image(gwcriu::to_json(std::vector<VmaRec>{v, v}).dump(),
+						 "gpuwatch-vmas.json");
 		} catch (const ImageError &e) {
 			return e.what();
 		}

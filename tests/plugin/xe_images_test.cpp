@@ -11,7 +11,8 @@ using gwcriu::FileImage;
 using gwcriu::ImageError;
 using json = nlohmann::json;
 
-namespace {
+namespace
+{
 
 // A manifest file entry shaped like the daemon writes it for an xe file: VMs 1, 3, 4 (2 was
 // destroyed), a VM-private buffer, a binding whose handle was closed while another handle of the
@@ -56,8 +57,12 @@ gw::manifest::File typed(json f)
 	f["path"] = "/dev/dri/renderD129";
 	f["rdev"] = "226:129";
 	f["flags"] = "O_RDWR";
-	json m = {{"schema", gw::manifest::kSchema}, {"cgroup", "/sys/fs/cgroup/x"}, {"complete", true},
-	          {"lost_events", 0}, {"processes", json::array()}, {"files", json::array({f})}};
+	json m = {{"schema", gw::manifest::kSchema},
+		  {"cgroup", "/sys/fs/cgroup/x"},
+		  {"complete", true},
+		  {"lost_events", 0},
+		  {"processes", json::array()},
+		  {"files", json::array({f})}};
 	return gw::manifest::from_json(m).files.at(0);
 }
 
@@ -186,23 +191,41 @@ TEST(XeImages, RefusesDamage)
 		{"vm 0", [](json &j) { j["xe"]["vms"][0]["id"] = 0; }, "xe.vms[0].id is 0 or not ascending"},
 		{"vm order", [](json &j) { j["xe"]["vms"][1]["id"] = 1; }, "xe.vms[1].id is 0 or not ascending"},
 		{"vm flags", [](json &j) { j["xe"]["vms"][0]["flags"] = -1; }, "xe.vms[0].flags is not an unsigned"},
-		{"range", [](json &j) { j["xe"]["vms"][0]["bindings"][1]["range"] = 100; }, "bindings[1] is not a page-aligned"},
-		{"overlap", [](json &j) { j["xe"]["vms"][0]["bindings"][1]["addr"] = 1052672; }, "bindings[1].addr overlaps"},
-		{"handle", [](json &j) { j["xe"]["vms"][0]["bindings"][1]["handle"] = 4; }, "names handle 4, which is not in handles"},
-		{"both", [](json &j) { j["xe"]["vms"][0]["bindings"][1]["userptr"] = 4096; }, "has both a handle and a userptr"},
-		{"userptr", [](json &j) { j["xe"]["vms"][0]["bindings"][0]["userptr"] = 4097; }, "userptr is not a page-aligned"},
+		{"range", [](json &j) { j["xe"]["vms"][0]["bindings"][1]["range"] = 100; },
+		 "bindings[1] is not a page-aligned"},
+		{"overlap", [](json &j) { j["xe"]["vms"][0]["bindings"][1]["addr"] = 1052672; },
+		 "bindings[1].addr overlaps"},
+		{"handle", [](json &j) { j["xe"]["vms"][0]["bindings"][1]["handle"] = 4; },
+		 "names handle 4, which is not in handles"},
+		{"both", [](json &j) { j["xe"]["vms"][0]["bindings"][1]["userptr"] = 4096; },
+		 "has both a handle and a userptr"},
+		{"userptr", [](json &j) { j["xe"]["vms"][0]["bindings"][0]["userptr"] = 4097; },
+		 "userptr is not a page-aligned"},
 		{"pat", [](json &j) { j["xe"]["vms"][0]["bindings"][1]["pat_index"] = 70000; }, "pat_index is 70000"},
-		{"no bindings", [](json &j) { j["xe"]["vms"][0].erase("bindings"); }, "missing field xe.vms[0].bindings"},
-		{"queue order", [](json &j) { j["xe"]["exec_queues"][1]["id"] = 1; }, "exec_queues[1].id is 0 or not ascending"},
-		{"queue vm", [](json &j) { j["xe"]["exec_queues"][0]["vm"] = 2; }, "names VM 2, which is not in xe.vms"},
-		{"destroyed", [](json &j) { j["xe"]["exec_queues"][2]["vm"] = 1; }, "vm_destroyed is set for a VM id that is live"},
-		{"width", [](json &j) { j["xe"]["exec_queues"][0]["width"] = 0; }, "exec_queues[0].width and num_placements"},
-		{"instances", [](json &j) { j["xe"]["exec_queues"][0]["instances"].erase(1); }, "does not hold width * num_placements"},
-		{"engine", [](json &j) { j["xe"]["exec_queues"][0]["instances"][0] = {0, 0}; }, "instances[0] is not [class, instance, gt]"},
-		{"property", [](json &j) { j["xe"]["exec_queues"][0]["properties"][0] = {1}; }, "properties[0] is not a pair"},
+		{"no bindings", [](json &j) { j["xe"]["vms"][0].erase("bindings"); },
+		 "missing field xe.vms[0].bindings"},
+		{"queue order", [](json &j) { j["xe"]["exec_queues"][1]["id"] = 1; },
+		 "exec_queues[1].id is 0 or not ascending"},
+		{"queue vm", [](json &j) { j["xe"]["exec_queues"][0]["vm"] = 2; },
+		 "names VM 2, which is not in xe.vms"},
+		{"destroyed", [](json &j) { j["xe"]["exec_queues"][2]["vm"] = 1; },
+		 "vm_destroyed is set for a VM id that is live"},
+		{"width", [](json &j) { j["xe"]["exec_queues"][0]["width"] = 0; },
+		 "exec_queues[0].width and num_placements"},
+		{"instances", [](json &j) { j["xe"]["exec_queues"][0]["instances"].erase(1); },
+		 "does not hold width * num_placements"},
+		{"engine",
+		 [](json &j) {
+			 j["xe"]["exec_queues"][0]["instances"][0] = {0, 0};
+		 },
+		 "instances[0] is not [class, instance, gt]"},
+		{"property", [](json &j) { j["xe"]["exec_queues"][0]["properties"][0] = {1}; },
+		 "properties[0] is not a pair"},
 		{"placement", [](json &j) { j["handles"][0]["xe"]["placement"] = 0; }, "handles[0].xe.placement is 0"},
-		{"caching", [](json &j) { j["handles"][0]["xe"]["cpu_caching"] = 3; }, "handles[0].xe.cpu_caching is 3"},
-		{"private vm", [](json &j) { j["handles"][1]["xe"]["vm_id"] = 2; }, "handles[1].xe.vm_id names a VM that is not"},
+		{"caching", [](json &j) { j["handles"][0]["xe"]["cpu_caching"] = 3; },
+		 "handles[0].xe.cpu_caching is 3"},
+		{"private vm", [](json &j) { j["handles"][1]["xe"]["vm_id"] = 2; },
+		 "handles[1].xe.vm_id names a VM that is not"},
 	};
 	for (const Case &c : cases) {
 		std::string msg = file_error(c.damage);

@@ -10,9 +10,13 @@
 #include "background.hpp"
 #include "sysutil.hpp"
 
-namespace {
+namespace
+{
 
-std::string temp_path(const char *name) { return ::testing::TempDir() + "/gw-bg-" + std::to_string(getpid()) + name; }
+std::string temp_path(const char *name)
+{
+	return ::testing::TempDir() + "/gw-bg-" + std::to_string(getpid()) + name;
+}
 
 TEST(BackgroundJob, WritesFromASnapshotOfTheCallersMemory)
 {

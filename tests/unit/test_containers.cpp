@@ -10,13 +10,16 @@
 
 using json = nlohmann::json;
 
-namespace {
+namespace
+{
 
 TEST(CriuConf, NewFileGetsOurLibdirAndNothingElse)
 {
 	std::vector<std::string> added;
 	std::string out = gw::merge_criu_conf("", "/usr/lib/gpuwatch/criu", std::nullopt, &added);
-	EXPECT_EQ(out, "# added by gpuwatch container-config: load the gpuwatch CRIU plugin\nlibdir /usr/lib/gpuwatch/criu\n");
+	EXPECT_EQ(
+		out,
+		"# added by gpuwatch container-config: load the gpuwatch CRIU plugin\nlibdir /usr/lib/gpuwatch/criu\n");
 	EXPECT_EQ(added, (std::vector<std::string>{"libdir /usr/lib/gpuwatch/criu"}));
 }
 
@@ -33,13 +36,14 @@ TEST(CriuConf, ExistingSettingsAreKeptAndOursAppended)
 
 TEST(CriuConf, MergingTwiceChangesNothing)
 {
-	std::string once = gw::merge_criu_conf("tcp-established\n", "/opt/gw/criu", std::string("/opt/gw/action"), nullptr);
+	std::string once =
+		gw::merge_criu_conf("tcp-established\n", "/opt/gw/criu", std::string("/opt/gw/action"), nullptr);
 	std::vector<std::string> added;
 	EXPECT_EQ(gw::merge_criu_conf(once, "/opt/gw/criu/", std::string("/opt/gw/action"), &added), once);
 	EXPECT_TRUE(added.empty());
 	// the same setting written with dashes, '=' or quotes is recognised too
 	EXPECT_EQ(gw::merge_criu_conf("--libdir=\"/opt/gw/criu\"\n", "/opt/gw/criu", std::nullopt, &added),
-	          "--libdir=\"/opt/gw/criu\"\n");
+		  "--libdir=\"/opt/gw/criu\"\n");
 }
 
 TEST(CriuConf, AnotherPluginDirectoryIsRefusedNotReplaced)
@@ -79,11 +83,13 @@ TEST(OciHook, OnlyADrmCharacterDeviceMakesAContainerOurs)
 		{"path": "/dev/null", "type": "c", "major": 1, "minor": 3},
 		{"path": "/dev/dri/card0", "type": "c", "major": 226, "minor": 0}]}})");
 	EXPECT_TRUE(gw::oci_config_has_drm_device(drm));
-	json none = json::parse(R"({"linux": {"devices": [{"path": "/dev/fuse", "type": "c", "major": 10, "minor": 229}]}})");
+	json none = json::parse(
+		R"({"linux": {"devices": [{"path": "/dev/fuse", "type": "c", "major": 10, "minor": 229}]}})");
 	EXPECT_FALSE(gw::oci_config_has_drm_device(none));
 	EXPECT_FALSE(gw::oci_config_has_drm_device(json::parse(R"({"linux": {}})")));
 	EXPECT_FALSE(gw::oci_config_has_drm_device(json::parse(R"({"process": {}})")));
-	json block = json::parse(R"({"linux": {"devices": [{"path": "/dev/x", "type": "b", "major": 226, "minor": 0}]}})");
+	json block =
+		json::parse(R"({"linux": {"devices": [{"path": "/dev/x", "type": "b", "major": 226, "minor": 0}]}})");
 	EXPECT_FALSE(gw::oci_config_has_drm_device(block));
 	json junk = json::parse(R"({"linux": {"devices": [7, {"major": "226"}]}})");
 	EXPECT_FALSE(gw::oci_config_has_drm_device(junk));
@@ -101,9 +107,9 @@ TEST(OciHook, ContainerIdMustBeAPlainName)
 
 TEST(CriuArgs, WhatTheGlobalConfigurationSetsIsNotRepeated)
 {
-	gw::CriuPaths p {"/usr/lib/gpuwatch/criu", "/usr/libexec/gpuwatch/gpuwatch-criu-action"};
+	gw::CriuPaths p{"/usr/lib/gpuwatch/criu", "/usr/libexec/gpuwatch/gpuwatch-criu-action"};
 	EXPECT_EQ(gw::criu_args(p, ""),
-	          "--libdir /usr/lib/gpuwatch/criu --action-script /usr/libexec/gpuwatch/gpuwatch-criu-action");
+		  "--libdir /usr/lib/gpuwatch/criu --action-script /usr/libexec/gpuwatch/gpuwatch-criu-action");
 	// container-config wrote both: CRIU would load the plugin and run the script already (twice)
 	std::string conf = gw::merge_criu_conf("tcp-established\n", p.plugin_dir, p.action_script, nullptr);
 	EXPECT_EQ(gw::criu_args(p, conf), "");
@@ -112,7 +118,7 @@ TEST(CriuArgs, WhatTheGlobalConfigurationSetsIsNotRepeated)
 	EXPECT_EQ(gw::criu_args(p, conf), "--action-script /usr/libexec/gpuwatch/gpuwatch-criu-action");
 	// another plugin directory or a comment do not count
 	EXPECT_EQ(gw::criu_args(p, "# libdir /usr/lib/gpuwatch/criu\nlibdir /elsewhere\n"),
-	          "--libdir /usr/lib/gpuwatch/criu --action-script /usr/libexec/gpuwatch/gpuwatch-criu-action");
+		  "--libdir /usr/lib/gpuwatch/criu --action-script /usr/libexec/gpuwatch/gpuwatch-criu-action");
 	EXPECT_THROW(gw::criu_args({"/opt/my dir", "/x"}, ""), gw::Error);
 }
 
@@ -132,7 +138,8 @@ TEST(Containers, IdFromTheRuntimesCgroupName)
 
 TEST(Containers, HookDaemonManifestNamesItsContainer)
 {
-	EXPECT_EQ(gw::container_of_manifest("/run/gpuwatch", "/run/gpuwatch/containers/abc123/manifest.json"), "abc123");
+	EXPECT_EQ(gw::container_of_manifest("/run/gpuwatch", "/run/gpuwatch/containers/abc123/manifest.json"),
+		  "abc123");
 	EXPECT_FALSE(gw::container_of_manifest("/run/gpuwatch", "/run/gpuwatch/ctr.json"));
 	EXPECT_FALSE(gw::container_of_manifest("/run/gpuwatch", "/run/gpuwatch/containers/../x/manifest.json"));
 	EXPECT_FALSE(gw::container_of_manifest("/run/gpuwatch", "/run/gpuwatch/containers/a/b/manifest.json"));

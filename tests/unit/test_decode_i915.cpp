@@ -7,7 +7,8 @@
 #include "records.hpp"
 #include "uapi/i915_uapi_extra.h"
 
-namespace {
+namespace
+{
 
 using namespace gw::drm;
 using namespace gwtest;
@@ -18,12 +19,19 @@ constexpr uint64_t kNode0 = 0x555500010000;    // extension nodes, 0x1000 apart
 constexpr uint64_t kRegions = 0x555500020000;  // arrays behind pointers
 constexpr uint64_t kArray2 = 0x555500030000;
 
-uint64_t node(int i) { return kNode0 + 0x1000 * uint64_t(i); }
+uint64_t node(int i)
+{
+	return kNode0 + 0x1000 * uint64_t(i);
+}
 
-Op decode(const IntelCall &c) { return decode_ioctl("i915", c.record()); }
+Op decode(const IntelCall &c)
+{
+	return decode_ioctl("i915", c.record());
+}
 
 // GEM_CREATE_EXT of 64 KiB returning handle 7, chain starting at `first` (0: none).
-IntelCall create_ext(UserMem &mem, uint64_t first, uint32_t flags = 0) {
+IntelCall create_ext(UserMem &mem, uint64_t first, uint32_t flags = 0)
+{
 	drm_i915_gem_create_ext in{}, out{};
 	in.size = 65000;
 	in.flags = flags;
@@ -34,7 +42,8 @@ IntelCall create_ext(UserMem &mem, uint64_t first, uint32_t flags = 0) {
 	return intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_CREATE_EXT, kArg, in, out);
 }
 
-drm_i915_gem_create_ext_memory_regions regions_ext(uint64_t next, uint32_t n, uint64_t array) {
+drm_i915_gem_create_ext_memory_regions regions_ext(uint64_t next, uint32_t n, uint64_t array)
+{
 	drm_i915_gem_create_ext_memory_regions r{};
 	r.base.next_extension = next;
 	r.base.name = I915_GEM_CREATE_EXT_MEMORY_REGIONS;
@@ -44,9 +53,13 @@ drm_i915_gem_create_ext_memory_regions regions_ext(uint64_t next, uint32_t n, ui
 }
 
 // memory regions [device 0, system 0] -> protected content -> PAT index 3
-void full_chain(UserMem &mem) { put_i915_full_chain(mem, {node(0), node(1), node(2)}, kRegions, kRegions); }
+void full_chain(UserMem &mem)
+{
+	put_i915_full_chain(mem, {node(0), node(1), node(2)}, kRegions, kRegions);
+}
 
-TEST(DecodeI915, GemCreate) {
+TEST(DecodeI915, GemCreate)
+{
 	drm_i915_gem_create in{4000, 0, 0}, out{4096, 5, 0};
 	UserMem mem;
 	auto c = intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_CREATE, kArg, in, out);
@@ -59,7 +72,8 @@ TEST(DecodeI915, GemCreate) {
 	EXPECT_TRUE(g.placements.empty());
 }
 
-TEST(DecodeI915, GemCreateExtRegionsProtectedAndPatInOneChain) {
+TEST(DecodeI915, GemCreateExtRegionsProtectedAndPatInOneChain)
+{
 	UserMem mem;
 	full_chain(mem);
 	auto c = create_ext(mem, node(0), I915_GEM_CREATE_EXT_FLAG_NEEDS_CPU_ACCESS);
@@ -87,7 +101,8 @@ TEST(DecodeI915, GemCreateExtRegionsProtectedAndPatInOneChain) {
 	EXPECT_FALSE(g.truncated);
 }
 
-TEST(DecodeI915, GemCreateExtUnknownExtensionIsListed) {
+TEST(DecodeI915, GemCreateExtUnknownExtensionIsListed)
+{
 	UserMem mem;
 	i915_user_extension odd{};
 	odd.next_extension = node(1);
@@ -107,7 +122,8 @@ TEST(DecodeI915, GemCreateExtUnknownExtensionIsListed) {
 	EXPECT_FALSE(g.truncated);
 }
 
-TEST(DecodeI915, GemCreateExtChainLongerThanCapturedIsTruncated) {
+TEST(DecodeI915, GemCreateExtChainLongerThanCapturedIsTruncated)
+{
 	UserMem mem;
 	for (int i = 0; i < GW_EXT_NODES_MAX + 1; ++i) { // nine PROTECTED_CONTENT nodes
 		drm_i915_gem_create_ext_protected_content pc{};
@@ -125,7 +141,8 @@ TEST(DecodeI915, GemCreateExtChainLongerThanCapturedIsTruncated) {
 	EXPECT_EQ(g.handle, 7u);
 }
 
-TEST(DecodeI915, GemCreateExtUnreadableRegionsAreTruncated) {
+TEST(DecodeI915, GemCreateExtUnreadableRegionsAreTruncated)
+{
 	UserMem mem;
 	mem.put(node(0), regions_ext(0, 2, 0xdead0000)); // a pointer the BPF side cannot read
 	auto c = create_ext(mem, node(0));
@@ -136,7 +153,8 @@ TEST(DecodeI915, GemCreateExtUnreadableRegionsAreTruncated) {
 	EXPECT_TRUE(g.placements.empty());
 }
 
-TEST(DecodeI915, GemCreateExtMissingRegionsBlobIsTruncatedEvenWithoutTheFlag) {
+TEST(DecodeI915, GemCreateExtMissingRegionsBlobIsTruncatedEvenWithoutTheFlag)
+{
 	UserMem mem;
 	full_chain(mem);
 	auto c = create_ext(mem, node(0));
@@ -159,7 +177,8 @@ TEST(DecodeI915, GemCreateExtMissingRegionsBlobIsTruncatedEvenWithoutTheFlag) {
 	EXPECT_EQ(h.placements[0].mem_class, I915_MEMORY_CLASS_DEVICE);
 }
 
-TEST(DecodeI915, GemCreateExtWithoutItsExtRecord) {
+TEST(DecodeI915, GemCreateExtWithoutItsExtRecord)
+{
 	UserMem mem;
 	full_chain(mem);
 	auto c = create_ext(mem, node(0));
@@ -176,7 +195,8 @@ TEST(DecodeI915, GemCreateExtWithoutItsExtRecord) {
 	EXPECT_FALSE(as<I915GemCreate>(decode(plain)).truncated);
 }
 
-TEST(DecodeI915, ExtRecordOfAnotherFileOrCommandIsNotUsed) {
+TEST(DecodeI915, ExtRecordOfAnotherFileOrCommandIsNotUsed)
+{
 	UserMem mem;
 	full_chain(mem);
 	auto c = create_ext(mem, node(0));
@@ -195,7 +215,8 @@ TEST(DecodeI915, ExtRecordOfAnotherFileOrCommandIsNotUsed) {
 	EXPECT_TRUE(h.truncated);
 }
 
-TEST(DecodeI915, MmapGttAndMmapOffsetShareANumberAndDifferBySize) {
+TEST(DecodeI915, MmapGttAndMmapOffsetShareANumberAndDifferBySize)
+{
 	static_assert(_IOC_NR(DRM_IOCTL_I915_GEM_MMAP_GTT) == _IOC_NR(DRM_IOCTL_I915_GEM_MMAP_OFFSET));
 	UserMem mem;
 	drm_i915_gem_mmap_gtt gi{7, 0, 0}, go{7, 0, 0x100040000};
@@ -212,7 +233,8 @@ TEST(DecodeI915, MmapGttAndMmapOffsetShareANumberAndDifferBySize) {
 		oi.flags = type;
 		oo = oi;
 		oo.offset = 0x100080000 + type * 0x1000;
-		auto op = decode(intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_MMAP_OFFSET, kArg, oi, oo));
+		auto op = decode(
+			intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_MMAP_OFFSET, kArg, oi, oo));
 		auto o = as<I915MmapOffset>(op);
 		EXPECT_FALSE(o.legacy_gtt) << type;
 		EXPECT_EQ(o.type, type);
@@ -223,7 +245,8 @@ TEST(DecodeI915, MmapGttAndMmapOffsetShareANumberAndDifferBySize) {
 	EXPECT_EQ(ioctl_name("i915", DRM_IOCTL_I915_GEM_MMAP_OFFSET), "GEM_MMAP_OFFSET");
 }
 
-TEST(DecodeI915, LegacyGemMmapReturnsTheAddress) {
+TEST(DecodeI915, LegacyGemMmapReturnsTheAddress)
+{
 	UserMem mem;
 	drm_i915_gem_mmap in{}, out{};
 	in.handle = 7;
@@ -232,7 +255,8 @@ TEST(DecodeI915, LegacyGemMmapReturnsTheAddress) {
 	in.flags = I915_MMAP_WC;
 	out = in;
 	out.addr_ptr = 0x7f1234560000;
-	auto m = as<I915MmapLegacy>(decode(intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_MMAP, kArg, in, out)));
+	auto m = as<I915MmapLegacy>(
+		decode(intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_MMAP, kArg, in, out)));
 	EXPECT_EQ(m.handle, 7u);
 	EXPECT_EQ(m.offset, 0x2000u);
 	EXPECT_EQ(m.size, 0x3000u);
@@ -243,11 +267,13 @@ TEST(DecodeI915, LegacyGemMmapReturnsTheAddress) {
 	EXPECT_TRUE(std::holds_alternative<Malformed>(bad));
 }
 
-TEST(DecodeI915, UserptrTilingCaching) {
+TEST(DecodeI915, UserptrTilingCaching)
+{
 	UserMem mem;
 	drm_i915_gem_userptr ui{0x7f0000200000, 0x10000, I915_USERPTR_READ_ONLY, 0}, uo = ui;
 	uo.handle = 9;
-	auto u = as<I915Userptr>(decode(intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_USERPTR, kArg, ui, uo)));
+	auto u = as<I915Userptr>(
+		decode(intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_USERPTR, kArg, ui, uo)));
 	EXPECT_EQ(u.user_ptr, 0x7f0000200000u);
 	EXPECT_EQ(u.size, 0x10000u);
 	EXPECT_EQ(u.flags, uint32_t{I915_USERPTR_READ_ONLY});
@@ -255,19 +281,22 @@ TEST(DecodeI915, UserptrTilingCaching) {
 
 	// the kernel writes back what it applied: the decoder takes mode, stride, swizzle from out
 	drm_i915_gem_set_tiling ti{7, I915_TILING_Y, 1024, 0}, to{7, I915_TILING_X, 512, I915_BIT_6_SWIZZLE_9_10};
-	auto t = as<I915SetTiling>(decode(intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_SET_TILING, kArg, ti, to)));
+	auto t = as<I915SetTiling>(
+		decode(intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_SET_TILING, kArg, ti, to)));
 	EXPECT_EQ(t.handle, 7u);
 	EXPECT_EQ(t.mode, uint32_t{I915_TILING_X});
 	EXPECT_EQ(t.stride, 512u);
 	EXPECT_EQ(t.swizzle, uint32_t{I915_BIT_6_SWIZZLE_9_10});
 
 	drm_i915_gem_caching ci{7, I915_CACHING_CACHED};
-	auto cc = as<I915SetCaching>(decode(intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_SET_CACHING, kArg, ci, ci)));
+	auto cc = as<I915SetCaching>(
+		decode(intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_SET_CACHING, kArg, ci, ci)));
 	EXPECT_EQ(cc.handle, 7u);
 	EXPECT_EQ(cc.caching, uint32_t{I915_CACHING_CACHED});
 }
 
-TEST(DecodeI915, ContextCreateAndCreateExtAreChosenBySize) {
+TEST(DecodeI915, ContextCreateAndCreateExtAreChosenBySize)
+{
 	static_assert(_IOC_NR(DRM_IOCTL_I915_GEM_CONTEXT_CREATE) == _IOC_NR(DRM_IOCTL_I915_GEM_CONTEXT_CREATE_EXT));
 	UserMem mem;
 	drm_i915_gem_context_create ci{0, 0}, co{4, 0};
@@ -291,7 +320,8 @@ TEST(DecodeI915, ContextCreateAndCreateExtAreChosenBySize) {
 	EXPECT_FALSE(b.truncated);
 }
 
-drm_i915_gem_context_create_ext_setparam setparam(uint64_t next, uint64_t param, uint64_t value, uint32_t size = 0) {
+drm_i915_gem_context_create_ext_setparam setparam(uint64_t next, uint64_t param, uint64_t value, uint32_t size = 0)
+{
 	drm_i915_gem_context_create_ext_setparam sp{};
 	sp.base.next_extension = next;
 	sp.base.name = I915_CONTEXT_CREATE_EXT_SETPARAM;
@@ -302,7 +332,8 @@ drm_i915_gem_context_create_ext_setparam setparam(uint64_t next, uint64_t param,
 }
 
 // VM 2 -> priority -512 -> engines [render 0, copy 0] -> CLONE (unknown)
-IntelCall context_with_params(UserMem &mem) {
+IntelCall context_with_params(UserMem &mem)
+{
 	mem.put(node(0), setparam(node(1), I915_CONTEXT_PARAM_VM, 2));
 	mem.put(node(1), setparam(node(2), I915_CONTEXT_PARAM_PRIORITY, static_cast<uint64_t>(int64_t{-512})));
 	I915_DEFINE_CONTEXT_PARAM_ENGINES(engines, 2);
@@ -322,7 +353,8 @@ IntelCall context_with_params(UserMem &mem) {
 	return intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_CONTEXT_CREATE_EXT, kArg, in, out);
 }
 
-TEST(DecodeI915, ContextCreateExtSetparamVmPriorityEngines) {
+TEST(DecodeI915, ContextCreateExtSetparamVmPriorityEngines)
+{
 	UserMem mem;
 	auto c = context_with_params(mem);
 	ASSERT_TRUE(c.ext);
@@ -348,7 +380,8 @@ TEST(DecodeI915, ContextCreateExtSetparamVmPriorityEngines) {
 	EXPECT_EQ(x.unknown_exts, std::vector<uint32_t>{I915_CONTEXT_CREATE_EXT_CLONE});
 }
 
-TEST(DecodeI915, ContextCreateExtEnginesNotCapturedIsTruncated) {
+TEST(DecodeI915, ContextCreateExtEnginesNotCapturedIsTruncated)
+{
 	UserMem mem;
 	auto c = context_with_params(mem);
 	ASSERT_TRUE(c.ext);
@@ -360,10 +393,14 @@ TEST(DecodeI915, ContextCreateExtEnginesNotCapturedIsTruncated) {
 	EXPECT_EQ(x.params[2].size, 16u);
 }
 
-TEST(DecodeI915, ContextDestroySetparamVmCreateDestroy) {
+TEST(DecodeI915, ContextDestroySetparamVmCreateDestroy)
+{
 	UserMem mem;
 	drm_i915_gem_context_destroy d{6, 0};
-	EXPECT_EQ(as<I915ContextDestroy>(decode(intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_CONTEXT_DESTROY, kArg, d, d))).id, 6u);
+	EXPECT_EQ(as<I915ContextDestroy>(decode(intel_call(mem, 100, 3, kFile, GW_DRV_I915,
+							   DRM_IOCTL_I915_GEM_CONTEXT_DESTROY, kArg, d, d)))
+			  .id,
+		  6u);
 
 	drm_i915_gem_context_param p{};
 	p.ctx_id = 6;
@@ -402,13 +439,18 @@ TEST(DecodeI915, ContextDestroySetparamVmCreateDestroy) {
 	EXPECT_FALSE(v.has_exts);
 	drm_i915_gem_vm_control vd{};
 	vd.vm_id = 2;
-	EXPECT_EQ(as<I915VmDestroy>(decode(intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_VM_DESTROY, kArg, vd, vd))).id, 2u);
+	EXPECT_EQ(as<I915VmDestroy>(decode(intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_VM_DESTROY,
+						      kArg, vd, vd)))
+			  .id,
+		  2u);
 }
 
-TEST(DecodeI915, PerfOpenReturnsTheStreamFd) {
+TEST(DecodeI915, PerfOpenReturnsTheStreamFd)
+{
 	UserMem mem;
-	uint64_t props[3][2] = {{DRM_I915_PERF_PROP_SAMPLE_OA, 1}, {DRM_I915_PERF_PROP_OA_METRICS_SET, 42},
-	                        {DRM_I915_PERF_PROP_OA_FORMAT, I915_OA_FORMAT_A32u40_A4u32_B8_C8}};
+	uint64_t props[3][2] = {{DRM_I915_PERF_PROP_SAMPLE_OA, 1},
+				{DRM_I915_PERF_PROP_OA_METRICS_SET, 42},
+				{DRM_I915_PERF_PROP_OA_FORMAT, I915_OA_FORMAT_A32u40_A4u32_B8_C8}};
 	mem.put(kArray2, props);
 	drm_i915_perf_open_param in{I915_PERF_FLAG_FD_CLOEXEC, 3, kArray2};
 	auto c = intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_PERF_OPEN, kArg, in, in, 12);
@@ -430,7 +472,8 @@ TEST(DecodeI915, PerfOpenReturnsTheStreamFd) {
 	EXPECT_TRUE(std::holds_alternative<Malformed>(decode(neg)));
 }
 
-TEST(DecodeI915, ExecbufferWrWithFenceOutOnly) {
+TEST(DecodeI915, ExecbufferWrWithFenceOutOnly)
+{
 	UserMem mem;
 	drm_i915_gem_execbuffer2 in{}, out{};
 	in.buffer_count = 1;
@@ -438,13 +481,15 @@ TEST(DecodeI915, ExecbufferWrWithFenceOutOnly) {
 	in.rsvd1 = 6; // context
 	out = in;
 	out.rsvd2 = uint64_t{15} << 32; // the out-fence fd in the upper half
-	auto f = as<I915ExecFence>(decode(intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_EXECBUFFER2_WR, kArg, in, out)));
+	auto f = as<I915ExecFence>(
+		decode(intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_EXECBUFFER2_WR, kArg, in, out)));
 	EXPECT_EQ(f.fd, 15);
 	EXPECT_EQ(f.ctx_id, 6u);
 	EXPECT_EQ(f.flags, uint64_t{I915_EXEC_RENDER | I915_EXEC_FENCE_OUT});
 
 	in.flags = out.flags = I915_EXEC_RENDER;
-	auto nofence = decode(intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_EXECBUFFER2_WR, kArg, in, out));
+	auto nofence =
+		decode(intel_call(mem, 100, 3, kFile, GW_DRV_I915, DRM_IOCTL_I915_GEM_EXECBUFFER2_WR, kArg, in, out));
 	EXPECT_TRUE(std::holds_alternative<Ignored>(nofence));
 
 	// EXECBUFFER2 (write-only) shares the number: never an out-fence
@@ -454,7 +499,8 @@ TEST(DecodeI915, ExecbufferWrWithFenceOutOnly) {
 	EXPECT_EQ(std::get<Ignored>(plain).nr, uint32_t{_IOC_NR(DRM_IOCTL_I915_GEM_EXECBUFFER2)});
 }
 
-TEST(DecodeI915, I915NumbersMeanNothingOnAnXeFile) {
+TEST(DecodeI915, I915NumbersMeanNothingOnAnXeFile)
+{
 	UserMem mem;
 	full_chain(mem);
 	auto c = create_ext(mem, node(0));

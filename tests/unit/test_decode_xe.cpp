@@ -6,7 +6,8 @@
 #include "records.hpp"
 #include "uapi/xe_uapi.h"
 
-namespace {
+namespace
+{
 
 using namespace gw::drm;
 using namespace gwtest;
@@ -16,9 +17,13 @@ constexpr uint64_t kArg = 0x7ffd00002000;      // the ioctl argument
 constexpr uint64_t kNode = 0x555500040000;     // an extension node
 constexpr uint64_t kArray = 0x555500050000;    // an array behind a pointer
 
-Op decode(const IntelCall &c) { return decode_ioctl("xe", c.record()); }
+Op decode(const IntelCall &c)
+{
+	return decode_ioctl("xe", c.record());
+}
 
-IntelCall vm_bind(UserMem &mem, uint32_t vm, const std::vector<gw_xe_vm_bind_op> &ops) {
+IntelCall vm_bind(UserMem &mem, uint32_t vm, const std::vector<gw_xe_vm_bind_op> &ops)
+{
 	gw_xe_vm_bind in{};
 	in.vm_id = vm;
 	in.exec_queue_id = 0;
@@ -30,7 +35,8 @@ IntelCall vm_bind(UserMem &mem, uint32_t vm, const std::vector<gw_xe_vm_bind_op>
 	return intel_call(mem, 100, 3, kFile, GW_DRV_XE, GW_XE_IOCTL_VM_BIND, kArg, in, in);
 }
 
-TEST(DecodeXe, GemCreateWithASetPropertyExtension) {
+TEST(DecodeXe, GemCreateWithASetPropertyExtension)
+{
 	UserMem mem;
 	gw_xe_ext_set_property pxp{};
 	pxp.base.name = GW_XE_GEM_CREATE_EXTENSION_SET_PROPERTY;
@@ -70,19 +76,22 @@ TEST(DecodeXe, GemCreateWithASetPropertyExtension) {
 	EXPECT_EQ(t.handle, 3u);
 }
 
-TEST(DecodeXe, GemMmapOffset) {
+TEST(DecodeXe, GemMmapOffset)
+{
 	UserMem mem;
 	gw_xe_gem_mmap_offset in{}, out{};
 	in.handle = 3;
 	out = in;
 	out.offset = 0x1000a0000;
-	auto m = as<XeMmapOffset>(decode(intel_call(mem, 100, 3, kFile, GW_DRV_XE, GW_XE_IOCTL_GEM_MMAP_OFFSET, kArg, in, out)));
+	auto m = as<XeMmapOffset>(
+		decode(intel_call(mem, 100, 3, kFile, GW_DRV_XE, GW_XE_IOCTL_GEM_MMAP_OFFSET, kArg, in, out)));
 	EXPECT_EQ(m.handle, 3u);
 	EXPECT_EQ(m.flags, 0u);
 	EXPECT_EQ(m.offset, 0x1000a0000u);
 }
 
-TEST(DecodeXe, VmCreateAndDestroy) {
+TEST(DecodeXe, VmCreateAndDestroy)
+{
 	UserMem mem;
 	gw_xe_vm_create in{}, out{};
 	in.flags = GW_XE_VM_CREATE_FLAG_LR_MODE | GW_XE_VM_CREATE_FLAG_SCRATCH_PAGE;
@@ -103,7 +112,8 @@ TEST(DecodeXe, VmCreateAndDestroy) {
 	EXPECT_EQ(as<XeVmDestroy>(decode(dc)).id, 2u);
 }
 
-gw_xe_exec_queue_create queue_arg(uint64_t instances) {
+gw_xe_exec_queue_create queue_arg(uint64_t instances)
+{
 	gw_xe_exec_queue_create q{};
 	q.width = 2;
 	q.num_placements = 2;
@@ -113,12 +123,14 @@ gw_xe_exec_queue_create queue_arg(uint64_t instances) {
 	return q;
 }
 
-TEST(DecodeXe, ExecQueueCreateTakesWidthTimesPlacementsInstances) {
+TEST(DecodeXe, ExecQueueCreateTakesWidthTimesPlacementsInstances)
+{
 	UserMem mem;
 	// [placement][width]: render 0 / render 1 on gt 0, ccs 0 / ccs 1 on gt 1
-	mem.put_array(kArray, std::vector<gw_xe_engine_class_instance>{
-	                          {GW_XE_ENGINE_CLASS_RENDER, 0, 0, 0}, {GW_XE_ENGINE_CLASS_RENDER, 1, 0, 0},
-	                          {GW_XE_ENGINE_CLASS_COMPUTE, 0, 1, 0}, {GW_XE_ENGINE_CLASS_COMPUTE, 1, 1, 0}});
+	mem.put_array(kArray, std::vector<gw_xe_engine_class_instance>{{GW_XE_ENGINE_CLASS_RENDER, 0, 0, 0},
+								       {GW_XE_ENGINE_CLASS_RENDER, 1, 0, 0},
+								       {GW_XE_ENGINE_CLASS_COMPUTE, 0, 1, 0},
+								       {GW_XE_ENGINE_CLASS_COMPUTE, 1, 1, 0}});
 	auto in = queue_arg(kArray), out = in;
 	out.exec_queue_id = 9;
 	auto c = intel_call(mem, 100, 3, kFile, GW_DRV_XE, GW_XE_IOCTL_EXEC_QUEUE_CREATE, kArg, in, out);
@@ -141,7 +153,8 @@ TEST(DecodeXe, ExecQueueCreateTakesWidthTimesPlacementsInstances) {
 	EXPECT_FALSE(q.truncated);
 }
 
-TEST(DecodeXe, ExecQueueCreateWithoutItsInstancesIsTruncated) {
+TEST(DecodeXe, ExecQueueCreateWithoutItsInstancesIsTruncated)
+{
 	UserMem mem;
 	auto in = queue_arg(0xdead0000), out = in; // unreadable: no blob
 	out.exec_queue_id = 9;
@@ -157,12 +170,18 @@ TEST(DecodeXe, ExecQueueCreateWithoutItsInstancesIsTruncated) {
 
 	gw_xe_exec_queue_destroy d{};
 	d.exec_queue_id = 9;
-	EXPECT_EQ(as<XeExecQueueDestroy>(decode(intel_call(mem, 100, 3, kFile, GW_DRV_XE, GW_XE_IOCTL_EXEC_QUEUE_DESTROY, kArg, d, d))).id, 9u);
+	EXPECT_EQ(as<XeExecQueueDestroy>(
+			  decode(intel_call(mem, 100, 3, kFile, GW_DRV_XE, GW_XE_IOCTL_EXEC_QUEUE_DESTROY, kArg, d, d)))
+			  .id,
+		  9u);
 }
 
-TEST(DecodeXe, VmBindOneInlineOpIsCapturedAtTheArgumentsOwnAddress) {
+TEST(DecodeXe, VmBindOneInlineOpIsCapturedAtTheArgumentsOwnAddress)
+{
 	UserMem mem;
-	auto c = vm_bind(mem, 2, {xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0x1000, 0x10000, 0x1a0000, 5, GW_XE_VM_BIND_FLAG_DUMPABLE)});
+	auto c = vm_bind(
+		mem, 2,
+		{xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0x1000, 0x10000, 0x1a0000, 5, GW_XE_VM_BIND_FLAG_DUMPABLE)});
 	EXPECT_EQ(c.ev.arg_size, GW_IOCTL_ARG_MAX); // 136 bytes: only the head is in the record
 	ASSERT_TRUE(c.ext);
 	ASSERT_EQ(c.ext->n_blobs, 1);
@@ -188,11 +207,13 @@ TEST(DecodeXe, VmBindOneInlineOpIsCapturedAtTheArgumentsOwnAddress) {
 	EXPECT_TRUE(t.binds.empty());
 }
 
-TEST(DecodeXe, VmBindVectorOfOps) {
+TEST(DecodeXe, VmBindVectorOfOps)
+{
 	UserMem mem;
-	auto c = vm_bind(mem, 2, {xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x100000),
-	                          xe_bind_op(GW_XE_VM_BIND_OP_MAP_USERPTR, 0, 0x7f0000400000, 0x2000, 0x200000),
-	                          xe_bind_op(GW_XE_VM_BIND_OP_UNMAP, 0, 0, 0x4000, 0x104000)});
+	auto c = vm_bind(mem, 2,
+			 {xe_bind_op(GW_XE_VM_BIND_OP_MAP, 3, 0, 0x10000, 0x100000),
+			  xe_bind_op(GW_XE_VM_BIND_OP_MAP_USERPTR, 0, 0x7f0000400000, 0x2000, 0x200000),
+			  xe_bind_op(GW_XE_VM_BIND_OP_UNMAP, 0, 0, 0x4000, 0x104000)});
 	ASSERT_TRUE(c.ext);
 	EXPECT_EQ(c.ext->blobs[0].uaddr, kArray);
 	EXPECT_EQ(c.ext->blobs[0].len, 240u);
@@ -213,7 +234,8 @@ TEST(DecodeXe, VmBindVectorOfOps) {
 	EXPECT_TRUE(t.binds.empty());
 }
 
-TEST(DecodeXe, VmBindOfMoreOpsThanTheBlobHoldsIsTruncated) {
+TEST(DecodeXe, VmBindOfMoreOpsThanTheBlobHoldsIsTruncated)
+{
 	UserMem mem;
 	std::vector<gw_xe_vm_bind_op> ops;
 	for (uint64_t i = 0; i < 20; ++i)
@@ -229,7 +251,8 @@ TEST(DecodeXe, VmBindOfMoreOpsThanTheBlobHoldsIsTruncated) {
 	EXPECT_EQ(b.binds[11].addr, 0x100000u + 11 * 0x1000);
 }
 
-TEST(DecodeXe, CommandsAndNumbers) {
+TEST(DecodeXe, CommandsAndNumbers)
+{
 	EXPECT_EQ(ioctl_name("xe", GW_XE_IOCTL_VM_BIND), "VM_BIND");
 	EXPECT_EQ(ioctl_name("xe", GW_XE_IOCTL_EXEC_QUEUE_CREATE), "EXEC_QUEUE_CREATE");
 	EXPECT_EQ(ioctl_name("xe", GW_XE_IOCTL_EXEC), "0x49"); // not decoded: changes no state

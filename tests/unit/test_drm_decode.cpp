@@ -5,12 +5,14 @@
 
 #include "records.hpp"
 
-namespace {
+namespace
+{
 
 using namespace gw::drm;
 using gwtest::ioctl_rec;
 
-TEST(DrmDecode, CreateDumbTakesInputsFromInAndOutputsFromOut) {
+TEST(DrmDecode, CreateDumbTakesInputsFromInAndOutputsFromOut)
+{
 	drm_mode_create_dumb in{}, out{};
 	in.height = 480, in.width = 640, in.bpp = 32, in.flags = 0;
 	out = in;
@@ -27,7 +29,8 @@ TEST(DrmDecode, CreateDumbTakesInputsFromInAndOutputsFromOut) {
 	EXPECT_EQ(c->size, 1228800u);
 }
 
-TEST(DrmDecode, CoreIoctlsDecodeForAnyDriver) {
+TEST(DrmDecode, CoreIoctlsDecodeForAnyDriver)
+{
 	drm_mode_map_dumb in{7, 0, 0}, out{7, 0, 0x100010000};
 	for (const char *drv : {"", "vgem", "i915", "xe"}) {
 		auto op = decode_ioctl(drv, ioctl_rec(1, 3, 0x1000, DRM_IOCTL_MODE_MAP_DUMB, in, out));
@@ -38,7 +41,8 @@ TEST(DrmDecode, CoreIoctlsDecodeForAnyDriver) {
 	}
 }
 
-TEST(DrmDecode, PrimeHandleToFd) {
+TEST(DrmDecode, PrimeHandleToFd)
+{
 	drm_prime_handle in{3, DRM_CLOEXEC | DRM_RDWR, -1}, out{3, DRM_CLOEXEC | DRM_RDWR, 11};
 	auto op = decode_ioctl("vgem", ioctl_rec(1, 3, 0x1000, DRM_IOCTL_PRIME_HANDLE_TO_FD, in, out, 0x5000));
 	auto *e = std::get_if<PrimeExport>(&op);
@@ -52,7 +56,8 @@ TEST(DrmDecode, PrimeHandleToFd) {
 	EXPECT_FALSE(std::get<PrimeExport>(op).cloexec);
 }
 
-TEST(DrmDecode, PrimeFdToHandleNeedsTheDmaBufFile) {
+TEST(DrmDecode, PrimeFdToHandleNeedsTheDmaBufFile)
+{
 	drm_prime_handle in{0, 0, 8}, out{4, 0, 8};
 	auto op = decode_ioctl("vgem", ioctl_rec(1, 3, 0x1000, DRM_IOCTL_PRIME_FD_TO_HANDLE, in, out, 0x5000));
 	ASSERT_TRUE(std::holds_alternative<PrimeImport>(op));
@@ -62,7 +67,8 @@ TEST(DrmDecode, PrimeFdToHandleNeedsTheDmaBufFile) {
 	EXPECT_TRUE(std::holds_alternative<Malformed>(op));
 }
 
-TEST(DrmDecode, FlinkOpenSyncobjCap) {
+TEST(DrmDecode, FlinkOpenSyncobjCap)
+{
 	drm_gem_flink fi{2, 0}, fo{2, 77};
 	EXPECT_EQ(std::get<GemFlink>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_GEM_FLINK, fi, fo))).name, 77u);
 	drm_gem_open oi{77, 0, 0}, oo{77, 9, 4096};
@@ -75,15 +81,19 @@ TEST(DrmDecode, FlinkOpenSyncobjCap) {
 	EXPECT_EQ(s.handle, 6u);
 	EXPECT_EQ(s.flags, uint32_t{DRM_SYNCOBJ_CREATE_SIGNALED});
 	drm_syncobj_destroy d{6, 0};
-	EXPECT_EQ(std::get<SyncobjDestroy>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_SYNCOBJ_DESTROY, d, d))).handle, 6u);
+	EXPECT_EQ(
+		std::get<SyncobjDestroy>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_SYNCOBJ_DESTROY, d, d))).handle,
+		6u);
 	// a syncobj exported as a sync_file makes a new fd; exported as a syncobj fd, nothing here
 	drm_syncobj_handle hi{6, DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE, -1, 0}, ho = hi;
 	ho.fd = 9;
-	auto x = std::get<SyncobjExportSyncFile>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, hi, ho)));
+	auto x = std::get<SyncobjExportSyncFile>(
+		decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, hi, ho)));
 	EXPECT_EQ(x.handle, 6u);
 	EXPECT_EQ(x.fd, 9);
 	hi.flags = ho.flags = 0;
-	EXPECT_TRUE(std::holds_alternative<Ignored>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, hi, ho))));
+	EXPECT_TRUE(std::holds_alternative<Ignored>(
+		decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, hi, ho))));
 	drm_set_client_cap c{DRM_CLIENT_CAP_UNIVERSAL_PLANES, 1};
 	auto cap = std::get<SetClientCap>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_SET_CLIENT_CAP, c, c)));
 	EXPECT_EQ(cap.capability, uint64_t{DRM_CLIENT_CAP_UNIVERSAL_PLANES});
@@ -91,11 +101,13 @@ TEST(DrmDecode, FlinkOpenSyncobjCap) {
 	drm_gem_close gc{12, 0};
 	EXPECT_EQ(std::get<GemClose>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_GEM_CLOSE, gc, gc))).handle, 12u);
 	drm_mode_destroy_dumb dd{13};
-	EXPECT_EQ(std::get<DestroyDumb>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_MODE_DESTROY_DUMB, dd, dd))).handle,
-	          13u);
+	EXPECT_EQ(
+		std::get<DestroyDumb>(decode_ioctl("", ioctl_rec(1, 3, 1, DRM_IOCTL_MODE_DESTROY_DUMB, dd, dd))).handle,
+		13u);
 }
 
-TEST(DrmDecode, DriverPrivateNumbersDependOnTheDriver) {
+TEST(DrmDecode, DriverPrivateNumbersDependOnTheDriver)
+{
 	// nr 0x5b is i915 GEM_CREATE; on a driver without a table, or "" (unknown), it is ignored
 	drm_i915_gem_create in{4096, 0, 0}, out{4096, 1, 0};
 	for (const char *drv : {"", "xe", "vgem"}) {
@@ -116,7 +128,8 @@ TEST(DrmDecode, DriverPrivateNumbersDependOnTheDriver) {
 	EXPECT_EQ(find_ioctl("vgem", DRM_IOCTL_I915_GEM_CREATE), nullptr);
 }
 
-TEST(DrmDecode, NamesAndTables) {
+TEST(DrmDecode, NamesAndTables)
+{
 	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_MODE_CREATE_DUMB), "MODE_CREATE_DUMB");
 	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_PRIME_FD_TO_HANDLE), "PRIME_FD_TO_HANDLE");
 	EXPECT_EQ(ioctl_name("i915", DRM_IOCTL_I915_GEM_CREATE), "GEM_CREATE");
@@ -135,22 +148,27 @@ TEST(DrmDecode, NamesAndTables) {
 	EXPECT_EQ(driver_name(GW_DRV_OTHER), "");
 }
 
-TEST(DrmDecode, NonDrmIoctlIsIgnored) {
+TEST(DrmDecode, NonDrmIoctlIsIgnored)
+{
 	drm_gem_close gc{1, 0};
 	uint32_t cmd = _IOW('b', 0x09, struct drm_gem_close); // same nr, another ioctl type
 	EXPECT_TRUE(std::holds_alternative<Ignored>(decode_ioctl("vgem", ioctl_rec(1, 3, 1, cmd, gc, gc))));
 }
 
-TEST(DrmDecode, ShortArgumentIsMalformed) {
+TEST(DrmDecode, ShortArgumentIsMalformed)
+{
 	// a caller passing an old, shorter struct: the command's size is 8, the struct needs 32
-	struct short_dumb { __u32 height, width; } in{1, 1};
+	struct short_dumb {
+		__u32 height, width;
+	} in{1, 1};
 	uint32_t cmd = _IOWR('d', 0xB2, struct short_dumb);
 	auto op = decode_ioctl("vgem", ioctl_rec(1, 3, 1, cmd, in, in));
 	ASSERT_TRUE(std::holds_alternative<Malformed>(op));
 	EXPECT_NE(std::get<Malformed>(op).reason.find("MODE_CREATE_DUMB"), std::string::npos);
 }
 
-TEST(DrmDecode, ArgSizeMustAgreeWithCommand) {
+TEST(DrmDecode, ArgSizeMustAgreeWithCommand)
+{
 	drm_gem_close gc{1, 0};
 	auto r = ioctl_rec(1, 3, 1, DRM_IOCTL_GEM_CLOSE, gc, gc);
 	r.arg_size = 4;

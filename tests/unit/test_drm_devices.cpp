@@ -8,14 +8,16 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace
+{
 
-class FakeSysfs : public ::testing::Test {
+class FakeSysfs : public ::testing::Test
+{
 protected:
 	void SetUp() override
 	{
 		root_ = fs::temp_directory_path() / ("gw-sysfs-" + std::to_string(::getpid()) + "-" +
-						    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+						     ::testing::UnitTest::GetInstance()->current_test_info()->name());
 		fs::remove_all(root_);
 		fs::create_directories(root_ / "class/drm");
 	}

@@ -5,17 +5,20 @@
 
 #include "event_abi.hpp"
 
-namespace {
+namespace
+{
 
 using gw::abi::RecordError;
 
-std::vector<std::byte> bytes_of(const void *p, std::size_t n, std::size_t shift = 0) {
+std::vector<std::byte> bytes_of(const void *p, std::size_t n, std::size_t shift = 0)
+{
 	std::vector<std::byte> v(n + shift);
 	std::memcpy(v.data() + shift, p, n);
 	return v;
 }
 
-TEST(EventAbi, RecordSizeForEveryKind) {
+TEST(EventAbi, RecordSizeForEveryKind)
+{
 	EXPECT_EQ(gw::abi::record_size(GW_EV_FD), 80u);
 	EXPECT_EQ(gw::abi::record_size(GW_EV_IOCTL_EXT), 2696u);
 	EXPECT_EQ(gw::abi::record_size(GW_EV_IOCTL), 184u);
@@ -28,7 +31,8 @@ TEST(EventAbi, RecordSizeForEveryKind) {
 	EXPECT_EQ(gw::abi::record_size(GW_EV_KIND_MAX), 0u);
 }
 
-TEST(EventAbi, MakeRecordFillsHeader) {
+TEST(EventAbi, MakeRecordFillsHeader)
+{
 	auto r = gw::abi::make_record<gw_ev_mmap>(42);
 	EXPECT_EQ(r.hdr.kind, GW_EV_MMAP);
 	EXPECT_EQ(r.hdr.size, 80);
@@ -37,7 +41,8 @@ TEST(EventAbi, MakeRecordFillsHeader) {
 	EXPECT_EQ(gw::abi::check_record(gw::abi::record_bytes(r)), RecordError::none);
 }
 
-TEST(EventAbi, ReadsUnalignedRecord) {
+TEST(EventAbi, ReadsUnalignedRecord)
+{
 	auto r = gw::abi::make_record<gw_ev_close>(7);
 	r.file = 0xffff888012345678;
 	r.fd = 9;
@@ -49,7 +54,8 @@ TEST(EventAbi, ReadsUnalignedRecord) {
 	EXPECT_EQ(got->hdr.tgid, 7u);
 }
 
-TEST(EventAbi, RejectsShortRecord) {
+TEST(EventAbi, RejectsShortRecord)
+{
 	auto r = gw::abi::make_record<gw_ev_exit>(1);
 	auto buf = bytes_of(&r, sizeof(gw_hdr) - 1);
 	EXPECT_EQ(gw::abi::check_record(buf), RecordError::too_short);
@@ -57,7 +63,8 @@ TEST(EventAbi, RejectsShortRecord) {
 	EXPECT_FALSE(gw::abi::read_header(buf));
 }
 
-TEST(EventAbi, RejectsSizeFieldThatDisagreesWithSpan) {
+TEST(EventAbi, RejectsSizeFieldThatDisagreesWithSpan)
+{
 	auto r = gw::abi::make_record<gw_ev_close>(1);
 	auto buf = bytes_of(&r, sizeof r);
 	buf.push_back(std::byte{0});
@@ -66,7 +73,8 @@ TEST(EventAbi, RejectsSizeFieldThatDisagreesWithSpan) {
 	EXPECT_EQ(gw::abi::check_record(bytes_of(&r, sizeof r)), RecordError::size_mismatch);
 }
 
-TEST(EventAbi, RejectsBadKindAndWrongSize) {
+TEST(EventAbi, RejectsBadKindAndWrongSize)
+{
 	auto r = gw::abi::make_record<gw_ev_close>(1);
 	r.hdr.kind = 200;
 	EXPECT_EQ(gw::abi::check_record(gw::abi::record_bytes(r)), RecordError::bad_kind);
@@ -77,7 +85,8 @@ TEST(EventAbi, RejectsBadKindAndWrongSize) {
 	EXPECT_STREQ(gw::abi::record_error_name(RecordError::wrong_size), "size does not match the record kind");
 }
 
-TEST(EventAbi, ReadRecordChecksKind) {
+TEST(EventAbi, ReadRecordChecksKind)
+{
 	auto r = gw::abi::make_record<gw_ev_close>(1);
 	EXPECT_TRUE(gw::abi::read_record<gw_ev_close>(gw::abi::record_bytes(r)));
 	EXPECT_FALSE(gw::abi::read_record<gw_ev_close_range>(gw::abi::record_bytes(r))); // same size, other kind

@@ -8,13 +8,15 @@
 
 #include "handle_table.hpp"
 
-namespace {
+namespace
+{
 
 struct Value {
 	int v = 0;
 };
 
-std::vector<std::pair<uint32_t, int>> contents(const gw::HandleTable<Value> &t) {
+std::vector<std::pair<uint32_t, int>> contents(const gw::HandleTable<Value> &t)
+{
 	std::vector<std::pair<uint32_t, int>> out;
 	for (const auto &[n, h] : t)
 		out.emplace_back(n, h.v);
@@ -47,7 +49,7 @@ TEST(HandleTable, BehavesAsAnOrderedMapWithHoles)
 TEST(HandleTable, FarNumbersGoToTheMapAndIterationStaysOrdered)
 {
 	gw::HandleTable<Value> t;
-	t[4000000000u].v = 4;   // a number no IDR would give a file this small
+	t[4000000000u].v = 4; // a number no IDR would give a file this small
 	t[1].v = 1;
 	t[100000].v = 3;
 	EXPECT_EQ(t.size(), 3u);

@@ -6,7 +6,8 @@
 #include "model.hpp"
 #include "sysutil.hpp"
 
-namespace {
+namespace
+{
 
 using namespace gw;
 using json = nlohmann::json;
@@ -62,11 +63,11 @@ TEST(HookPlan, AutoTakesFexitPerGroupWhereItWorks)
 	EXPECT_EQ(p[HookGroup::ioctl].reason, "drm_ioctl not found in kernel BTF: drm module not loaded");
 	EXPECT_EQ(p[HookGroup::mmap].reason, "fexit on mmap_region load and attach");
 	EXPECT_EQ(nlohmann::json(p.manifest_paths()),
-	          json({{"ioctl", "tracepoint"}, {"mmap", "fexit"}, {"cloexec", "fexit"}, {"syscalls", "fexit"}}));
+		  json({{"ioctl", "tracepoint"}, {"mmap", "fexit"}, {"cloexec", "fexit"}, {"syscalls", "fexit"}}));
 
 	EXPECT_EQ(plan_hooks(HookRequest{}, probes(true, true, true)).path(), "fexit");
 	EXPECT_EQ(plan_hooks(HookRequest{}, probes(true, true, true, false)).path(),
-	          "mixed: ioctl=fexit mmap=fexit cloexec=fexit syscalls=tracepoint");
+		  "mixed: ioctl=fexit mmap=fexit cloexec=fexit syscalls=tracepoint");
 	HookPlan none = plan_hooks(HookRequest{}, probes(false, false, false, false));
 	EXPECT_EQ(none.path(), "tracepoint");
 	EXPECT_FALSE(none.any_fexit());
@@ -135,8 +136,12 @@ TEST(FexitTarget, ParameterNamesMustFitWhatTheProgramsRead)
 
 json minimal_manifest()
 {
-	return {{"schema", "gpuwatch.manifest/v1"}, {"cgroup", "/sys/fs/cgroup/x"}, {"complete", true},
-		{"lost_events", 0}, {"files", json::array()}, {"processes", json::array()}};
+	return {{"schema", "gpuwatch.manifest/v1"},
+		{"cgroup", "/sys/fs/cgroup/x"},
+		{"complete", true},
+		{"lost_events", 0},
+		{"files", json::array()},
+		{"processes", json::array()}};
 }
 
 TEST(ManifestHooks, OptionalButStringsWhenPresent)

@@ -13,7 +13,8 @@ using gwremote::MapRecord;
 using gwremote::MapsRecord;
 using nlohmann::json;
 
-namespace {
+namespace
+{
 
 MapsRecord sample()
 {
@@ -118,7 +119,8 @@ TEST(I915MapsRecord, EveryCorruptionNamesItsField)
 		{"maps[0].mmap_type", [](json &j) { j["maps"][0].erase("mmap_type"); }},
 		{"maps[1].wc", [](json &j) { j["maps"][1]["wc"] = 1; }},
 		{"maps[2].nonsense", [](json &j) { j["maps"][2]["nonsense"] = 0; }},
-		{"maps[1].start", [](json &j) { j["maps"][1]["start"] = 0x7f0000000000ULL + 4096; }}, // overlaps maps[0]
+		{"maps[1].start",
+		 [](json &j) { j["maps"][1]["start"] = 0x7f0000000000ULL + 4096; }}, // overlaps maps[0]
 	};
 	for (const Case &c : cases) {
 		json j = gwremote::to_json(sample());

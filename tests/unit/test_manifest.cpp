@@ -9,7 +9,8 @@
 
 #include "records.hpp"
 
-namespace {
+namespace
+{
 
 using namespace gwtest;
 using json = nlohmann::json;
@@ -18,12 +19,14 @@ constexpr uint64_t A = 0x7f0000000000;
 // A temporary directory removed at the end of the test.
 struct TempDir {
 	std::filesystem::path dir;
-	TempDir() {
+	TempDir()
+	{
 		char tmpl[] = "/tmp/gw_manifest_XXXXXX";
 		dir = mkdtemp(tmpl);
 	}
 	~TempDir() { std::filesystem::remove_all(dir); }
-	std::string write(const std::string &name, const std::string &text) const {
+	std::string write(const std::string &name, const std::string &text) const
+	{
 		auto p = dir / name;
 		std::ofstream(p) << text;
 		return p.string();
@@ -31,7 +34,8 @@ struct TempDir {
 };
 
 // Two processes sharing a card0 file by fork, a render node importing a buffer, a mapping.
-World scenario() {
+World scenario()
+{
 	World w;
 	w.proc(100, "producer");
 	w.proc(200, "encoder");
@@ -48,7 +52,8 @@ World scenario() {
 	return w;
 }
 
-TEST(Manifest, Contract) {
+TEST(Manifest, Contract)
+{
 	World w = scenario();
 	json m = w.manifest();
 	EXPECT_EQ(m["schema"], "gpuwatch.manifest/v1");
@@ -62,13 +67,24 @@ TEST(Manifest, Contract) {
 	EXPECT_EQ(m["processes"][2]["pid"], 200);
 	const json &p = m["processes"][0];
 	EXPECT_EQ(p["comm"], "producer");
-	EXPECT_EQ(p["fds"], (json::array({{{"fd", 3}, {"file", 1}, {"cloexec", true}},
-	                                  {{"fd", 8}, {"dmabuf", {{"file", 1}, {"handle", 1}, {"object", 1}}}, {"cloexec", false}}})));
-	EXPECT_EQ(p["mmaps"], (json::array({{{"start", A}, {"length", 16384}, {"prot", "rw"}, {"shared", true}, {"file", 1},
-	                                    {"offset", kFake}, {"handle", 1}, {"object", 1}, {"via", "device"}}})));
+	EXPECT_EQ(p["fds"],
+		  (json::array(
+			  {{{"fd", 3}, {"file", 1}, {"cloexec", true}},
+			   {{"fd", 8}, {"dmabuf", {{"file", 1}, {"handle", 1}, {"object", 1}}}, {"cloexec", false}}})));
+	EXPECT_EQ(p["mmaps"], (json::array({{{"start", A},
+					     {"length", 16384},
+					     {"prot", "rw"},
+					     {"shared", true},
+					     {"file", 1},
+					     {"offset", kFake},
+					     {"handle", 1},
+					     {"object", 1},
+					     {"via", "device"}}})));
 	EXPECT_EQ(m["processes"][1]["fds"], p["fds"]);
-	EXPECT_EQ(m["processes"][2]["fds"], (json::array({{{"fd", 4}, {"file", 2}, {"cloexec", false}},
-	                                                  {{"fd", 5}, {"dmabuf", {{"file", 1}, {"handle", 1}, {"object", 1}}}, {"cloexec", false}}})));
+	EXPECT_EQ(m["processes"][2]["fds"],
+		  (json::array(
+			  {{{"fd", 4}, {"file", 2}, {"cloexec", false}},
+			   {{"fd", 5}, {"dmabuf", {{"file", 1}, {"handle", 1}, {"object", 1}}}, {"cloexec", false}}})));
 	ASSERT_EQ(m["files"].size(), 2u);
 	const json &f = m["files"][0];
 	EXPECT_EQ(f["id"], 1);
@@ -77,9 +93,15 @@ TEST(Manifest, Contract) {
 	EXPECT_EQ(f["driver"], "vgem");
 	EXPECT_EQ(f["flags"], "O_RDWR|O_NONBLOCK");
 	EXPECT_EQ(f["handles_known"], true);
-	EXPECT_EQ(f["handles"], (json::array({{{"handle", 1}, {"size", 16384}, {"origin", "dumb"}, {"object", 1},
-	                                      {"params", {{"width", 64}, {"height", 64}, {"bpp", 32}, {"flags", 0}, {"pitch", 256}}},
-	                                      {"imports", 0}, {"flink_name", nullptr}, {"mmap_offsets", {kFake}}}})));
+	EXPECT_EQ(f["handles"],
+		  (json::array({{{"handle", 1},
+				 {"size", 16384},
+				 {"origin", "dumb"},
+				 {"object", 1},
+				 {"params", {{"width", 64}, {"height", 64}, {"bpp", 32}, {"flags", 0}, {"pitch", 256}}},
+				 {"imports", 0},
+				 {"flink_name", nullptr},
+				 {"mmap_offsets", {kFake}}}})));
 	EXPECT_EQ(m["files"][1]["path"], "/dev/dri/renderD128");
 	EXPECT_EQ(m["files"][1]["handles"][0]["origin"], "prime");
 	EXPECT_EQ(m["files"][1]["handles"][0]["object"], 1);
@@ -87,7 +109,8 @@ TEST(Manifest, Contract) {
 	EXPECT_NO_THROW(gw::manifest::validate(m));
 }
 
-TEST(Manifest, FlagsText) {
+TEST(Manifest, FlagsText)
+{
 	World w;
 	w.proc(100);
 	auto r = fd_rec(100, 3, kCard);
@@ -100,17 +123,21 @@ TEST(Manifest, FlagsText) {
 	EXPECT_EQ(w.manifest()["files"][1]["flags"], "O_WRONLY|O_DSYNC");
 }
 
-TEST(Manifest, Uint64StaysExact) {
+TEST(Manifest, Uint64StaysExact)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard);
 	w.mmap(100, kCard, A, 4096, 0xfffffffffffff000);
 	TempDir t;
 	auto path = t.write("m.json", w.manifest().dump());
-	EXPECT_EQ(gw::manifest::to_json(gw::manifest::read_file(path))["processes"][0]["mmaps"][0]["offset"].get<uint64_t>(), 0xfffffffffffff000u);
+	EXPECT_EQ(gw::manifest::to_json(gw::manifest::read_file(path))["processes"][0]["mmaps"][0]["offset"]
+			  .get<uint64_t>(),
+		  0xfffffffffffff000u);
 }
 
-TEST(Manifest, RoundTripThroughAFile) {
+TEST(Manifest, RoundTripThroughAFile)
+{
 	World w = scenario();
 	w.m.mark_incomplete("a reason");
 	json m = w.manifest();
@@ -122,7 +149,8 @@ TEST(Manifest, RoundTripThroughAFile) {
 	EXPECT_EQ(back.dump(), m.dump());
 }
 
-std::string error_of(const std::string &path) {
+std::string error_of(const std::string &path)
+{
 	try {
 		gw::manifest::read_file(path);
 	} catch (const gw::ManifestError &e) {
@@ -131,7 +159,8 @@ std::string error_of(const std::string &path) {
 	return "no error";
 }
 
-TEST(Manifest, ReaderErrorsAreOneLineNamingTheFile) {
+TEST(Manifest, ReaderErrorsAreOneLineNamingTheFile)
+{
 	TempDir t;
 	std::string missing = (t.dir / "nope.json").string();
 	EXPECT_EQ(error_of(missing), "cannot read " + missing + ": No such file or directory");
@@ -147,66 +176,75 @@ TEST(Manifest, ReaderErrorsAreOneLineNamingTheFile) {
 }
 
 // The scenario's manifest with one edit, as the reader reports it.
-std::string error_after(const std::function<void(json &)> &edit) {
+std::string error_after(const std::function<void(json &)> &edit)
+{
 	json m = scenario().manifest();
 	edit(m);
 	TempDir t;
 	return error_of(t.write("m.json", m.dump()));
 }
 
-std::string tail(const std::string &s) { return s.substr(s.find(": ") + 2); }
+std::string tail(const std::string &s)
+{
+	return s.substr(s.find(": ") + 2);
+}
 
-TEST(Manifest, MissingFields) {
+TEST(Manifest, MissingFields)
+{
 	EXPECT_EQ(tail(error_after([](json &m) { m.erase("schema"); })), "missing field schema");
 	EXPECT_EQ(tail(error_after([](json &m) { m.erase("processes"); })), "missing field processes");
 	EXPECT_EQ(tail(error_after([](json &m) { m["processes"][2].erase("pid"); })), "missing field processes[2].pid");
 	EXPECT_EQ(tail(error_after([](json &m) { m["processes"][0]["mmaps"][0].erase("offset"); })),
-	          "missing field processes[0].mmaps[0].offset");
+		  "missing field processes[0].mmaps[0].offset");
 	EXPECT_EQ(tail(error_after([](json &m) { m["processes"][0]["fds"][0].erase("file"); })),
-	          "missing field processes[0].fds[0].file");
+		  "missing field processes[0].fds[0].file");
 	EXPECT_EQ(tail(error_after([](json &m) { m["files"][1]["handles"][0].erase("origin"); })),
-	          "missing field files[1].handles[0].origin");
+		  "missing field files[1].handles[0].origin");
 	EXPECT_EQ(tail(error_after([](json &m) { m["processes"][0]["fds"][1]["dmabuf"].erase("handle"); })),
-	          "missing field processes[0].fds[1].dmabuf.handle");
+		  "missing field processes[0].fds[1].dmabuf.handle");
 }
 
-TEST(Manifest, WrongTypes) {
+TEST(Manifest, WrongTypes)
+{
 	EXPECT_EQ(tail(error_after([](json &m) { m["processes"][1]["pid"] = "101"; })),
-	          "field processes[1].pid is a string, expected an unsigned integer");
+		  "field processes[1].pid is a string, expected an unsigned integer");
 	EXPECT_EQ(tail(error_after([](json &m) { m["complete"] = 1; })),
-	          "field complete is an unsigned integer, expected a boolean");
+		  "field complete is an unsigned integer, expected a boolean");
 	EXPECT_EQ(tail(error_after([](json &m) { m["processes"][0]["fds"][0]["fd"] = -1; })),
-	          "field processes[0].fds[0].fd is a negative integer, expected an unsigned integer");
+		  "field processes[0].fds[0].fd is a negative integer, expected an unsigned integer");
 	EXPECT_EQ(tail(error_after([](json &m) { m["files"] = json::object(); })),
-	          "field files is an object, expected an array");
+		  "field files is an object, expected an array");
 	EXPECT_EQ(tail(error_after([](json &m) { m["processes"][0]["mmaps"][0]["handle"] = 1.5; })),
-	          "field processes[0].mmaps[0].handle is a fractional number, expected an unsigned integer or null");
+		  "field processes[0].mmaps[0].handle is a fractional number, expected an unsigned integer or null");
 	EXPECT_EQ(tail(error_after([](json &m) { m["processes"][0] = 3; })),
-	          "field processes[0] is an unsigned integer, expected an object");
+		  "field processes[0] is an unsigned integer, expected an object");
 }
 
-TEST(Manifest, DanglingReferences) {
+TEST(Manifest, DanglingReferences)
+{
 	EXPECT_EQ(tail(error_after([](json &m) { m["processes"][0]["mmaps"][0]["file"] = 9; })),
-	          "field processes[0].mmaps[0].file is 9, which names no entry of files");
+		  "field processes[0].mmaps[0].file is 9, which names no entry of files");
 	EXPECT_EQ(tail(error_after([](json &m) { m["files"][1]["id"] = 1; })),
-	          "field files[1].id is 1, already used by another file");
+		  "field files[1].id is 1, already used by another file");
 }
 
-TEST(Manifest, SummaryMentionsEveryProcessAndFile) {
+TEST(Manifest, SummaryMentionsEveryProcessAndFile)
+{
 	World w = scenario();
 	std::string s = gw::manifest::format_summary(w.m.manifest());
-	for (const char *want : {"cgroup /sys/fs/cgroup/test: 3 processes, 2 files, complete",
-	                         "process 100 (producer): 2 fds, 1 mapping", "process 101 (producer): 2 fds, 1 mapping",
-	                         "process 200 (encoder): 2 fds, 0 mappings", "fd 3: file 1 /dev/dri/card0 cloexec",
-	                         "fd 8: dma-buf of file 1 /dev/dri/card0 handle 1",
-	                         "map 0x7f0000000000-0x7f0000004000 rw shared file 1 /dev/dri/card0 offset 0x100000000 handle 1",
-	                         "file 1: /dev/dri/card0 (226:0) driver vgem O_RDWR|O_NONBLOCK: 1 handle, 16384 bytes",
-	                         "file 2: /dev/dri/renderD128 (226:128) driver vgem O_RDWR: 1 handle, 16384 bytes",
-	                         "handle 1: 16384 bytes, dumb, object 1", "handle 1: 16384 bytes, prime, object 1"})
+	for (const char *want :
+	     {"cgroup /sys/fs/cgroup/test: 3 processes, 2 files, complete", "process 100 (producer): 2 fds, 1 mapping",
+	      "process 101 (producer): 2 fds, 1 mapping", "process 200 (encoder): 2 fds, 0 mappings",
+	      "fd 3: file 1 /dev/dri/card0 cloexec", "fd 8: dma-buf of file 1 /dev/dri/card0 handle 1",
+	      "map 0x7f0000000000-0x7f0000004000 rw shared file 1 /dev/dri/card0 offset 0x100000000 handle 1",
+	      "file 1: /dev/dri/card0 (226:0) driver vgem O_RDWR|O_NONBLOCK: 1 handle, 16384 bytes",
+	      "file 2: /dev/dri/renderD128 (226:128) driver vgem O_RDWR: 1 handle, 16384 bytes",
+	      "handle 1: 16384 bytes, dumb, object 1", "handle 1: 16384 bytes, prime, object 1"})
 		EXPECT_NE(s.find(want), std::string::npos) << "missing: " << want << "\nin:\n" << s;
 }
 
-TEST(Manifest, SummaryOfAnIncompleteManifest) {
+TEST(Manifest, SummaryOfAnIncompleteManifest)
+{
 	World w;
 	w.proc(100);
 	w.apply(fd_rec(100, 3, kCard, GW_FD_SNAPSHOT));
@@ -221,7 +259,8 @@ TEST(Manifest, SummaryOfAnIncompleteManifest) {
 
 // A traced process controls its comm (prctl PR_SET_NAME): bytes that are not UTF-8 must not
 // stop the daemon from writing its manifest.
-TEST(Manifest, InvalidUtf8CommIsWrittenWithReplacement) {
+TEST(Manifest, InvalidUtf8CommIsWrittenWithReplacement)
+{
 	World w;
 	w.proc(300, "bad\xff\xfe");
 	ASSERT_EQ(w.open(300, 3, kCard), ApplyStatus::ok);

@@ -5,11 +5,13 @@
 
 #include "records.hpp"
 
-namespace {
+namespace
+{
 
 using namespace gwtest;
 
-TEST(ModelFds, TwoOpensOfOneNodeAreTwoFiles) {
+TEST(ModelFds, TwoOpensOfOneNodeAreTwoFiles)
+{
 	World w;
 	w.proc(100);
 	ASSERT_EQ(w.open(100, 3, kCard), ApplyStatus::ok);
@@ -25,7 +27,8 @@ TEST(ModelFds, TwoOpensOfOneNodeAreTwoFiles) {
 	EXPECT_EQ(w.p(100).fds.at(4).kfile, kCard2);
 }
 
-TEST(ModelFds, DupSharesTheFile) {
+TEST(ModelFds, DupSharesTheFile)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard);
@@ -41,7 +44,8 @@ TEST(ModelFds, DupSharesTheFile) {
 	EXPECT_TRUE(w.m.objects().empty());
 }
 
-TEST(ModelFds, DupOntoAnOpenFdReplacesIt) {
+TEST(ModelFds, DupOntoAnOpenFdReplacesIt)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard);
@@ -52,7 +56,8 @@ TEST(ModelFds, DupOntoAnOpenFdReplacesIt) {
 	EXPECT_EQ(w.m.files().size(), 1u);
 }
 
-TEST(ModelFds, FlagsRecordOnlyChangesCloexec) {
+TEST(ModelFds, FlagsRecordOnlyChangesCloexec)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard, 0, false);
@@ -64,7 +69,8 @@ TEST(ModelFds, FlagsRecordOnlyChangesCloexec) {
 	EXPECT_TRUE(w.f(kCard).handles_known);
 }
 
-TEST(ModelFds, DupOrFlagsOfAnUnknownFileCreateItIncomplete) {
+TEST(ModelFds, DupOrFlagsOfAnUnknownFileCreateItIncomplete)
+{
 	World w;
 	w.proc(100);
 	ASSERT_EQ(w.dup(100, 5, kCard), ApplyStatus::ok); // opened before tracing, dup'd after
@@ -77,7 +83,8 @@ TEST(ModelFds, DupOrFlagsOfAnUnknownFileCreateItIncomplete) {
 	EXPECT_EQ(w.manifest()["incomplete_reasons"].size(), 2u);
 }
 
-TEST(ModelFds, ForkSharesFileAndChildClosesItsCopy) {
+TEST(ModelFds, ForkSharesFileAndChildClosesItsCopy)
+{
 	World w;
 	w.proc(100, "parent");
 	w.open(100, 3, kCard);
@@ -100,7 +107,8 @@ TEST(ModelFds, ForkSharesFileAndChildClosesItsCopy) {
 	EXPECT_FALSE(w.has_file(kCard));
 }
 
-TEST(ModelFds, CloseRangeCloses) {
+TEST(ModelFds, CloseRangeCloses)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard);
@@ -114,7 +122,8 @@ TEST(ModelFds, CloseRangeCloses) {
 	EXPECT_FALSE(w.has_file(kCard));
 }
 
-TEST(ModelFds, CloseRangeCloexecSetsTheFlag) {
+TEST(ModelFds, CloseRangeCloexecSetsTheFlag)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard);
@@ -127,7 +136,8 @@ TEST(ModelFds, CloseRangeCloexecSetsTheFlag) {
 	EXPECT_EQ(w.p(100).fds.size(), 3u);
 }
 
-TEST(ModelFds, ExecDropsMappingsAndCloexecFds) {
+TEST(ModelFds, ExecDropsMappingsAndCloexecFds)
+{
 	World w;
 	w.proc(100, "sh");
 	w.open(100, 3, kCard, 0, true);
@@ -142,7 +152,8 @@ TEST(ModelFds, ExecDropsMappingsAndCloexecFds) {
 	EXPECT_TRUE(w.has_file(kCard2));
 }
 
-TEST(ModelFds, ExitDropsTheProcessAndItsFiles) {
+TEST(ModelFds, ExitDropsTheProcessAndItsFiles)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard);
@@ -153,7 +164,8 @@ TEST(ModelFds, ExitDropsTheProcessAndItsFiles) {
 	EXPECT_TRUE(w.manifest()["processes"].empty());
 }
 
-TEST(ModelFds, FileLivesWhileMappedAfterClose) {
+TEST(ModelFds, FileLivesWhileMappedAfterClose)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard);
@@ -171,7 +183,8 @@ TEST(ModelFds, FileLivesWhileMappedAfterClose) {
 	EXPECT_TRUE(w.manifest()["processes"].empty());
 }
 
-TEST(ModelFds, OpenOfAKnownPointerReplacesTheFreedFile) {
+TEST(ModelFds, OpenOfAKnownPointerReplacesTheFreedFile)
+{
 	World w;
 	w.proc(100);
 	w.proc(200);
@@ -194,11 +207,13 @@ TEST(ModelFds, OpenOfAKnownPointerReplacesTheFreedFile) {
 	EXPECT_TRUE(w.m.objects().empty());
 }
 
-std::string test_namer(uint32_t major, uint32_t minor) {
+std::string test_namer(uint32_t major, uint32_t minor)
+{
 	return "/test/" + std::to_string(major) + "-" + std::to_string(minor);
 }
 
-TEST(ModelFds, NodeNames) {
+TEST(ModelFds, NodeNames)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard, 1);

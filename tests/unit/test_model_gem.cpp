@@ -4,12 +4,14 @@
 
 #include "records.hpp"
 
-namespace {
+namespace
+{
 
 using namespace gwtest;
 using json = nlohmann::json;
 
-TEST(ModelGem, DumbCreateMapDestroy) {
+TEST(ModelGem, DumbCreateMapDestroy)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard);
@@ -27,7 +29,8 @@ TEST(ModelGem, DumbCreateMapDestroy) {
 	EXPECT_TRUE(w.f(kCard).handles_known);
 }
 
-TEST(ModelGem, GemCloseRemovesHandleAndGrants) {
+TEST(ModelGem, GemCloseRemovesHandleAndGrants)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard);
@@ -41,7 +44,8 @@ TEST(ModelGem, GemCloseRemovesHandleAndGrants) {
 	EXPECT_EQ(w.m.objects().size(), 1u);
 }
 
-TEST(ModelGem, FlinkThenOpenSharesTheObject) {
+TEST(ModelGem, FlinkThenOpenSharesTheObject)
+{
 	World w;
 	w.proc(100);
 	w.proc(200);
@@ -64,7 +68,8 @@ TEST(ModelGem, FlinkThenOpenSharesTheObject) {
 	EXPECT_EQ(files[1]["handles"][1]["size"], 16384);
 }
 
-TEST(ModelGem, OpenOfUnknownNameMakesAnObjectOfThatSize) {
+TEST(ModelGem, OpenOfUnknownNameMakesAnObjectOfThatSize)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard);
@@ -74,7 +79,8 @@ TEST(ModelGem, OpenOfUnknownNameMakesAnObjectOfThatSize) {
 	EXPECT_EQ(w.f(kCard).handles.at(2).object, w.f(kCard).handles.at(1).object);
 }
 
-TEST(ModelGem, FlinkNameDiesWithTheLastHandle) {
+TEST(ModelGem, FlinkNameDiesWithTheLastHandle)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard);
@@ -89,7 +95,8 @@ TEST(ModelGem, FlinkNameDiesWithTheLastHandle) {
 // process 100 exports from card0; process 200 imports on renderD128
 struct Prime : ::testing::Test {
 	World w;
-	void SetUp() override {
+	void SetUp() override
+	{
 		w.proc(100);
 		w.proc(200);
 		w.open(100, 3, kCard);
@@ -99,7 +106,8 @@ struct Prime : ::testing::Test {
 	}
 };
 
-TEST_F(Prime, ExportInstallsADmaBufFd) {
+TEST_F(Prime, ExportInstallsADmaBufFd)
+{
 	const gw::FdEntry &e = w.p(100).fds.at(8);
 	EXPECT_TRUE(e.dmabuf);
 	EXPECT_TRUE(e.cloexec);
@@ -110,7 +118,8 @@ TEST_F(Prime, ExportInstallsADmaBufFd) {
 	EXPECT_EQ(fd, (json{{"fd", 8}, {"dmabuf", {{"file", 1}, {"handle", 1}, {"object", 1}}}, {"cloexec", true}}));
 }
 
-TEST_F(Prime, ImportIntoAnotherFileAndReimport) {
+TEST_F(Prime, ImportIntoAnotherFileAndReimport)
+{
 	w.apply(fd_rec(200, 5, kBuf, GW_FD_DUP, false, 0, GW_FILE_DMABUF)); // received over a socket: dup'd
 	ASSERT_EQ(w.import_fd(200, kRender, 5, 1, kBuf), ApplyStatus::ok);
 	const gw::Handle &h = w.f(kRender).handles.at(1);
@@ -125,21 +134,24 @@ TEST_F(Prime, ImportIntoAnotherFileAndReimport) {
 	EXPECT_EQ(w.m.objects().size(), 1u);
 }
 
-TEST_F(Prime, ReimportIntoTheExporterReturnsItsHandle) {
+TEST_F(Prime, ReimportIntoTheExporterReturnsItsHandle)
+{
 	ASSERT_EQ(w.import_fd(100, kCard, 8, 1, kBuf), ApplyStatus::ok);
 	EXPECT_EQ(w.f(kCard).handles.size(), 1u);
 	EXPECT_EQ(w.f(kCard).handles.at(1).origin(), "dumb");
 	EXPECT_EQ(w.f(kCard).handles.at(1).imports(), 1u);
 }
 
-TEST_F(Prime, ImportLearnsAnFdTheModelMissed) {
+TEST_F(Prime, ImportLearnsAnFdTheModelMissed)
+{
 	ASSERT_EQ(w.import_fd(200, kRender, 6, 2, kBuf), ApplyStatus::ok);
 	const gw::FdEntry &e = w.p(200).fds.at(6);
 	EXPECT_TRUE(e.dmabuf);
 	EXPECT_EQ(e.kfile, kBuf);
 }
 
-TEST_F(Prime, GemCloseDropsAHandleWhateverItsImports) {
+TEST_F(Prime, GemCloseDropsAHandleWhateverItsImports)
+{
 	w.import_fd(200, kRender, 5, 1, kBuf);
 	w.import_fd(200, kRender, 5, 1, kBuf);
 	ASSERT_EQ(w.gem_close(200, kRender, 1), ApplyStatus::ok);
@@ -149,7 +161,8 @@ TEST_F(Prime, GemCloseDropsAHandleWhateverItsImports) {
 	EXPECT_EQ(w.f(kRender).handles.at(1).imports(), 0u);
 }
 
-TEST_F(Prime, DmaBufOutlivesItsExporter) {
+TEST_F(Prime, DmaBufOutlivesItsExporter)
+{
 	w.fork(100, 101);
 	w.exit(100);
 	w.close(101, 3, kCard); // the child keeps only the dma-buf fd 8
@@ -172,7 +185,8 @@ TEST_F(Prime, DmaBufOutlivesItsExporter) {
 	EXPECT_TRUE(w.m.objects().empty());
 }
 
-TEST_F(Prime, ImportOfUnknownDmaBuf) {
+TEST_F(Prime, ImportOfUnknownDmaBuf)
+{
 	ASSERT_EQ(w.import_fd(200, kRender, 7, 1, kBuf2), ApplyStatus::ok);
 	const gw::Handle &h = w.f(kRender).handles.at(1);
 	EXPECT_EQ(h.origin(), "prime");
@@ -181,7 +195,8 @@ TEST_F(Prime, ImportOfUnknownDmaBuf) {
 	EXPECT_EQ(w.m.dmabufs().at(kBuf2).object, h.object);
 }
 
-TEST(ModelGem, SyncobjsAndCaps) {
+TEST(ModelGem, SyncobjsAndCaps)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard);
@@ -202,7 +217,8 @@ TEST(ModelGem, SyncobjsAndCaps) {
 	EXPECT_EQ(f["caps"], (json::array({{{"capability", DRM_CLIENT_CAP_ATOMIC}, {"value", 1}}})));
 }
 
-TEST(ModelGem, IoctlsOnStateTheModelNeverSaw) {
+TEST(ModelGem, IoctlsOnStateTheModelNeverSaw)
+{
 	World w;
 	w.proc(100);
 	// a file opened before tracing: first seen through an ioctl on fd 6
@@ -223,7 +239,8 @@ TEST(ModelGem, IoctlsOnStateTheModelNeverSaw) {
 	EXPECT_FALSE(w.f(kCard).handles_known);
 }
 
-TEST(ModelGem, UnknownHandleInAKnownFileMakesItIncomplete) {
+TEST(ModelGem, UnknownHandleInAKnownFileMakesItIncomplete)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard);
@@ -233,12 +250,16 @@ TEST(ModelGem, UnknownHandleInAKnownFileMakesItIncomplete) {
 	EXPECT_EQ(w.m.dmabufs().at(kBuf).object, w.f(kCard).handles.at(3).object);
 }
 
-TEST(ModelGem, DriverPrivateIoctlIsCountedNotApplied) {
+TEST(ModelGem, DriverPrivateIoctlIsCountedNotApplied)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard);
 	uint64_t gen = w.m.generation();
-	struct { __u64 size; __u32 handle, pad; } in{4096, 0, 0}, out{4096, 1, 0};
+	struct {
+		__u64 size;
+		__u32 handle, pad;
+	} in{4096, 0, 0}, out{4096, 1, 0};
 	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOWR(0x5b, decltype(in)), in, out)), ApplyStatus::ok);
 	EXPECT_EQ(w.m.ignored_ioctls(), 1u);
 	EXPECT_TRUE(w.f(kCard).handles.empty());

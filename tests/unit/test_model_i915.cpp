@@ -3,20 +3,23 @@
 // by the snapshot.
 #include "intel_world.hpp"
 
-namespace {
+namespace
+{
 
 using namespace gwtest;
 using namespace gwtest::intel;
 using json = nlohmann::json;
 
-TEST(ModelI915, AnI915FileHasContextZeroFromOpen) {
+TEST(ModelI915, AnI915FileHasContextZeroFromOpen)
+{
 	World w = i915_world();
 	const gw::DrmFile &f = w.f(kI915);
 	EXPECT_EQ(f.driver, "i915");
 	ASSERT_EQ(f.contexts.size(), 1u);
 	EXPECT_FALSE(f.contexts.at(0).vm);
 	json fj = w.manifest()["files"][0];
-	EXPECT_EQ(fj["contexts"], (json::array({{{"id", 0}, {"flags", 0}, {"vm", nullptr}, {"params", json::object()}}})));
+	EXPECT_EQ(fj["contexts"],
+		  (json::array({{{"id", 0}, {"flags", 0}, {"vm", nullptr}, {"params", json::object()}}})));
 	EXPECT_EQ(fj["vms"], json::array());
 	EXPECT_FALSE(fj.contains("exec_queues"));
 	// no driver state for other drivers
@@ -27,7 +30,8 @@ TEST(ModelI915, AnI915FileHasContextZeroFromOpen) {
 	EXPECT_FALSE(other.contains("vms"));
 }
 
-TEST(ModelI915, GemCreateAndCreateExtParams) {
+TEST(ModelI915, GemCreateAndCreateExtParams)
+{
 	World w = i915_world();
 	I915 c{w};
 	ASSERT_EQ(c.gem_create(1, 8192), ApplyStatus::ok);
@@ -42,12 +46,17 @@ TEST(ModelI915, GemCreateAndCreateExtParams) {
 	EXPECT_EQ(h[1]["handle"], 7);
 	EXPECT_EQ(h[1]["origin"], "i915.gem_create_ext");
 	EXPECT_EQ(h[1]["size"], 65536);
-	EXPECT_EQ(h[1]["params"], (json{{"placements", {{{"class", "device"}, {"instance", 0}}, {{"class", "system"}, {"instance", 0}}}},
-	                                {"flags", I915_GEM_CREATE_EXT_FLAG_NEEDS_CPU_ACCESS}, {"protected", true}, {"pat_index", 3}}));
+	EXPECT_EQ(
+		h[1]["params"],
+		(json{{"placements", {{{"class", "device"}, {"instance", 0}}, {{"class", "system"}, {"instance", 0}}}},
+		      {"flags", I915_GEM_CREATE_EXT_FLAG_NEEDS_CPU_ACCESS},
+		      {"protected", true},
+		      {"pat_index", 3}}));
 	EXPECT_EQ(m["objects"].size(), 2u);
 }
 
-TEST(ModelI915, GemCreateExtUnknownExtensionIsListed) {
+TEST(ModelI915, GemCreateExtUnknownExtensionIsListed)
+{
 	World w = i915_world();
 	I915 c{w};
 	i915_user_extension odd{};
@@ -65,7 +74,8 @@ TEST(ModelI915, GemCreateExtUnknownExtensionIsListed) {
 	EXPECT_EQ(w.manifest()["complete"], true);
 }
 
-TEST(ModelI915, TruncatedGemCreateExtMarksTheManifestIncomplete) {
+TEST(ModelI915, TruncatedGemCreateExtMarksTheManifestIncomplete)
+{
 	{ // the regions array could not be read
 		World w = i915_world();
 		I915 c{w};
@@ -91,7 +101,8 @@ TEST(ModelI915, TruncatedGemCreateExtMarksTheManifestIncomplete) {
 	}
 }
 
-TEST(ModelI915, MmapTypesFollowTheCommandSize) {
+TEST(ModelI915, MmapTypesFollowTheCommandSize)
+{
 	World w = i915_world();
 	I915 c{w};
 	c.gem_create(1, 0x10000);
@@ -101,8 +112,10 @@ TEST(ModelI915, MmapTypesFollowTheCommandSize) {
 	ASSERT_EQ(c.mmap_offset(1, I915_MMAP_OFFSET_UC, kOff + 0x30000), ApplyStatus::ok);
 	json h = w.manifest()["files"][0]["handles"][0];
 	EXPECT_EQ(h["mmap_offsets"], json::array({kOff, kOff + 0x10000, kOff + 0x20000, kOff + 0x30000}));
-	EXPECT_EQ(h["mmap_types"], (json{{std::to_string(kOff), "gtt"}, {std::to_string(kOff + 0x10000), "wc"},
-	                                 {std::to_string(kOff + 0x20000), "wb"}, {std::to_string(kOff + 0x30000), "uc"}}));
+	EXPECT_EQ(h["mmap_types"], (json{{std::to_string(kOff), "gtt"},
+					 {std::to_string(kOff + 0x10000), "wc"},
+					 {std::to_string(kOff + 0x20000), "wb"},
+					 {std::to_string(kOff + 0x30000), "uc"}}));
 	// mmap() of the WB offset on the DRM fd: i915 swaps the VMA's file
 	ASSERT_EQ(w.mmap(100, kI915, A, 0x10000, kOff + 0x20000), ApplyStatus::ok);
 	json mp = w.manifest()["processes"][0]["mmaps"][0];
@@ -111,7 +124,8 @@ TEST(ModelI915, MmapTypesFollowTheCommandSize) {
 	EXPECT_EQ(mp["via"], "anon_inode:i915.gem");
 }
 
-TEST(ModelI915, LegacyGemMmapMapsInsideTheIoctl) {
+TEST(ModelI915, LegacyGemMmapMapsInsideTheIoctl)
+{
 	World w = i915_world();
 	I915 c{w};
 	c.gem_create(1, 0x4000);
@@ -122,8 +136,15 @@ TEST(ModelI915, LegacyGemMmapMapsInsideTheIoctl) {
 	EXPECT_EQ(mp.via, "i915.gem_mmap");
 	EXPECT_EQ(mp.object, w.f(kI915).handles.at(2).object);
 	json mj = w.manifest()["processes"][0]["mmaps"];
-	EXPECT_EQ(mj, (json::array({{{"start", A}, {"length", 0x3000}, {"prot", "rw"}, {"shared", true}, {"file", 1},
-	                             {"offset", 0}, {"handle", 2}, {"object", mp.object.value()}, {"via", "i915.gem_mmap"}}})));
+	EXPECT_EQ(mj, (json::array({{{"start", A},
+				     {"length", 0x3000},
+				     {"prot", "rw"},
+				     {"shared", true},
+				     {"file", 1},
+				     {"offset", 0},
+				     {"handle", 2},
+				     {"object", mp.object.value()},
+				     {"via", "i915.gem_mmap"}}})));
 	// a re-snapshot (a sync at dump) finds the same VMA, which names no buffer: the handle stays
 	auto snap = mmap_rec(100, 0, A, 0x3000, 0, PROT_READ, true, -1);
 	snap.via = GW_VIA_I915_SHMEM;
@@ -138,7 +159,8 @@ TEST(ModelI915, LegacyGemMmapMapsInsideTheIoctl) {
 	EXPECT_EQ(w.manifest()["processes"][0]["mmaps"][0]["handle"], nullptr);
 }
 
-TEST(ModelI915, UserptrAndTiling) {
+TEST(ModelI915, UserptrAndTiling)
+{
 	World w = i915_world();
 	I915 c{w};
 	ASSERT_EQ(c.userptr(4, 0x7f0000200000, 0x10000), ApplyStatus::ok);
@@ -155,7 +177,8 @@ TEST(ModelI915, UserptrAndTiling) {
 	EXPECT_EQ(h[1]["caching"], I915_CACHING_CACHED);
 }
 
-TEST(ModelI915, ContextsAndVms) {
+TEST(ModelI915, ContextsAndVms)
+{
 	World w = i915_world();
 	I915 c{w};
 	ASSERT_EQ(c.vm_create(1), ApplyStatus::ok);
@@ -172,10 +195,12 @@ TEST(ModelI915, ContextsAndVms) {
 	EXPECT_EQ(c2["vm"], 1);
 	ASSERT_TRUE(c2["params"]["priority"].is_number_integer());
 	EXPECT_EQ(c2["params"]["priority"].get<int64_t>(), -512); // not 2^64 - 512
-	EXPECT_EQ(c2["params"]["engines"], (json{{"engines", {{{"class", I915_ENGINE_CLASS_RENDER}, {"instance", 0}},
-	                                                      {{"class", I915_ENGINE_CLASS_COPY}, {"instance", 0}}}}}));
+	EXPECT_EQ(c2["params"]["engines"], (json{{"engines",
+						  {{{"class", I915_ENGINE_CLASS_RENDER}, {"instance", 0}},
+						   {{"class", I915_ENGINE_CLASS_COPY}, {"instance", 0}}}}}));
 	EXPECT_FALSE(c2.contains("vm_destroyed"));
-	EXPECT_EQ(m["files"][0]["vms"], (json::array({{{"id", 1}, {"flags", 0}, {"params", json::object()}, {"bindings", json::array()}}})));
+	EXPECT_EQ(m["files"][0]["vms"],
+		  (json::array({{{"id", 1}, {"flags", 0}, {"params", json::object()}, {"bindings", json::array()}}})));
 
 	ASSERT_EQ(c.context_destroy(1), ApplyStatus::ok);
 	EXPECT_EQ(w.f(kI915).contexts.count(1), 0u);
@@ -198,7 +223,8 @@ TEST(ModelI915, ContextsAndVms) {
 	EXPECT_EQ(m["complete"], true);
 }
 
-TEST(ModelI915, SetparamOnAContextNeverSeenCreated) {
+TEST(ModelI915, SetparamOnAContextNeverSeenCreated)
+{
 	World w = i915_world();
 	I915 c{w};
 	ASSERT_EQ(c.context_set_vm(9, 1), ApplyStatus::ok);
@@ -206,40 +232,49 @@ TEST(ModelI915, SetparamOnAContextNeverSeenCreated) {
 	EXPECT_FALSE(w.f(kI915).handles_known); // created before tracing: the file's state is partial
 }
 
-TEST(ModelI915, PerfOpenThenItsStreamFd) {
+TEST(ModelI915, PerfOpenThenItsStreamFd)
+{
 	World w = i915_world();
 	I915 c{w};
 	ASSERT_EQ(c.perf_open(12), ApplyStatus::ok);
 	ASSERT_EQ(w.other_fd(100, 12, kPerf, GW_FILE_PERF), ApplyStatus::ok);
 	json fds = w.manifest()["processes"][0]["fds"];
 	ASSERT_EQ(fds.size(), 2u);
-	EXPECT_EQ(fds[1], (json{{"fd", 12},
-	                        {"i915_perf", {{"origin", {{"file", 1}, {"ioctl", "PERF_OPEN"}, {"flags", I915_PERF_FLAG_FD_CLOEXEC},
-	                                                   {"properties", {{DRM_I915_PERF_PROP_SAMPLE_OA, 1},
-	                                                                   {DRM_I915_PERF_PROP_OA_METRICS_SET, 42}}},
-	                                                   {"complete", true}}}}},
-	                        {"cloexec", false}}));
+	EXPECT_EQ(
+		fds[1],
+		(json{{"fd", 12},
+		      {"i915_perf",
+		       {{"origin",
+			 {{"file", 1},
+			  {"ioctl", "PERF_OPEN"},
+			  {"flags", I915_PERF_FLAG_FD_CLOEXEC},
+			  {"properties", {{DRM_I915_PERF_PROP_SAMPLE_OA, 1}, {DRM_I915_PERF_PROP_OA_METRICS_SET, 42}}},
+			  {"complete", true}}}}},
+		      {"cloexec", false}}));
 	EXPECT_EQ(w.m.others().at(kPerf).type, GW_FILE_PERF);
 	EXPECT_NO_THROW(gw::manifest::validate(w.manifest()));
 }
 
-TEST(ModelI915, ExecbufferOutFenceThenTheSyncFileFd) {
+TEST(ModelI915, ExecbufferOutFenceThenTheSyncFileFd)
+{
 	World w = i915_world();
 	I915 c{w};
 	c.context_create(2);
-	ASSERT_EQ(c.execbuf(DRM_IOCTL_I915_GEM_EXECBUFFER2_WR, 2, I915_EXEC_RENDER | I915_EXEC_FENCE_OUT, 15), ApplyStatus::ok);
+	ASSERT_EQ(c.execbuf(DRM_IOCTL_I915_GEM_EXECBUFFER2_WR, 2, I915_EXEC_RENDER | I915_EXEC_FENCE_OUT, 15),
+		  ApplyStatus::ok);
 	ASSERT_EQ(w.other_fd(100, 15, kSync, GW_FILE_SYNC), ApplyStatus::ok);
 	json fds = w.manifest()["processes"][0]["fds"];
 	ASSERT_EQ(fds.size(), 2u);
 	EXPECT_EQ(fds[1], (json{{"fd", 15},
-	                        {"sync_file", {{"origin", {{"file", 1}, {"ioctl", "EXECBUFFER2_WR"}, {"context", 2}}}}},
-	                        {"cloexec", false}}));
+				{"sync_file", {{"origin", {{"file", 1}, {"ioctl", "EXECBUFFER2_WR"}, {"context", 2}}}}},
+				{"cloexec", false}}));
 	// closing the fd forgets the out-fence
 	w.close(100, 15, kSync);
 	EXPECT_TRUE(w.m.others().empty());
 }
 
-TEST(ModelI915, SyncobjExportedAsASyncFile) {
+TEST(ModelI915, SyncobjExportedAsASyncFile)
+{
 	World w = i915_world();
 	drm_syncobj_create sc{0, DRM_SYNCOBJ_CREATE_SIGNALED}, so{4, DRM_SYNCOBJ_CREATE_SIGNALED};
 	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kI915, DRM_IOCTL_SYNCOBJ_CREATE, sc, so)), ApplyStatus::ok);
@@ -248,14 +283,16 @@ TEST(ModelI915, SyncobjExportedAsASyncFile) {
 	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kI915, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, hi, ho)), ApplyStatus::ok);
 	ASSERT_EQ(w.other_fd(100, 16, kSync, GW_FILE_SYNC), ApplyStatus::ok);
 	EXPECT_EQ(w.manifest()["processes"][0]["fds"][1]["sync_file"],
-	          (json{{"origin", {{"file", 1}, {"ioctl", "SYNCOBJ_HANDLE_TO_FD"}, {"syncobj", 4}}}}));
+		  (json{{"origin", {{"file", 1}, {"ioctl", "SYNCOBJ_HANDLE_TO_FD"}, {"syncobj", 4}}}}));
 }
 
-TEST(ModelI915, PlainExecbuffer2IsIgnored) {
+TEST(ModelI915, PlainExecbuffer2IsIgnored)
+{
 	World w = i915_world();
 	I915 c{w};
 	json before = w.manifest();
-	ASSERT_EQ(c.execbuf(DRM_IOCTL_I915_GEM_EXECBUFFER2, 0, I915_EXEC_RENDER | I915_EXEC_FENCE_OUT, 15), ApplyStatus::ok);
+	ASSERT_EQ(c.execbuf(DRM_IOCTL_I915_GEM_EXECBUFFER2, 0, I915_EXEC_RENDER | I915_EXEC_FENCE_OUT, 15),
+		  ApplyStatus::ok);
 	EXPECT_EQ(w.m.ignored_ioctls(), 1u);
 	EXPECT_EQ(w.m.malformed_records(), 0u);
 	json after = w.manifest();
@@ -266,7 +303,8 @@ TEST(ModelI915, PlainExecbuffer2IsIgnored) {
 	EXPECT_EQ(w.manifest()["processes"][0]["fds"][1]["sync_file"]["origin"], nullptr);
 }
 
-TEST(ModelI915, ExtRecordOfAnotherIoctlIsNotUsed) {
+TEST(ModelI915, ExtRecordOfAnotherIoctlIsNotUsed)
+{
 	World w = i915_world();
 	w.open_drv(100, 4, kI915b, "i915", kDev);
 	I915 c{w};
@@ -293,7 +331,8 @@ TEST(ModelI915, ExtRecordOfAnotherIoctlIsNotUsed) {
 	EXPECT_TRUE(has_reason(w2.manifest(), "GEM_CREATE_EXT of handle 8"));
 }
 
-TEST(ModelI915, SnapshotAnonMappingJoinsItsFileAndHandle) {
+TEST(ModelI915, SnapshotAnonMappingJoinsItsFileAndHandle)
+{
 	World w = i915_world();
 	I915 c{w};
 	c.gem_create(1, 0x4000);
@@ -309,14 +348,15 @@ TEST(ModelI915, SnapshotAnonMappingJoinsItsFileAndHandle) {
 	EXPECT_EQ(w.manifest()["complete"], true);
 }
 
-TEST(ModelI915, SnapshotAnonMappingPicksTheFileThatGrantedTheOffset) {
+TEST(ModelI915, SnapshotAnonMappingPicksTheFileThatGrantedTheOffset)
+{
 	World w = i915_world();
 	w.open_drv(100, 4, kI915b, "i915", kDev);
 	I915 a{w}, b{w};
 	b.file = kI915b;
 	b.fd = 4;
-	a.gem_create(1, 0x4000);                       // fd 3: a buffer, no grant
-	b.gem_create(1, 0x4000);                       // fd 4: granted the offset
+	a.gem_create(1, 0x4000); // fd 3: a buffer, no grant
+	b.gem_create(1, 0x4000); // fd 4: granted the offset
 	b.mmap_offset(1, I915_MMAP_OFFSET_WC, kOff + 0x8000);
 	ASSERT_EQ(w.apply(anon_map(100, kDev, A, 0x1000, kOff + 0x9000)), ApplyStatus::ok); // inside the object
 	const gw::Mapping &mp = w.p(100).mmaps.at(A);
@@ -328,9 +368,10 @@ TEST(ModelI915, SnapshotAnonMappingPicksTheFileThatGrantedTheOffset) {
 	EXPECT_EQ(mj["offset"], kOff + 0x9000);
 }
 
-TEST(ModelI915, SnapshotAnonMappingOfTheOnlyFileOfItsDevice) {
+TEST(ModelI915, SnapshotAnonMappingOfTheOnlyFileOfItsDevice)
+{
 	World w = i915_world();
-	w.open_drv(100, 4, kI915b, "i915", kDev2); // another device
+	w.open_drv(100, 4, kI915b, "i915", kDev2);                                 // another device
 	ASSERT_EQ(w.apply(anon_map(100, kDev, A, 0x1000, kOff)), ApplyStatus::ok); // no grant known
 	const gw::Mapping &mp = w.p(100).mmaps.at(A);
 	EXPECT_EQ(mp.kfile, kI915);
@@ -338,7 +379,8 @@ TEST(ModelI915, SnapshotAnonMappingOfTheOnlyFileOfItsDevice) {
 	EXPECT_EQ(w.manifest()["processes"][0]["mmaps"][0]["handle"], nullptr);
 }
 
-TEST(ModelI915, SnapshotAnonMappingWithNoFileOfItsDevice) {
+TEST(ModelI915, SnapshotAnonMappingWithNoFileOfItsDevice)
+{
 	World w;
 	w.proc(100);
 	w.open_drv(100, 3, kI915, "i915", kDev2);
@@ -349,7 +391,8 @@ TEST(ModelI915, SnapshotAnonMappingWithNoFileOfItsDevice) {
 	json m = w.manifest();
 	EXPECT_EQ(m["complete"], false);
 	EXPECT_TRUE(has_reason(m, "process 100: the i915 mapping at 0x7f0000000000 (offset 0x100010000) "
-	                          "could not be tied to one of its DRM files")) << m["incomplete_reasons"];
+				  "could not be tied to one of its DRM files"))
+		<< m["incomplete_reasons"];
 	EXPECT_EQ(m["processes"][0]["mmaps"].size(), 1u);
 	// two files of the device and neither granted the offset: no guess either
 	World w2;
@@ -361,7 +404,8 @@ TEST(ModelI915, SnapshotAnonMappingWithNoFileOfItsDevice) {
 	EXPECT_EQ(w2.manifest()["complete"], false);
 }
 
-TEST(ModelI915, DriverOfAFileKnownOnlyFromItsIoctls) {
+TEST(ModelI915, DriverOfAFileKnownOnlyFromItsIoctls)
+{
 	// an i915 fd received over a socket: no fd record, the ioctl records carry the driver
 	World w;
 	w.proc(100);
@@ -377,7 +421,8 @@ TEST(ModelI915, DriverOfAFileKnownOnlyFromItsIoctls) {
 	EXPECT_EQ(w.m.ignored_ioctls(), 0u);
 }
 
-TEST(ModelI915, MmapTypesGoWithTheirHandle) {
+TEST(ModelI915, MmapTypesGoWithTheirHandle)
+{
 	World w = i915_world();
 	I915 c{w};
 	c.gem_create(1, 0x4000);

@@ -6,11 +6,13 @@
 
 #include "records.hpp"
 
-namespace {
+namespace
+{
 
 using namespace gwtest;
 
-TEST(ModelStatus, RecordsOfAnUnknownProcessChangeNothing) {
+TEST(ModelStatus, RecordsOfAnUnknownProcessChangeNothing)
+{
 	World w;
 	uint64_t gen = w.m.generation();
 	EXPECT_EQ(w.open(300, 3, kCard), ApplyStatus::unknown_process);
@@ -30,7 +32,8 @@ TEST(ModelStatus, RecordsOfAnUnknownProcessChangeNothing) {
 	EXPECT_EQ(w.m.malformed_records(), 0u);
 }
 
-TEST(ModelStatus, CgroupMoveIsLeftToTheDaemon) {
+TEST(ModelStatus, CgroupMoveIsLeftToTheDaemon)
+{
 	World w;
 	w.proc(100);
 	uint64_t gen = w.m.generation();
@@ -43,7 +46,8 @@ TEST(ModelStatus, CgroupMoveIsLeftToTheDaemon) {
 	EXPECT_EQ(w.m.pids(), std::vector<uint32_t>{100});
 }
 
-TEST(ModelStatus, SnapshotRecordsCreateTheProcess) {
+TEST(ModelStatus, SnapshotRecordsCreateTheProcess)
+{
 	World w;
 	ASSERT_EQ(w.apply(fd_rec(300, 5, kCard, GW_FD_SNAPSHOT, true, 0)), ApplyStatus::ok);
 	ASSERT_EQ(w.apply(mmap_rec(301, kCard, 0x7f0000000000, 8192, kFake, 1, true, -1)), ApplyStatus::ok);
@@ -62,7 +66,8 @@ TEST(ModelStatus, SnapshotRecordsCreateTheProcess) {
 	EXPECT_EQ(w.p(300).fds.size(), 1u);
 }
 
-TEST(ModelStatus, SnapshotOfAKnownFileKeepsItsState) {
+TEST(ModelStatus, SnapshotOfAKnownFileKeepsItsState)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard);
@@ -73,7 +78,8 @@ TEST(ModelStatus, SnapshotOfAKnownFileKeepsItsState) {
 	EXPECT_EQ(w.manifest()["complete"], true);
 }
 
-TEST(ModelStatus, ForkFromAKnownParentIsApplied) {
+TEST(ModelStatus, ForkFromAKnownParentIsApplied)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard);
@@ -82,13 +88,15 @@ TEST(ModelStatus, ForkFromAKnownParentIsApplied) {
 	EXPECT_EQ(w.fork(100, 100), ApplyStatus::malformed);
 }
 
-std::vector<std::byte> raw(const void *p, std::size_t n) {
+std::vector<std::byte> raw(const void *p, std::size_t n)
+{
 	std::vector<std::byte> v(n);
 	std::memcpy(v.data(), p, n);
 	return v;
 }
 
-TEST(ModelStatus, MalformedRecordsAreCountedNotApplied) {
+TEST(ModelStatus, MalformedRecordsAreCountedNotApplied)
+{
 	World w;
 	w.proc(100);
 	w.open(100, 3, kCard);
@@ -104,9 +112,11 @@ TEST(ModelStatus, MalformedRecordsAreCountedNotApplied) {
 	bad = fd;
 	bad.type = 9;
 	EXPECT_EQ(w.apply(bad), ApplyStatus::malformed);
-	struct { __u32 height, width; } small{1, 1};
+	struct {
+		__u32 height, width;
+	} small{1, 1};
 	EXPECT_EQ(w.apply(ioctl_rec(100, 3, kCard, _IOWR('d', 0xB2, decltype(small)), small, small)),
-	          ApplyStatus::malformed);
+		  ApplyStatus::malformed);
 	auto io = ioctl_rec(100, 3, kCard, DRM_IOCTL_GEM_CLOSE, drm_gem_close{1, 0}, drm_gem_close{1, 0});
 	io.arg_size = 200;
 	EXPECT_EQ(w.apply(io), ApplyStatus::malformed);
@@ -123,17 +133,18 @@ TEST(ModelStatus, MalformedRecordsAreCountedNotApplied) {
 	EXPECT_EQ(m["incomplete_reasons"], nlohmann::json::array({"10 malformed records"}));
 }
 
-TEST(ModelStatus, GenerationFollowsManifestChanges) {
+TEST(ModelStatus, GenerationFollowsManifestChanges)
+{
 	World w;
 	w.proc(100);
 	uint64_t g0 = w.m.generation();
 	w.open(100, 3, kCard);
 	uint64_t g1 = w.m.generation();
 	EXPECT_GT(g1, g0);
-	w.close(100, 9, kCard);           // not an fd the model knows
-	w.close_range(100, 10, 20, 0);    // nothing in range
+	w.close(100, 9, kCard);        // not an fd the model knows
+	w.close_range(100, 10, 20, 0); // nothing in range
 	w.munmap(100, 0x7f0000000000, 4096);
-	w.m.add_process(100, "app");      // same comm
+	w.m.add_process(100, "app"); // same comm
 	w.m.set_kernel_counters(0, 0);
 	EXPECT_EQ(w.m.generation(), g1);
 	w.create_dumb(100, kCard, 1);
@@ -149,11 +160,13 @@ TEST(ModelStatus, GenerationFollowsManifestChanges) {
 	EXPECT_EQ(m["lost_events"], 3);
 	EXPECT_EQ(m["failed_reads"], 1);
 	EXPECT_EQ(m["complete"], false);
-	EXPECT_EQ(m["incomplete_reasons"], (nlohmann::json::array({"3 events lost (ring buffer full)",
-	                                                             "1 kernel reads failed", "snapshot of pid 7 failed"})));
+	EXPECT_EQ(m["incomplete_reasons"],
+		  (nlohmann::json::array(
+			  {"3 events lost (ring buffer full)", "1 kernel reads failed", "snapshot of pid 7 failed"})));
 }
 
-TEST(ModelStatus, RemoveProcessIsLikeExit) {
+TEST(ModelStatus, RemoveProcessIsLikeExit)
+{
 	World w;
 	w.proc(100);
 	w.proc(101);

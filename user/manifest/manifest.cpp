@@ -10,15 +10,17 @@
 #include <set>
 #include <unistd.h>
 
-namespace gw {
+namespace gw
+{
 
 // f_flags as text: the access mode, then the status flags that survive open and matter
 // when the file is reopened. O_CLOEXEC is per fd; O_LARGEFILE is forced on 64-bit.
-std::string flags_string(uint32_t f) {
+std::string flags_string(uint32_t f)
+{
 	std::string s = (f & O_ACCMODE) == O_RDONLY ? "O_RDONLY" : (f & O_ACCMODE) == O_WRONLY ? "O_WRONLY" : "O_RDWR";
 	static const std::pair<uint32_t, const char *> bits[] = {
-		{O_NONBLOCK, "O_NONBLOCK"}, {O_APPEND, "O_APPEND"}, {O_SYNC, "O_SYNC"}, {O_DSYNC, "O_DSYNC"},
-		{O_ASYNC, "O_ASYNC"}, {O_DIRECT, "O_DIRECT"}, {O_NOATIME, "O_NOATIME"}, {O_PATH, "O_PATH"},
+		{O_NONBLOCK, "O_NONBLOCK"}, {O_APPEND, "O_APPEND"}, {O_SYNC, "O_SYNC"},       {O_DSYNC, "O_DSYNC"},
+		{O_ASYNC, "O_ASYNC"},       {O_DIRECT, "O_DIRECT"}, {O_NOATIME, "O_NOATIME"}, {O_PATH, "O_PATH"},
 	};
 	for (auto [bit, name] : bits) {
 		if ((f & bit) != bit)
@@ -31,13 +33,16 @@ std::string flags_string(uint32_t f) {
 	return s;
 }
 
-namespace manifest {
-namespace {
+namespace manifest
+{
+namespace
+{
 
 using json = nlohmann::json;
 
 // --- reading: one field at a time, each error naming the field's path ------------------
-const char *type_name(const json &v) {
+const char *type_name(const json &v)
+{
 	if (v.is_number_integer())
 		return v.get<int64_t>() < 0 && !v.is_number_unsigned() ? "a negative integer" : "an unsigned integer";
 	if (v.is_number_float())
@@ -52,9 +57,13 @@ const char *type_name(const json &v) {
 	}
 }
 
-bool is_unsigned(const json &v) { return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0); }
+bool is_unsigned(const json &v)
+{
+	return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+}
 
-[[noreturn]] void wrong(const std::string &path, const json &v, const char *expected) {
+[[noreturn]] void wrong(const std::string &path, const json &v, const char *expected)
+{
 	throw ManifestError("field " + path + " is " + type_name(v) + ", expected " + expected);
 }
 
@@ -63,46 +72,54 @@ struct Obj {
 	const json &j;
 	std::string where;
 
-	Obj(const json &v, std::string path) : j(v), where(std::move(path)) {
+	Obj(const json &v, std::string path) : j(v), where(std::move(path))
+	{
 		if (!j.is_object())
 			wrong(where, j, "an object");
 	}
 	std::string path(const char *key) const { return where.empty() ? std::string(key) : where + "." + key; }
-	const json *find(const char *key) const {
+	const json *find(const char *key) const
+	{
 		auto it = j.find(key);
 		return it == j.end() ? nullptr : &*it;
 	}
-	const json &need(const char *key) const {
+	const json &need(const char *key) const
+	{
 		const json *v = find(key);
 		if (!v)
 			throw ManifestError("missing field " + path(key));
 		return *v;
 	}
-	uint64_t u64(const json &v, const char *key) const {
+	uint64_t u64(const json &v, const char *key) const
+	{
 		if (!is_unsigned(v))
 			wrong(path(key), v, "an unsigned integer");
 		return v.get<uint64_t>();
 	}
 	uint64_t req_u64(const char *key) const { return u64(need(key), key); }
 	uint32_t req_u32(const char *key) const { return narrow32(req_u64(key), key); }
-	uint32_t narrow32(uint64_t v, const char *key) const {
+	uint32_t narrow32(uint64_t v, const char *key) const
+	{
 		if (v > UINT32_MAX)
 			throw ManifestError("field " + path(key) + " is " + std::to_string(v) + ", more than 32 bits");
 		return static_cast<uint32_t>(v);
 	}
-	uint64_t opt_u64(const char *key, uint64_t dflt) const {
+	uint64_t opt_u64(const char *key, uint64_t dflt) const
+	{
 		const json *v = find(key);
 		return v ? u64(*v, key) : dflt;
 	}
 	uint32_t opt_u32(const char *key, uint32_t dflt) const { return narrow32(opt_u64(key, dflt), key); }
-	uint16_t opt_u16(const char *key) const {
+	uint16_t opt_u16(const char *key) const
+	{
 		uint64_t v = opt_u64(key, 0);
 		if (v > UINT16_MAX)
 			throw ManifestError("field " + path(key) + " is " + std::to_string(v) + ", more than 16 bits");
 		return static_cast<uint16_t>(v);
 	}
 	// unsigned or null; `required`: the field must be there
-	std::optional<uint64_t> u64_or_null(const char *key, bool required) const {
+	std::optional<uint64_t> u64_or_null(const char *key, bool required) const
+	{
 		const json *v = required ? &need(key) : find(key);
 		if (!v || v->is_null())
 			return std::nullopt;
@@ -110,13 +127,15 @@ struct Obj {
 			wrong(path(key), *v, "an unsigned integer or null");
 		return v->get<uint64_t>();
 	}
-	std::string req_str(const char *key) const {
+	std::string req_str(const char *key) const
+	{
 		const json &v = need(key);
 		if (!v.is_string())
 			wrong(path(key), v, "a string");
 		return v.get<std::string>();
 	}
-	std::optional<std::string> opt_str(const char *key) const {
+	std::optional<std::string> opt_str(const char *key) const
+	{
 		const json *v = find(key);
 		if (!v)
 			return std::nullopt;
@@ -124,13 +143,15 @@ struct Obj {
 			wrong(path(key), *v, "a string");
 		return v->get<std::string>();
 	}
-	bool req_bool(const char *key) const {
+	bool req_bool(const char *key) const
+	{
 		const json &v = need(key);
 		if (!v.is_boolean())
 			wrong(path(key), v, "a boolean");
 		return v.get<bool>();
 	}
-	bool opt_bool(const char *key, bool dflt) const {
+	bool opt_bool(const char *key, bool dflt) const
+	{
 		const json *v = find(key);
 		if (!v)
 			return dflt;
@@ -138,20 +159,23 @@ struct Obj {
 			wrong(path(key), *v, "a boolean");
 		return v->get<bool>();
 	}
-	const json &req_array(const char *key) const {
+	const json &req_array(const char *key) const
+	{
 		const json &v = need(key);
 		if (!v.is_array())
 			wrong(path(key), v, "an array");
 		return v;
 	}
-	const json *opt_array(const char *key) const {
+	const json *opt_array(const char *key) const
+	{
 		const json *v = find(key);
 		if (v && !v->is_array())
 			wrong(path(key), *v, "an array");
 		return v;
 	}
 	// an object field; null and absence read as {}
-	const json &opt_object(const char *key) const {
+	const json &opt_object(const char *key) const
+	{
 		static const json empty = json::object();
 		const json *v = find(key);
 		if (!v || v->is_null())
@@ -162,26 +186,30 @@ struct Obj {
 	}
 	std::string at(const char *key, std::size_t i) const { return path(key) + "[" + std::to_string(i) + "]"; }
 	// each element of array field `key` (required or optional) as an Obj
-	template <typename F> void each(const json &list, const char *key, F &&f) const {
+	template <typename F> void each(const json &list, const char *key, F &&f) const
+	{
 		for (std::size_t i = 0; i < list.size(); ++i)
 			f(Obj(list[i], at(key, i)));
 	}
 };
 
 // --- typed views of driver-defined values (lenient: what does not fit stays unset) ---------
-std::optional<uint64_t> unsigned_of(const json &o, const char *key) {
+std::optional<uint64_t> unsigned_of(const json &o, const char *key)
+{
 	if (!o.is_object())
 		return std::nullopt;
 	auto it = o.find(key);
 	return it != o.end() && is_unsigned(*it) ? std::optional<uint64_t>(it->get<uint64_t>()) : std::nullopt;
 }
 
-std::optional<uint32_t> u32_of(const json &o, const char *key) {
+std::optional<uint32_t> u32_of(const json &o, const char *key)
+{
 	auto v = unsigned_of(o, key);
 	return v && *v <= UINT32_MAX ? std::optional<uint32_t>(static_cast<uint32_t>(*v)) : std::nullopt;
 }
 
-const json &member(const json &o, const char *key) {
+const json &member(const json &o, const char *key)
+{
 	static const json null;
 	if (!o.is_object())
 		return null;
@@ -189,7 +217,8 @@ const json &member(const json &o, const char *key) {
 	return it == o.end() ? null : *it;
 }
 
-CreateParams create_params_of(const json &p) {
+CreateParams create_params_of(const json &p)
+{
 	CreateParams c;
 	c.flags = u32_of(p, "flags");
 	c.protected_content = member(p, "protected") == true;
@@ -211,7 +240,8 @@ CreateParams create_params_of(const json &p) {
 	return c;
 }
 
-std::optional<std::vector<uint8_t>> unhex(const json &v) {
+std::optional<std::vector<uint8_t>> unhex(const json &v)
+{
 	if (!v.is_string())
 		return std::nullopt;
 	const std::string &s = v.get_ref<const std::string &>();
@@ -223,7 +253,8 @@ std::optional<std::vector<uint8_t>> unhex(const json &v) {
 	return out;
 }
 
-void fill_param_view(ContextParam &p) {
+void fill_param_view(ContextParam &p)
+{
 	const json &v = p.value;
 	p.number.reset();
 	if (v.is_number_unsigned())
@@ -247,7 +278,8 @@ void fill_param_view(ContextParam &p) {
 	p.extensions_not_recorded = member(v, "extensions_not_recorded") == true;
 }
 
-void fill_origin_view(FenceOrigin &f) {
+void fill_origin_view(FenceOrigin &f)
+{
 	const json &o = f.raw;
 	f.properties.reset();
 	if (member(o, "ioctl").is_string())
@@ -264,7 +296,8 @@ void fill_origin_view(FenceOrigin &f) {
 }
 
 // --- reading, entity by entity ------------------------------------------------------------
-Handle read_handle(const Obj &o) {
+Handle read_handle(const Obj &o)
+{
 	Handle h;
 	h.handle = o.req_u64("handle");
 	h.size = o.req_u64("size");
@@ -279,7 +312,8 @@ Handle read_handle(const Obj &o) {
 	for (const auto &[off, type] : o.opt_object("mmap_types").items()) {
 		uint64_t n = 0;
 		if (std::sscanf(off.c_str(), "%lu", &n) != 1 || std::to_string(n) != off || !type.is_string())
-			throw ManifestError("field " + o.path("mmap_types") + "." + off + " is not an offset's mmap type");
+			throw ManifestError("field " + o.path("mmap_types") + "." + off +
+					    " is not an offset's mmap type");
 		h.mmap_types[n] = type.get<std::string>();
 	}
 	if (const json *t = o.find("tiling")) {
@@ -296,7 +330,8 @@ Handle read_handle(const Obj &o) {
 	return h;
 }
 
-Context read_context(const Obj &o) {
+Context read_context(const Obj &o)
+{
 	Context c;
 	c.id = o.req_u64("id");
 	c.flags = o.opt_u32("flags", 0);
@@ -308,7 +343,8 @@ Context read_context(const Obj &o) {
 	return c;
 }
 
-Binding read_binding(const Obj &o) {
+Binding read_binding(const Obj &o)
+{
 	Binding b;
 	b.addr = o.req_u64("addr");
 	b.range = o.req_u64("range");
@@ -321,7 +357,8 @@ Binding read_binding(const Obj &o) {
 	return b;
 }
 
-Vm read_vm(const Obj &o) {
+Vm read_vm(const Obj &o)
+{
 	Vm vm;
 	vm.id = o.req_u64("id");
 	vm.flags = o.opt_u32("flags", 0);
@@ -330,7 +367,8 @@ Vm read_vm(const Obj &o) {
 	return vm;
 }
 
-ExecQueue read_queue(const Obj &o) {
+ExecQueue read_queue(const Obj &o)
+{
 	ExecQueue q;
 	q.id = o.req_u64("id");
 	q.vm = o.opt_u64("vm", 0);
@@ -345,13 +383,15 @@ ExecQueue read_queue(const Obj &o) {
 	return q;
 }
 
-void fill_queue_view(ExecQueue &q) {
+void fill_queue_view(ExecQueue &q)
+{
 	q.properties.clear();
 	q.other_params.clear();
 	for (const auto &[name, v] : q.params.items()) {
 		unsigned long n = 0;
 		int used = 0;
-		if (name.rfind("property_", 0) == 0 && is_unsigned(v) && std::sscanf(name.c_str() + 9, "%lu%n", &n, &used) == 1 &&
+		if (name.rfind("property_", 0) == 0 && is_unsigned(v) &&
+		    std::sscanf(name.c_str() + 9, "%lu%n", &n, &used) == 1 &&
 		    name.size() == 9 + static_cast<std::size_t>(used) && n <= UINT32_MAX)
 			q.properties.push_back({static_cast<uint32_t>(n), v.get<uint64_t>()});
 		else
@@ -359,18 +399,21 @@ void fill_queue_view(ExecQueue &q) {
 	}
 }
 
-File read_file_entry(const Obj &o, std::set<uint64_t> &ids) {
+File read_file_entry(const Obj &o, std::set<uint64_t> &ids)
+{
 	File f;
 	f.id = o.req_u64("id");
 	if (!ids.insert(f.id).second)
-		throw ManifestError("field " + o.path("id") + " is " + std::to_string(f.id) + ", already used by another file");
+		throw ManifestError("field " + o.path("id") + " is " + std::to_string(f.id) +
+				    ", already used by another file");
 	f.path = o.req_str("path");
 	std::string rdev = o.req_str("rdev");
 	f.driver = o.req_str("driver");
 	f.flags = o.req_str("flags");
 	unsigned major = 0, minor = 0;
 	int used = 0;
-	if (std::sscanf(rdev.c_str(), "%u:%u%n", &major, &minor, &used) != 2 || static_cast<std::size_t>(used) != rdev.size())
+	if (std::sscanf(rdev.c_str(), "%u:%u%n", &major, &minor, &used) != 2 ||
+	    static_cast<std::size_t>(used) != rdev.size())
 		throw ManifestError("field " + o.path("rdev") + " is '" + rdev + "', expected major:minor");
 	f.major = major;
 	f.minor = minor;
@@ -378,9 +421,13 @@ File read_file_entry(const Obj &o, std::set<uint64_t> &ids) {
 	f.handles_known = o.opt_bool("handles_known", false);
 	o.each(o.req_array("handles"), "handles", [&](const Obj &h) { f.handles.push_back(read_handle(h)); });
 	if (const json *l = o.opt_array("syncobjs"))
-		o.each(*l, "syncobjs", [&](const Obj &s) { f.syncobjs.push_back({s.req_u64("handle"), s.opt_u32("flags", 0)}); });
+		o.each(*l, "syncobjs", [&](const Obj &s) {
+			f.syncobjs.push_back({s.req_u64("handle"), s.opt_u32("flags", 0)});
+		});
 	if (const json *l = o.opt_array("caps"))
-		o.each(*l, "caps", [&](const Obj &c) { f.caps.push_back({c.req_u64("capability"), c.opt_u64("value", 0)}); });
+		o.each(*l, "caps", [&](const Obj &c) {
+			f.caps.push_back({c.req_u64("capability"), c.opt_u64("value", 0)});
+		});
 	if (const json *l = o.opt_array("contexts")) {
 		f.contexts.emplace();
 		o.each(*l, "contexts", [&](const Obj &c) { f.contexts->push_back(read_context(c)); });
@@ -396,12 +443,14 @@ File read_file_entry(const Obj &o, std::set<uint64_t> &ids) {
 	return f;
 }
 
-void check_file_ref(std::optional<uint64_t> id, const std::set<uint64_t> &ids, const std::string &path) {
+void check_file_ref(std::optional<uint64_t> id, const std::set<uint64_t> &ids, const std::string &path)
+{
 	if (id && !ids.count(*id))
 		throw ManifestError("field " + path + " is " + std::to_string(*id) + ", which names no entry of files");
 }
 
-Fd read_fd(const Obj &o, const std::set<uint64_t> &ids) {
+Fd read_fd(const Obj &o, const std::set<uint64_t> &ids)
+{
 	Fd d;
 	d.fd = o.req_u64("fd");
 	d.cloexec = o.req_bool("cloexec");
@@ -426,7 +475,8 @@ Fd read_fd(const Obj &o, const std::set<uint64_t> &ids) {
 	return d;
 }
 
-Mmap read_mmap(const Obj &o, const std::set<uint64_t> &ids) {
+Mmap read_mmap(const Obj &o, const std::set<uint64_t> &ids)
+{
 	Mmap m;
 	m.start = o.req_u64("start");
 	m.length = o.req_u64("length");
@@ -441,19 +491,24 @@ Mmap read_mmap(const Obj &o, const std::set<uint64_t> &ids) {
 	return m;
 }
 
-json opt(const std::optional<uint64_t> &v) { return v ? json(*v) : json(nullptr); }
+json opt(const std::optional<uint64_t> &v)
+{
+	return v ? json(*v) : json(nullptr);
+}
 
 } // namespace
 
 // --- lookups ----------------------------------------------------------------------------
-const Handle *File::find_handle(uint64_t n) const {
+const Handle *File::find_handle(uint64_t n) const
+{
 	for (const Handle &h : handles)
 		if (h.handle == n)
 			return &h;
 	return nullptr;
 }
 
-bool File::has_vm(uint64_t vm_id) const {
+bool File::has_vm(uint64_t vm_id) const
+{
 	if (vms)
 		for (const Vm &v : *vms)
 			if (v.id == vm_id)
@@ -461,28 +516,32 @@ bool File::has_vm(uint64_t vm_id) const {
 	return false;
 }
 
-const Fd *Process::find_fd(uint64_t fd) const {
+const Fd *Process::find_fd(uint64_t fd) const
+{
 	for (const Fd &d : fds)
 		if (d.fd == fd)
 			return &d;
 	return nullptr;
 }
 
-const Mmap *Process::find_mmap(uint64_t start) const {
+const Mmap *Process::find_mmap(uint64_t start) const
+{
 	for (const Mmap &m : mmaps)
 		if (m.start == start)
 			return &m;
 	return nullptr;
 }
 
-const File *Manifest::find_file(uint64_t id) const {
+const File *Manifest::find_file(uint64_t id) const
+{
 	for (const File &f : files)
 		if (f.id == id)
 			return &f;
 	return nullptr;
 }
 
-const Process *Manifest::find_process(uint64_t pid) const {
+const Process *Manifest::find_process(uint64_t pid) const
+{
 	for (const Process &p : processes)
 		if (p.pid == pid)
 			return &p;
@@ -490,7 +549,8 @@ const Process *Manifest::find_process(uint64_t pid) const {
 }
 
 // --- JSON -> types --------------------------------------------------------------------------
-Manifest from_json(const json &j) {
+Manifest from_json(const json &j)
+{
 	if (!j.is_object())
 		throw ManifestError("the manifest is " + std::string(type_name(j)) + ", expected an object");
 	Obj top(j, "");
@@ -535,13 +595,15 @@ Manifest from_json(const json &j) {
 	});
 	if (const json *objs = top.opt_array("objects"))
 		top.each(*objs, "objects", [&](const Obj &o) {
-			m.objects.push_back({o.req_u64("id"), o.opt_u64("size", 0), o.u64_or_null("flink_name", false)});
+			m.objects.push_back(
+				{o.req_u64("id"), o.opt_u64("size", 0), o.u64_or_null("flink_name", false)});
 		});
 	fill_views(m);
 	return m;
 }
 
-void fill_views(Manifest &m) {
+void fill_views(Manifest &m)
+{
 	for (File &f : m.files) {
 		for (Handle &h : f.handles)
 			h.create = create_params_of(h.params);
@@ -558,15 +620,25 @@ void fill_views(Manifest &m) {
 			fill_origin_view(d.origin);
 }
 
-void validate(const json &j) { (void)from_json(j); }
+void validate(const json &j)
+{
+	(void)from_json(j);
+}
 
 // --- types -> JSON --------------------------------------------------------------------------
-namespace {
+namespace
+{
 
-json handle_json(const Handle &h) {
-	json hj = {{"handle", h.handle}, {"size", h.size}, {"origin", h.origin}, {"object", h.object},
-	           {"params", h.params.is_null() ? json::object() : h.params}, {"imports", h.imports},
-	           {"flink_name", opt(h.flink_name)}, {"mmap_offsets", h.mmap_offsets}};
+json handle_json(const Handle &h)
+{
+	json hj = {{"handle", h.handle},
+		   {"size", h.size},
+		   {"origin", h.origin},
+		   {"object", h.object},
+		   {"params", h.params.is_null() ? json::object() : h.params},
+		   {"imports", h.imports},
+		   {"flink_name", opt(h.flink_name)},
+		   {"mmap_offsets", h.mmap_offsets}};
 	if (!h.mmap_types.empty()) {
 		json types = json::object();
 		for (const auto &[off, type] : h.mmap_types)
@@ -586,7 +658,8 @@ json handle_json(const Handle &h) {
 	return hj;
 }
 
-json file_json(const File &f) {
+json file_json(const File &f)
+{
 	json handles = json::array(), syncobjs = json::array(), caps = json::array();
 	for (const Handle &h : f.handles)
 		handles.push_back(handle_json(h));
@@ -594,9 +667,16 @@ json file_json(const File &f) {
 		syncobjs.push_back({{"handle", s.handle}, {"flags", s.flags}});
 	for (const Cap &c : f.caps)
 		caps.push_back({{"capability", c.capability}, {"value", c.value}});
-	json fj = {{"id", f.id}, {"path", f.path}, {"rdev", std::to_string(f.major) + ":" + std::to_string(f.minor)},
-	           {"driver", f.driver}, {"flags", f.flags}, {"f_flags", f.f_flags}, {"handles_known", f.handles_known},
-	           {"handles", handles}, {"syncobjs", syncobjs}, {"caps", caps}};
+	json fj = {{"id", f.id},
+		   {"path", f.path},
+		   {"rdev", std::to_string(f.major) + ":" + std::to_string(f.minor)},
+		   {"driver", f.driver},
+		   {"flags", f.flags},
+		   {"f_flags", f.f_flags},
+		   {"handles_known", f.handles_known},
+		   {"handles", handles},
+		   {"syncobjs", syncobjs},
+		   {"caps", caps}};
 	if (f.contexts) {
 		json list = json::array();
 		for (const Context &c : *f.contexts) {
@@ -617,7 +697,10 @@ json file_json(const File &f) {
 		for (const Vm &vm : *f.vms) {
 			json binds = json::array();
 			for (const Binding &b : vm.bindings) {
-				json bj = {{"addr", b.addr}, {"range", b.range}, {"pat_index", b.pat_index}, {"flags", b.flags}};
+				json bj = {{"addr", b.addr},
+					   {"range", b.range},
+					   {"pat_index", b.pat_index},
+					   {"flags", b.flags}};
 				if (b.userptr) {
 					bj["userptr"] = *b.userptr;
 				} else {
@@ -627,7 +710,8 @@ json file_json(const File &f) {
 				}
 				binds.push_back(std::move(bj));
 			}
-			list.push_back({{"id", vm.id}, {"flags", vm.flags}, {"params", vm.params}, {"bindings", binds}});
+			list.push_back(
+				{{"id", vm.id}, {"flags", vm.flags}, {"params", vm.params}, {"bindings", binds}});
 		}
 		fj["vms"] = list;
 	}
@@ -637,62 +721,84 @@ json file_json(const File &f) {
 			json inst = json::array();
 			for (const QueueInstance &e : q.instances)
 				inst.push_back({{"class", e.engine_class}, {"instance", e.instance}, {"gt", e.gt}});
-			list.push_back({{"id", q.id}, {"vm", q.vm}, {"flags", q.flags}, {"width", q.width},
-			                {"num_placements", q.num_placements}, {"instances", inst}, {"params", q.params}});
+			list.push_back({{"id", q.id},
+					{"vm", q.vm},
+					{"flags", q.flags},
+					{"width", q.width},
+					{"num_placements", q.num_placements},
+					{"instances", inst},
+					{"params", q.params}});
 		}
 		fj["exec_queues"] = list;
 	}
 	return fj;
 }
 
-json fd_json(const Fd &d) {
+json fd_json(const Fd &d)
+{
 	switch (d.kind) {
 	case Fd::Kind::drm: return {{"fd", d.fd}, {"file", opt(d.file)}, {"cloexec", d.cloexec}};
 	case Fd::Kind::dmabuf:
 		return {{"fd", d.fd},
-		        {"dmabuf", {{"file", opt(d.file)}, {"handle", opt(d.handle)}, {"object", opt(d.object)}}},
-		        {"cloexec", d.cloexec}};
+			{"dmabuf", {{"file", opt(d.file)}, {"handle", opt(d.handle)}, {"object", opt(d.object)}}},
+			{"cloexec", d.cloexec}};
 	case Fd::Kind::sync_file:
 	case Fd::Kind::i915_perf:
 		return {{"fd", d.fd},
-		        {d.kind == Fd::Kind::sync_file ? "sync_file" : "i915_perf", {{"origin", d.origin.raw}}},
-		        {"cloexec", d.cloexec}};
+			{d.kind == Fd::Kind::sync_file ? "sync_file" : "i915_perf", {{"origin", d.origin.raw}}},
+			{"cloexec", d.cloexec}};
 	}
 	return nullptr;
 }
 
 } // namespace
 
-json to_json(const Manifest &m) {
+json to_json(const Manifest &m)
+{
 	json procs = json::array(), files = json::array(), objects = json::array();
 	for (const Process &p : m.processes) {
 		json fds = json::array(), mmaps = json::array();
 		for (const Fd &d : p.fds)
 			fds.push_back(fd_json(d));
 		for (const Mmap &mp : p.mmaps)
-			mmaps.push_back({{"start", mp.start}, {"length", mp.length}, {"prot", mp.prot}, {"shared", mp.shared},
-			                 {"file", mp.file}, {"offset", mp.offset}, {"handle", opt(mp.handle)},
-			                 {"object", opt(mp.object)}, {"via", mp.via}});
+			mmaps.push_back({{"start", mp.start},
+					 {"length", mp.length},
+					 {"prot", mp.prot},
+					 {"shared", mp.shared},
+					 {"file", mp.file},
+					 {"offset", mp.offset},
+					 {"handle", opt(mp.handle)},
+					 {"object", opt(mp.object)},
+					 {"via", mp.via}});
 		procs.push_back({{"pid", p.pid}, {"comm", p.comm}, {"fds", fds}, {"mmaps", mmaps}});
 	}
 	for (const File &f : m.files)
 		files.push_back(file_json(f));
 	for (const Object &o : m.objects)
 		objects.push_back({{"id", o.id}, {"size", o.size}, {"flink_name", opt(o.flink_name)}});
-	json j = {{"schema", kSchema}, {"cgroup", m.cgroup}, {"complete", m.complete},
-	          {"incomplete_reasons", m.incomplete_reasons}, {"generation", m.generation},
-	          {"lost_events", m.lost_events}, {"failed_reads", m.failed_reads},
-	          {"malformed_records", m.malformed_records}, {"processes", procs}, {"files", files}, {"objects", objects}};
+	json j = {{"schema", kSchema},
+		  {"cgroup", m.cgroup},
+		  {"complete", m.complete},
+		  {"incomplete_reasons", m.incomplete_reasons},
+		  {"generation", m.generation},
+		  {"lost_events", m.lost_events},
+		  {"failed_reads", m.failed_reads},
+		  {"malformed_records", m.malformed_records},
+		  {"processes", procs},
+		  {"files", files},
+		  {"objects", objects}};
 	if (m.hooks)
 		j["hooks"] = *m.hooks;
 	return j;
 }
 
-std::string serialize(const Manifest &m) {
+std::string serialize(const Manifest &m)
+{
 	return to_json(m).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
-Manifest parse(const std::string &text, const std::string &what) {
+Manifest parse(const std::string &text, const std::string &what)
+{
 	json j;
 	try {
 		j = json::parse(text);
@@ -706,7 +812,8 @@ Manifest parse(const std::string &text, const std::string &what) {
 	}
 }
 
-Manifest read_file(const std::string &path) {
+Manifest read_file(const std::string &path)
+{
 	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		throw ManifestError("cannot read " + path + ": " + std::strerror(errno));

@@ -18,7 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gw {
+namespace gw
+{
 
 struct ManifestError : std::runtime_error {
 	using std::runtime_error::runtime_error;
@@ -27,13 +28,14 @@ struct ManifestError : std::runtime_error {
 // f_flags as text ("O_RDWR|O_NONBLOCK"): the manifest's and the plugin images' "flags".
 std::string flags_string(uint32_t f_flags);
 
-namespace manifest {
+namespace manifest
+{
 
 inline constexpr const char *kSchema = "gpuwatch.manifest/v1";
 
 // i915 SET_TILING, as last set on the handle's object.
 struct Tiling {
-	std::optional<std::string> mode;   // "none", "x", "y"; absent: a mode gpuwatch has no name for
+	std::optional<std::string> mode; // "none", "x", "y"; absent: a mode gpuwatch has no name for
 	std::optional<uint32_t> stride;
 	uint32_t swizzle = 0;
 };
@@ -48,28 +50,28 @@ struct Placement {
 // decoder recorded them stay in Handle::params (written back unchanged); these are their typed
 // view, filled by the reader (fields a driver does not have stay empty).
 struct CreateParams {
-	std::optional<uint32_t> flags;          // i915.gem_create_ext, i915.userptr, xe.gem_create
-	bool protected_content = false;         // i915 PXP
-	std::optional<uint32_t> pat_index;      // i915.gem_create_ext
-	std::vector<Placement> placements;      // i915.gem_create_ext
-	std::optional<uint64_t> user_ptr;       // i915.userptr
+	std::optional<uint32_t> flags;                         // i915.gem_create_ext, i915.userptr, xe.gem_create
+	bool protected_content = false;                        // i915 PXP
+	std::optional<uint32_t> pat_index;                     // i915.gem_create_ext
+	std::vector<Placement> placements;                     // i915.gem_create_ext
+	std::optional<uint64_t> user_ptr;                      // i915.userptr
 	std::optional<uint32_t> placement, vm_id, cpu_caching; // xe.gem_create
-	bool extensions = false;                // xe.gem_create: GEM_CREATE extensions (PXP) were used
+	bool extensions = false;                               // xe.gem_create: GEM_CREATE extensions (PXP) were used
 };
 
 struct Handle {
 	uint64_t handle = 0;
 	uint64_t size = 0;
-	std::string origin;                     // "dumb", "prime", "flink", "i915.gem_create", ...
-	uint64_t object = 0;                    // Object::id
+	std::string origin;                               // "dumb", "prime", "flink", "i915.gem_create", ...
+	uint64_t object = 0;                              // Object::id
 	nlohmann::json params = nlohmann::json::object(); // creation parameters, driver-defined
-	CreateParams create;                    // their typed view (fill_views)
+	CreateParams create;                              // their typed view (fill_views)
 	uint64_t imports = 0;
 	std::optional<uint64_t> flink_name;
-	std::vector<uint64_t> mmap_offsets;     // fake offsets granted for it, ascending
+	std::vector<uint64_t> mmap_offsets;         // fake offsets granted for it, ascending
 	std::map<uint64_t, std::string> mmap_types; // fake offset -> i915/xe mmap type ("wb", ...)
-	std::optional<Tiling> tiling;           // i915
-	std::optional<uint32_t> caching;        // i915 SET_CACHING
+	std::optional<Tiling> tiling;               // i915
+	std::optional<uint32_t> caching;            // i915 SET_CACHING
 };
 
 struct Syncobj {
@@ -88,33 +90,33 @@ struct Engine {
 
 // An i915 context parameter as recorded: a number, raw bytes, or an engine map.
 struct ContextParam {
-	std::string name;                       // "priority", "engines", ...
-	nlohmann::json value;                   // as recorded (written back unchanged)
-	std::optional<uint64_t> number;         // a numeric value (negative: two's complement)
-	std::optional<std::vector<uint8_t>> bytes; // {"bytes": "hex"}: well-formed hex only
+	std::string name;                           // "priority", "engines", ...
+	nlohmann::json value;                       // as recorded (written back unchanged)
+	std::optional<uint64_t> number;             // a numeric value (negative: two's complement)
+	std::optional<std::vector<uint8_t>> bytes;  // {"bytes": "hex"}: well-formed hex only
 	std::optional<std::vector<Engine>> engines; // {"engines": [...]}
-	bool extensions_not_recorded = false;   // the engine map had extensions gpuwatch did not record
+	bool extensions_not_recorded = false;       // the engine map had extensions gpuwatch did not record
 };
 
-struct Context {                            // i915
+struct Context { // i915
 	uint64_t id = 0;
 	uint32_t flags = 0;
-	std::optional<uint64_t> vm;             // null: the context's own VM
-	bool vm_destroyed = false;              // the context keeps a VM whose id was destroyed
+	std::optional<uint64_t> vm; // null: the context's own VM
+	bool vm_destroyed = false;  // the context keeps a VM whose id was destroyed
 	bool truncated = false;
 	std::vector<ContextParam> params;
 };
 
-struct Binding {                            // xe VM_BIND
+struct Binding { // xe VM_BIND
 	uint64_t addr = 0, range = 0;
 	uint32_t pat_index = 0, flags = 0;
-	std::optional<uint64_t> userptr;        // a userptr binding: the user address
-	std::optional<uint64_t> handle;         // else the buffer's handle, if the file still has it
-	std::optional<uint64_t> object;         // and its object (none: a NULL, sparse binding)
+	std::optional<uint64_t> userptr; // a userptr binding: the user address
+	std::optional<uint64_t> handle;  // else the buffer's handle, if the file still has it
+	std::optional<uint64_t> object;  // and its object (none: a NULL, sparse binding)
 	uint64_t offset = 0;
 };
 
-struct Vm {                                 // i915, xe
+struct Vm { // i915, xe
 	uint64_t id = 0;
 	uint32_t flags = 0;
 	nlohmann::json params = nlohmann::json::object(); // VM_CREATE extensions as recorded
@@ -125,7 +127,7 @@ struct QueueInstance {
 	uint16_t engine_class = 0, instance = 0, gt = 0;
 };
 
-struct ExecQueue {                          // xe
+struct ExecQueue { // xe
 	uint64_t id = 0;
 	uint64_t vm = 0;
 	uint32_t flags = 0;
@@ -139,10 +141,10 @@ struct ExecQueue {                          // xe
 
 struct File {
 	uint64_t id = 0;
-	std::string path;                       // "/dev/dri/card0"
-	uint32_t major = 0, minor = 0;          // "rdev": "major:minor"
+	std::string path;              // "/dev/dri/card0"
+	uint32_t major = 0, minor = 0; // "rdev": "major:minor"
 	std::string driver;
-	std::string flags;                      // flags_string(f_flags)
+	std::string flags; // flags_string(f_flags)
 	uint32_t f_flags = 0;
 	bool handles_known = true;
 	std::vector<Handle> handles;
@@ -159,16 +161,21 @@ struct File {
 
 // Where an out-fence (sync_file) or i915 perf stream fd came from.
 struct FenceOrigin {
-	nlohmann::json raw;                     // as recorded (null: not seen), written back unchanged
-	std::string ioctl;                      // "SYNCOBJ_HANDLE_TO_FD", "PERF_OPEN", "EXECBUFFER2_WR"
-	std::optional<uint64_t> file;           // the DRM file it came from
-	bool complete = false;                  // PERF_OPEN: every property was captured
-	std::optional<uint32_t> flags;          // PERF_OPEN
+	nlohmann::json raw;            // as recorded (null: not seen), written back unchanged
+	std::string ioctl;             // "SYNCOBJ_HANDLE_TO_FD", "PERF_OPEN", "EXECBUFFER2_WR"
+	std::optional<uint64_t> file;  // the DRM file it came from
+	bool complete = false;         // PERF_OPEN: every property was captured
+	std::optional<uint32_t> flags; // PERF_OPEN
 	std::optional<std::vector<std::pair<uint64_t, uint64_t>>> properties; // PERF_OPEN
 };
 
 struct Fd {
-	enum class Kind { drm, dmabuf, sync_file, i915_perf };
+	enum class Kind {
+		drm,
+		dmabuf,
+		sync_file,
+		i915_perf
+	};
 	uint64_t fd = 0;
 	bool cloexec = false;
 	Kind kind = Kind::drm;
@@ -179,12 +186,12 @@ struct Fd {
 
 struct Mmap {
 	uint64_t start = 0, length = 0;
-	std::string prot;                       // "rw", "r", ...
+	std::string prot; // "rw", "r", ...
 	bool shared = false;
 	uint64_t file = 0;
 	uint64_t offset = 0;
 	std::optional<uint64_t> handle, object;
-	std::string via = "device";             // how it was mapped: "device", "i915.gem_mmap", ...
+	std::string via = "device"; // how it was mapped: "device", "i915.gem_mmap", ...
 };
 
 struct Process {

@@ -4,24 +4,32 @@
 
 #include "manifest.hpp"
 
-namespace gw::manifest {
-namespace {
+namespace gw::manifest
+{
+namespace
+{
 
-std::string hex(uint64_t v) {
+std::string hex(uint64_t v)
+{
 	std::ostringstream s;
 	s << "0x" << std::hex << v;
 	return s.str();
 }
 
-std::string plural(std::size_t n, const char *one, const char *many) {
+std::string plural(std::size_t n, const char *one, const char *many)
+{
 	return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-std::string num_or(const std::optional<uint64_t> &v, const char *none) { return v ? std::to_string(*v) : none; }
+std::string num_or(const std::optional<uint64_t> &v, const char *none)
+{
+	return v ? std::to_string(*v) : none;
+}
 
 } // namespace
 
-std::string format_summary(const Manifest &m) {
+std::string format_summary(const Manifest &m)
+{
 	std::ostringstream out;
 	out << "cgroup " << m.cgroup << ": " << plural(m.processes.size(), "process", "processes") << ", "
 	    << plural(m.files.size(), "file", "files") << ", " << (m.complete ? "complete" : "INCOMPLETE") << "\n";
@@ -57,8 +65,9 @@ std::string format_summary(const Manifest &m) {
 		}
 		for (const Mmap &mp : p.mmaps) {
 			out << "  map " << hex(mp.start) << "-" << hex(mp.start + mp.length) << " "
-			    << (mp.prot.empty() ? "---" : mp.prot) << (mp.shared ? " shared " : " private ") << file_ref(mp.file)
-			    << " offset " << hex(mp.offset) << " handle " << num_or(mp.handle, "none");
+			    << (mp.prot.empty() ? "---" : mp.prot) << (mp.shared ? " shared " : " private ")
+			    << file_ref(mp.file) << " offset " << hex(mp.offset) << " handle "
+			    << num_or(mp.handle, "none");
 			if (mp.via != "device")
 				out << " via " << mp.via;
 			out << "\n";
@@ -72,11 +81,12 @@ std::string format_summary(const Manifest &m) {
 		uint64_t total = 0;
 		for (const auto &[o, size] : objects)
 			total += size;
-		out << "\nfile " << f.id << ": " << f.path << " (" << f.major << ":" << f.minor << ") driver " << f.driver << " "
-		    << f.flags << ": " << plural(f.handles.size(), "handle", "handles") << ", " << total << " bytes"
-		    << (!f.handles_known ? " (handles before tracing unknown)" : "") << "\n";
+		out << "\nfile " << f.id << ": " << f.path << " (" << f.major << ":" << f.minor << ") driver "
+		    << f.driver << " " << f.flags << ": " << plural(f.handles.size(), "handle", "handles") << ", "
+		    << total << " bytes" << (!f.handles_known ? " (handles before tracing unknown)" : "") << "\n";
 		for (const Handle &h : f.handles) {
-			out << "  handle " << h.handle << ": " << h.size << " bytes, " << h.origin << ", object " << h.object;
+			out << "  handle " << h.handle << ": " << h.size << " bytes, " << h.origin << ", object "
+			    << h.object;
 			if (h.imports > 0)
 				out << ", re-imported " << h.imports << "x";
 			const CreateParams &c = h.create;
@@ -98,7 +108,8 @@ std::string format_summary(const Manifest &m) {
 		for (const Context &c : f.contexts.value_or(std::vector<Context>{})) {
 			out << "  context " << c.id << ": vm " << num_or(c.vm, "own");
 			for (const ContextParam &p : c.params)
-				out << ", " << p.name << " " << p.value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+				out << ", " << p.name << " "
+				    << p.value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 			out << "\n";
 		}
 		for (const Vm &vm : f.vms.value_or(std::vector<Vm>{})) {
@@ -107,12 +118,12 @@ std::string format_summary(const Manifest &m) {
 			for (const Binding &b : vm.bindings)
 				out << "    bind " << hex(b.addr) << " +" << hex(b.range) << " "
 				    << (b.userptr ? "userptr " + hex(*b.userptr)
-				                  : "handle " + num_or(b.handle, "closed") + " offset " + hex(b.offset))
+						  : "handle " + num_or(b.handle, "closed") + " offset " + hex(b.offset))
 				    << "\n";
 		}
 		for (const ExecQueue &q : f.exec_queues.value_or(std::vector<ExecQueue>{}))
-			out << "  exec queue " << q.id << ": vm " << q.vm << ", width " << q.width << ", " << q.num_placements
-			    << " placements\n";
+			out << "  exec queue " << q.id << ": vm " << q.vm << ", width " << q.width << ", "
+			    << q.num_placements << " placements\n";
 	}
 	return out.str();
 }

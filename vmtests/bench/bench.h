@@ -56,9 +56,8 @@ static inline void bench_timed(const char *label, uint64_t iters, void (*op)(voi
 	}
 	qsort(per, BENCH_CHUNKS, sizeof(per[0]), bench_cmp_double);
 	printf("%s ns_per_op %.1f mean %.1f min %.1f max %.1f iters %llu\n", label,
-	       (per[BENCH_CHUNKS / 2 - 1] + per[BENCH_CHUNKS / 2]) / 2,
-	       (double)total / (double)(chunk * BENCH_CHUNKS), per[0], per[BENCH_CHUNKS - 1],
-	       (unsigned long long)(chunk * BENCH_CHUNKS));
+	       (per[BENCH_CHUNKS / 2 - 1] + per[BENCH_CHUNKS / 2]) / 2, (double)total / (double)(chunk * BENCH_CHUNKS),
+	       per[0], per[BENCH_CHUNKS - 1], (unsigned long long)(chunk * BENCH_CHUNKS));
 }
 
 #endif

@@ -35,7 +35,8 @@ static void put_file(const char *name, const char *text)
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) || close(fd) != 0 || rename(tmp, path) != 0)
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) || close(fd) != 0 ||
+	    rename(tmp, path) != 0)
 		bench_die("bench_hold", path);
 }
 
@@ -98,8 +99,8 @@ int main(int argc, char **argv)
 			bench_die("bench_hold", "open /dev/dri/card0");
 		for (uint64_t i = 0; i < n; i++) {
 			/* 1024 x 32 bpp = one page per row: exactly `piece` bytes */
-			struct drm_mode_create_dumb c = { .width = 1024, .height = (uint32_t)(piece / PAGE), .bpp = 32 };
-			struct drm_mode_map_dumb m = { 0 };
+			struct drm_mode_create_dumb c = {.width = 1024, .height = (uint32_t)(piece / PAGE), .bpp = 32};
+			struct drm_mode_map_dumb m = {0};
 			if (ioctl(card, DRM_IOCTL_MODE_CREATE_DUMB, &c) != 0)
 				bench_die("bench_hold", "MODE_CREATE_DUMB");
 			if (c.size != piece) {

@@ -42,16 +42,17 @@ static void xioctl(unsigned long req, void *arg, const char *what)
 
 static void op_dumb(void *unused)
 {
-	struct drm_mode_create_dumb c = { .width = 64, .height = 64, .bpp = 32 };
-	struct drm_mode_map_dumb m = { 0 };
-	struct drm_mode_destroy_dumb d = { 0 };
+	struct drm_mode_create_dumb c = {.width = 64, .height = 64, .bpp = 32};
+	struct drm_mode_map_dumb m = {0};
+	struct drm_mode_destroy_dumb d = {0};
 
 	(void)unused;
 	xioctl(DRM_IOCTL_MODE_CREATE_DUMB, &c, "MODE_CREATE_DUMB");
 	m.handle = c.handle;
 	xioctl(DRM_IOCTL_MODE_MAP_DUMB, &m, "MODE_MAP_DUMB");
 	if (do_mmap) {
-		volatile unsigned char *p = mmap(NULL, c.size, PROT_READ | PROT_WRITE, MAP_SHARED, card, (off_t)m.offset);
+		volatile unsigned char *p =
+			mmap(NULL, c.size, PROT_READ | PROT_WRITE, MAP_SHARED, card, (off_t)m.offset);
 		if (p == MAP_FAILED)
 			bench_die("bench_ioctl", "mmap");
 		p[0] = 1;
@@ -63,7 +64,7 @@ static void op_dumb(void *unused)
 
 static void op_getcap(void *unused)
 {
-	struct drm_get_cap cap = { .capability = DRM_CAP_PRIME }; /* not a KMS-only cap: vgem answers */
+	struct drm_get_cap cap = {.capability = DRM_CAP_PRIME}; /* not a KMS-only cap: vgem answers */
 
 	(void)unused;
 	xioctl(DRM_IOCTL_GET_CAP, &cap, "GET_CAP");

@@ -15,8 +15,8 @@
 #include <uapi/drm/i915_drm.h>
 
 /* The fake device: a Skylake GT2 desktop part (gen9, LLC, full 48-bit ppgtt). */
-#define GW_CHIPSET_ID	0x1912
-#define GW_REVISION	0x07
+#define GW_CHIPSET_ID 0x1912
+#define GW_REVISION   0x07
 
 /* I915_GEM_CREATE_EXT_SET_PAT is newer than the 6.1 uapi and libdrm 2.4.114. */
 #define GW_GEM_CREATE_EXT_SET_PAT 2
@@ -26,13 +26,13 @@ struct gw_gem_create_ext_set_pat {
 	__u32 rsvd;
 };
 
-#define GW_MMAP_TYPES 5	/* I915_MMAP_OFFSET_GTT, WC, WB, UC, FIXED */
-#define GW_MAX_REGIONS 2	/* SYSTEM 0, DEVICE 0 */
+#define GW_MMAP_TYPES  5 /* I915_MMAP_OFFSET_GTT, WC, WB, UC, FIXED */
+#define GW_MAX_REGIONS 2 /* SYSTEM 0, DEVICE 0 */
 
 struct gw_device {
-	struct drm_device drm;	/* first, as in i915: the mmap anon file's private_data */
+	struct drm_device drm; /* first, as in i915: the mmap anon file's private_data */
 	struct mutex singleton_lock;
-	struct file *mmap_singleton;	/* "i915.gem", alive while a mapping uses it */
+	struct file *mmap_singleton; /* "i915.gem", alive while a mapping uses it */
 	atomic_t next_client_id;
 	atomic_t next_vm_serial;
 };
@@ -46,19 +46,19 @@ struct gw_bo;
 
 /* One fake mmap offset of an object: i915 keeps one per (object, mmap type). */
 struct gw_mmo {
-	struct drm_vma_offset_node node;	/* node.driver_private == this when added */
+	struct drm_vma_offset_node node; /* node.driver_private == this when added */
 	struct gw_bo *bo;
 	unsigned int type;
 };
 
 struct gw_bo {
-	struct drm_gem_shmem_object base;	/* first: drm_gem_shmem_free() kfrees it */
+	struct drm_gem_shmem_object base; /* first: drm_gem_shmem_free() kfrees it */
 	struct gw_mmo mmo[GW_MMAP_TYPES];
 	u32 tiling, stride;
 	u32 caching;
 	u32 madv;
-	u32 pat_index;		/* ~0u when not set */
-	u8 regions[GW_MAX_REGIONS];	/* memory classes, in placement order */
+	u32 pat_index;              /* ~0u when not set */
+	u8 regions[GW_MAX_REGIONS]; /* memory classes, in placement order */
 	u8 n_regions;
 	bool protected_content;
 	bool userptr, readonly;
@@ -78,20 +78,20 @@ struct gw_vm {
 };
 
 struct gw_ctx {
-	struct gw_vm *vm;	/* NULL until finalized, unless set while a proto-context */
-	bool finalized;		/* i915 <= gen12: proto-context until first use */
+	struct gw_vm *vm; /* NULL until finalized, unless set while a proto-context */
+	bool finalized;   /* i915 <= gen12: proto-context until first use */
 	s64 priority;
 	bool bannable, recoverable, persistent, no_error_capture, single_timeline;
 	bool protected_content;
-	int num_engines;	/* -1: the legacy engine map */
+	int num_engines; /* -1: the legacy engine map */
 	struct i915_engine_class_instance *engines;
 };
 
 struct gw_file {
-	struct pid *opener;	/* the task that opened it (drm_file.pid moves to the last user since 6.7) */
-	struct mutex lock;	/* contexts and vms */
-	struct xarray contexts;	/* id 0 = default context, new ids lowest free from 1 */
-	struct xarray vms;	/* ids lowest free from 1, each holds a gw_vm reference */
+	struct pid *opener;     /* the task that opened it (drm_file.pid moves to the last user since 6.7) */
+	struct mutex lock;      /* contexts and vms */
+	struct xarray contexts; /* id 0 = default context, new ids lowest free from 1 */
+	struct xarray vms;      /* ids lowest free from 1, each holds a gw_vm reference */
 	u32 client_id;
 };
 
@@ -103,15 +103,14 @@ static inline struct gw_file *to_gw_file(struct drm_file *file)
 /* i915_user_extensions(): walk a user chain, dispatching on name. */
 typedef int (*gw_ext_fn)(struct i915_user_extension __user *ext, void *data);
 int gw_user_extensions(u64 chain, const gw_ext_fn *tbl, unsigned int count, void *data);
-int gw_accept_ext(struct i915_user_extension __user *ext, void *data);	/* accept, unread */
+int gw_accept_ext(struct i915_user_extension __user *ext, void *data); /* accept, unread */
 
 /* gwi915_gem.c */
 struct drm_gem_object *gw_gem_create_object(struct drm_device *dev, size_t size);
-int gw_dumb_create(struct drm_file *file, struct drm_device *dev,
-		   struct drm_mode_create_dumb *args);
+int gw_dumb_create(struct drm_file *file, struct drm_device *dev, struct drm_mode_create_dumb *args);
 int gw_dumb_map_offset(struct drm_file *file, struct drm_device *dev, u32 handle, u64 *offset);
-struct gw_bo *gw_mmap_lookup(struct drm_device *dev, struct drm_file *file,
-			     struct vm_area_struct *vma, unsigned int *type, int *err);
+struct gw_bo *gw_mmap_lookup(struct drm_device *dev, struct drm_file *file, struct vm_area_struct *vma,
+			     unsigned int *type, int *err);
 int gw_gem_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int gw_gem_create_ext_ioctl(struct drm_device *dev, void *data, struct drm_file *file);
 int gw_gem_userptr_ioctl(struct drm_device *dev, void *data, struct drm_file *file);

@@ -80,12 +80,12 @@ int gw_file_open(struct drm_device *dev, struct drm_file *file)
 
 	if (!fp || !ctx)
 		goto err;
-	ctx->vm = gw_vm_new(dev);	/* the default context is a full context from the start */
+	ctx->vm = gw_vm_new(dev); /* the default context is a full context from the start */
 	if (!ctx->vm)
 		goto err;
 	ctx->finalized = true;
 	mutex_init(&fp->lock);
-	xa_init_flags(&fp->contexts, XA_FLAGS_ALLOC1);	/* allocation from 1; 0 stored here */
+	xa_init_flags(&fp->contexts, XA_FLAGS_ALLOC1); /* allocation from 1; 0 stored here */
 	xa_init_flags(&fp->vms, XA_FLAGS_ALLOC1);
 	err = xa_err(xa_store(&fp->contexts, 0, ctx, GFP_KERNEL));
 	if (err)
@@ -108,11 +108,9 @@ void gw_file_postclose(struct drm_device *dev, struct drm_file *file)
 	struct gw_vm *vm;
 	unsigned long idx;
 
-	xa_for_each(&fp->contexts, idx, ctx)
-		gw_ctx_free(ctx);
+	xa_for_each(&fp->contexts, idx, ctx) gw_ctx_free(ctx);
 	xa_destroy(&fp->contexts);
-	xa_for_each(&fp->vms, idx, vm)
-		gw_vm_put(vm);
+	xa_for_each(&fp->vms, idx, vm) gw_vm_put(vm);
 	xa_destroy(&fp->vms);
 	mutex_destroy(&fp->lock);
 	put_pid(fp->opener);
@@ -133,8 +131,7 @@ static int gw_set_priority(struct gw_ctx *ctx, const struct drm_i915_gem_context
 	return 0;
 }
 
-static int gw_set_vm(struct gw_file *fp, struct gw_ctx *ctx,
-		     const struct drm_i915_gem_context_param *p)
+static int gw_set_vm(struct gw_file *fp, struct gw_ctx *ctx, const struct drm_i915_gem_context_param *p)
 {
 	struct gw_vm *vm;
 
@@ -168,9 +165,8 @@ static int gw_set_engines(struct gw_ctx *ctx, const struct drm_i915_gem_context_
 	int err;
 
 	if (ctx->num_engines >= 0)
-		return -EINVAL;		/* "Cannot set engines twice" */
-	if (p->size < sizeof(*user) ||
-	    !IS_ALIGNED(p->size - sizeof(*user), sizeof(*user->engines)))
+		return -EINVAL; /* "Cannot set engines twice" */
+	if (p->size < sizeof(*user) || !IS_ALIGNED(p->size - sizeof(*user), sizeof(*user->engines)))
 		return -EINVAL;
 	n = (p->size - sizeof(*user)) / sizeof(*user->engines);
 	if (n > I915_EXEC_RING_MASK + 1)
@@ -184,14 +180,14 @@ static int gw_set_engines(struct gw_ctx *ctx, const struct drm_i915_gem_context_
 
 		if (ci->engine_class == (u16)I915_ENGINE_CLASS_INVALID &&
 		    ci->engine_instance == (u16)I915_ENGINE_CLASS_INVALID_NONE)
-			continue;	/* an empty slot */
+			continue; /* an empty slot */
 		if (ci->engine_class > I915_ENGINE_CLASS_VIDEO_ENHANCE || ci->engine_instance)
 			err = -ENOENT;
 	}
 	if (!err)
-		err = get_user(extensions, &user->extensions) ? -EFAULT :
-		      gw_user_extensions(extensions, gw_engines_exts,
-					 ARRAY_SIZE(gw_engines_exts), NULL);
+		err = get_user(extensions, &user->extensions)
+			      ? -EFAULT
+			      : gw_user_extensions(extensions, gw_engines_exts, ARRAY_SIZE(gw_engines_exts), NULL);
 	if (err) {
 		kfree(engines);
 		return err;
@@ -226,21 +222,18 @@ static int gw_setparam(struct gw_file *fp, struct gw_ctx *ctx, struct drm_i915_g
 			return -EPERM;
 		ctx->recoverable = p->value;
 		return 0;
-	case I915_CONTEXT_PARAM_PRIORITY:
-		return gw_set_priority(ctx, p);
+	case I915_CONTEXT_PARAM_PRIORITY: return gw_set_priority(ctx, p);
 	case I915_CONTEXT_PARAM_SSEU:
 		if (p->size < sizeof(struct drm_i915_gem_context_param_sseu))
 			return -EINVAL;
-		return -ENODEV;		/* i915 takes SSEU settings on gen11 only */
+		return -ENODEV; /* i915 takes SSEU settings on gen11 only */
 	case I915_CONTEXT_PARAM_PERSISTENCE:
 		if (p->size)
 			return -EINVAL;
 		ctx->persistent = p->value;
 		return 0;
-	case I915_CONTEXT_PARAM_VM:
-		return ctx->finalized ? -EINVAL : gw_set_vm(fp, ctx, p);
-	case I915_CONTEXT_PARAM_ENGINES:
-		return ctx->finalized ? -EINVAL : gw_set_engines(ctx, p);
+	case I915_CONTEXT_PARAM_VM: return ctx->finalized ? -EINVAL : gw_set_vm(fp, ctx, p);
+	case I915_CONTEXT_PARAM_ENGINES: return ctx->finalized ? -EINVAL : gw_set_engines(ctx, p);
 	case I915_CONTEXT_PARAM_PROTECTED_CONTENT:
 		if (ctx->finalized)
 			return -EINVAL;
@@ -248,8 +241,7 @@ static int gw_setparam(struct gw_file *fp, struct gw_ctx *ctx, struct drm_i915_g
 			return -EPERM;
 		ctx->protected_content = p->value;
 		return 0;
-	default:	/* NO_ZEROMAP, BAN_PERIOD, RINGSIZE, unknown */
-		return -EINVAL;
+	default: /* NO_ZEROMAP, BAN_PERIOD, RINGSIZE, unknown */ return -EINVAL;
 	}
 }
 
@@ -278,7 +270,7 @@ static const gw_ext_fn gw_ctx_create_exts[] = {
 int gw_context_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
 	struct drm_i915_gem_context_create_ext *args = data;
-	struct gw_ctx_create cc = { .fp = to_gw_file(file) };
+	struct gw_ctx_create cc = {.fp = to_gw_file(file)};
 	u32 id;
 	int err = 0;
 
@@ -289,9 +281,8 @@ int gw_context_create_ioctl(struct drm_device *dev, void *data, struct drm_file 
 		return -ENOMEM;
 	mutex_lock(&cc.fp->lock);
 	if (args->flags & I915_CONTEXT_CREATE_FLAGS_USE_EXTENSIONS)
-		err = gw_user_extensions(args->extensions, gw_ctx_create_exts,
-					 ARRAY_SIZE(gw_ctx_create_exts), &cc);
-	if (!err)	/* lowest free id from 1 (0 is the default context) */
+		err = gw_user_extensions(args->extensions, gw_ctx_create_exts, ARRAY_SIZE(gw_ctx_create_exts), &cc);
+	if (!err) /* lowest free id from 1 (0 is the default context) */
 		err = xa_alloc(&cc.fp->contexts, &id, cc.ctx, xa_limit_32b, GFP_KERNEL);
 	mutex_unlock(&cc.fp->lock);
 	if (err) {
@@ -311,7 +302,7 @@ int gw_context_destroy_ioctl(struct drm_device *dev, void *data, struct drm_file
 	if (args->pad)
 		return -EINVAL;
 	if (!args->ctx_id)
-		return -ENOENT;		/* the default context cannot be destroyed */
+		return -ENOENT; /* the default context cannot be destroyed */
 	mutex_lock(&fp->lock);
 	ctx = xa_erase(&fp->contexts, args->ctx_id);
 	mutex_unlock(&fp->lock);
@@ -326,14 +317,14 @@ static int gw_get_sseu(struct drm_i915_gem_context_param *p)
 	struct drm_i915_gem_context_param_sseu sseu;
 
 	if (p->size == 0)
-		goto out;	/* a size query */
+		goto out; /* a size query */
 	if (p->size < sizeof(sseu))
 		return -EINVAL;
 	if (copy_from_user(&sseu, u64_to_user_ptr(p->value), sizeof(sseu)))
 		return -EFAULT;
 	if (sseu.rsvd || (sseu.flags & ~I915_CONTEXT_SSEU_FLAG_ENGINE_INDEX))
 		return -EINVAL;
-	sseu.slice_mask = 0x1;	/* the device's whole GT2, never reduced */
+	sseu.slice_mask = 0x1; /* the device's whole GT2, never reduced */
 	sseu.subslice_mask = 0x7;
 	sseu.min_eus_per_subslice = 8;
 	sseu.max_eus_per_subslice = 8;
@@ -360,31 +351,15 @@ int gw_context_getparam_ioctl(struct drm_device *dev, void *data, struct drm_fil
 	}
 	p->size = 0;
 	switch (p->param) {
-	case I915_CONTEXT_PARAM_GTT_SIZE:
-		p->value = 1ull << 48;
-		break;
-	case I915_CONTEXT_PARAM_NO_ERROR_CAPTURE:
-		p->value = ctx->no_error_capture;
-		break;
-	case I915_CONTEXT_PARAM_BANNABLE:
-		p->value = ctx->bannable;
-		break;
-	case I915_CONTEXT_PARAM_RECOVERABLE:
-		p->value = ctx->recoverable;
-		break;
-	case I915_CONTEXT_PARAM_PRIORITY:
-		p->value = ctx->priority;
-		break;
-	case I915_CONTEXT_PARAM_PERSISTENCE:
-		p->value = ctx->persistent;
-		break;
-	case I915_CONTEXT_PARAM_PROTECTED_CONTENT:
-		p->value = ctx->protected_content;
-		break;
-	case I915_CONTEXT_PARAM_SSEU:
-		err = gw_get_sseu(p);
-		break;
-	case I915_CONTEXT_PARAM_VM:	/* a new id for the context's VM, every time */
+	case I915_CONTEXT_PARAM_GTT_SIZE: p->value = 1ull << 48; break;
+	case I915_CONTEXT_PARAM_NO_ERROR_CAPTURE: p->value = ctx->no_error_capture; break;
+	case I915_CONTEXT_PARAM_BANNABLE: p->value = ctx->bannable; break;
+	case I915_CONTEXT_PARAM_RECOVERABLE: p->value = ctx->recoverable; break;
+	case I915_CONTEXT_PARAM_PRIORITY: p->value = ctx->priority; break;
+	case I915_CONTEXT_PARAM_PERSISTENCE: p->value = ctx->persistent; break;
+	case I915_CONTEXT_PARAM_PROTECTED_CONTENT: p->value = ctx->protected_content; break;
+	case I915_CONTEXT_PARAM_SSEU: err = gw_get_sseu(p); break;
+	case I915_CONTEXT_PARAM_VM: /* a new id for the context's VM, every time */
 		kref_get(&ctx->vm->ref);
 		err = xa_alloc(&fp->vms, &id, ctx->vm, xa_limit_32b, GFP_KERNEL);
 		if (err)
@@ -392,8 +367,7 @@ int gw_context_getparam_ioctl(struct drm_device *dev, void *data, struct drm_fil
 		else
 			p->value = id;
 		break;
-	default:	/* ENGINES is not readable in i915 6.1; NO_ZEROMAP, ... */
-		err = -EINVAL;
+	default: /* ENGINES is not readable in i915 6.1; NO_ZEROMAP, ... */ err = -EINVAL;
 	}
 out:
 	mutex_unlock(&fp->lock);
@@ -408,7 +382,7 @@ int gw_context_setparam_ioctl(struct drm_device *dev, void *data, struct drm_fil
 	int err;
 
 	mutex_lock(&fp->lock);
-	ctx = xa_load(&fp->contexts, p->ctx_id);	/* no finalization here */
+	ctx = xa_load(&fp->contexts, p->ctx_id); /* no finalization here */
 	err = ctx ? gw_setparam(fp, ctx, p) : -ENOENT;
 	mutex_unlock(&fp->lock);
 	return err;
@@ -427,7 +401,7 @@ int gw_vm_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 	vm = gw_vm_new(dev);
 	if (!vm)
 		return -ENOMEM;
-	err = gw_user_extensions(args->extensions, NULL, 0, NULL);	/* none defined */
+	err = gw_user_extensions(args->extensions, NULL, 0, NULL); /* none defined */
 	if (!err) {
 		mutex_lock(&fp->lock);
 		err = xa_alloc(&fp->vms, &id, vm, xa_limit_32b, GFP_KERNEL);
@@ -464,11 +438,12 @@ static int gw_check_engine(const struct gw_ctx *ctx, u64 flags)
 	unsigned int ring = flags & I915_EXEC_RING_MASK;
 
 	if (ctx->num_engines >= 0)
-		return ring < ctx->num_engines &&
-		       ctx->engines[ring].engine_class != (u16)I915_ENGINE_CLASS_INVALID ? 0 : -EINVAL;
+		return ring < ctx->num_engines && ctx->engines[ring].engine_class != (u16)I915_ENGINE_CLASS_INVALID
+			       ? 0
+			       : -EINVAL;
 	if (ring != I915_EXEC_BSD && (flags & I915_EXEC_BSD_MASK))
 		return -EINVAL;
-	return ring <= I915_EXEC_VEBOX ? 0 : -EINVAL;	/* default, render, bsd, blt, vebox */
+	return ring <= I915_EXEC_VEBOX ? 0 : -EINVAL; /* default, render, bsd, blt, vebox */
 }
 
 /* EXECBUFFER2: the context (finalized by this use) and its engine for the ring bits. */
@@ -507,12 +482,13 @@ void gw_ctx_describe(struct seq_file *m, struct drm_file *file)
 	int i;
 
 	mutex_lock(&fp->lock);
-	xa_for_each(&fp->contexts, idx, ctx) {
+	xa_for_each(&fp->contexts, idx, ctx)
+	{
 		seq_printf(m, "  ctx %lu %s vm %u prio %lld flags %s%s%s%s%s%s engines", idx,
-			   ctx->finalized ? "final" : "proto", ctx->vm ? ctx->vm->serial : 0,
-			   ctx->priority, ctx->bannable ? "b" : "-", ctx->recoverable ? "r" : "-",
-			   ctx->persistent ? "p" : "-", ctx->no_error_capture ? "n" : "-",
-			   ctx->single_timeline ? "s" : "-", ctx->protected_content ? "c" : "-");
+			   ctx->finalized ? "final" : "proto", ctx->vm ? ctx->vm->serial : 0, ctx->priority,
+			   ctx->bannable ? "b" : "-", ctx->recoverable ? "r" : "-", ctx->persistent ? "p" : "-",
+			   ctx->no_error_capture ? "n" : "-", ctx->single_timeline ? "s" : "-",
+			   ctx->protected_content ? "c" : "-");
 		if (ctx->num_engines < 0)
 			seq_puts(m, " default");
 		for (i = 0; i < ctx->num_engines; i++)
@@ -520,7 +496,6 @@ void gw_ctx_describe(struct seq_file *m, struct drm_file *file)
 				   (s16)ctx->engines[i].engine_instance);
 		seq_putc(m, '\n');
 	}
-	xa_for_each(&fp->vms, idx, vm)
-		seq_printf(m, "  vmid %lu vm %u\n", idx, vm->serial);
+	xa_for_each(&fp->vms, idx, vm) seq_printf(m, "  vmid %lu vm %u\n", idx, vm->serial);
 	mutex_unlock(&fp->lock);
 }

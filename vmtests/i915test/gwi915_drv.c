@@ -54,7 +54,7 @@
 
 int gw_user_extensions(u64 chain, const gw_ext_fn *tbl, unsigned int count, void *data)
 {
-	unsigned int depth = 512;	/* i915's bound on a chain */
+	unsigned int depth = 512; /* i915's bound on a chain */
 
 	while (chain) {
 		struct i915_user_extension __user *uext = u64_to_user_ptr(chain);
@@ -95,72 +95,45 @@ static int gw_getparam_ioctl(struct drm_device *dev, void *data, struct drm_file
 	case I915_PARAM_IRQ_ACTIVE:
 	case I915_PARAM_ALLOW_BATCHBUFFER:
 	case I915_PARAM_LAST_DISPATCH:
-	case I915_PARAM_HAS_EXEC_CONSTANTS:
-		return -ENODEV;		/* old UMS/DRI1 params, rejected by i915 too */
-	case I915_PARAM_CHIPSET_ID:
-		value = GW_CHIPSET_ID;
-		break;
-	case I915_PARAM_REVISION:
-		value = GW_REVISION;
-		break;
-	case I915_PARAM_NUM_FENCES_AVAIL:
-		value = 32;
-		break;
+	case I915_PARAM_HAS_EXEC_CONSTANTS: return -ENODEV; /* old UMS/DRI1 params, rejected by i915 too */
+	case I915_PARAM_CHIPSET_ID: value = GW_CHIPSET_ID; break;
+	case I915_PARAM_REVISION: value = GW_REVISION; break;
+	case I915_PARAM_NUM_FENCES_AVAIL: value = 32; break;
 	case I915_PARAM_HAS_BSD:
 	case I915_PARAM_HAS_BLT:
 	case I915_PARAM_HAS_VEBOX:
 	case I915_PARAM_HAS_LLC:
 	case I915_PARAM_HAS_SEMAPHORES:
 	case I915_PARAM_SLICE_MASK:
-	case I915_PARAM_MMAP_GTT_COHERENT:
-		value = 1;
-		break;
+	case I915_PARAM_MMAP_GTT_COHERENT: value = 1; break;
 	case I915_PARAM_HAS_OVERLAY:
 	case I915_PARAM_HAS_BSD2:
 	case I915_PARAM_HAS_WT:
 	case I915_PARAM_HAS_SECURE_BATCHES:
 	case I915_PARAM_HAS_RESOURCE_STREAMER:
 	case I915_PARAM_HAS_POOLED_EU:
-	case I915_PARAM_MIN_EU_IN_POOL:
-		value = 0;
-		break;
+	case I915_PARAM_MIN_EU_IN_POOL: value = 0; break;
 	case I915_PARAM_HAS_ALIASING_PPGTT:
-		value = 2;	/* INTEL_PPGTT_FULL */
+		value = 2; /* INTEL_PPGTT_FULL */
 		break;
-	case I915_PARAM_CMD_PARSER_VERSION:
-		value = 10;
-		break;
-	case I915_PARAM_SUBSLICE_TOTAL:
-		value = 3;
-		break;
-	case I915_PARAM_EU_TOTAL:
-		value = 24;
-		break;
-	case I915_PARAM_SUBSLICE_MASK:
-		value = 0x7;
-		break;
+	case I915_PARAM_CMD_PARSER_VERSION: value = 10; break;
+	case I915_PARAM_SUBSLICE_TOTAL: value = 3; break;
+	case I915_PARAM_EU_TOTAL: value = 24; break;
+	case I915_PARAM_SUBSLICE_MASK: value = 0x7; break;
 	case I915_PARAM_HAS_GPU_RESET:
-		value = 2;	/* engine reset */
+		value = 2; /* engine reset */
 		break;
-	case I915_PARAM_HUC_STATUS:
-		return -EOPNOTSUPP;	/* HuC disabled: gen9's default enable_guc=0 */
-	case I915_PARAM_MMAP_GTT_VERSION:
-		value = 4;
-		break;
+	case I915_PARAM_HUC_STATUS: return -EOPNOTSUPP; /* HuC disabled: gen9's default enable_guc=0 */
+	case I915_PARAM_MMAP_GTT_VERSION: value = 4; break;
 	case I915_PARAM_HAS_SCHEDULER:
-		value = I915_SCHEDULER_CAP_ENABLED | I915_SCHEDULER_CAP_PRIORITY |
-			I915_SCHEDULER_CAP_PREEMPTION | I915_SCHEDULER_CAP_SEMAPHORES |
-			I915_SCHEDULER_CAP_ENGINE_BUSY_STATS;
+		value = I915_SCHEDULER_CAP_ENABLED | I915_SCHEDULER_CAP_PRIORITY | I915_SCHEDULER_CAP_PREEMPTION |
+			I915_SCHEDULER_CAP_SEMAPHORES | I915_SCHEDULER_CAP_ENGINE_BUSY_STATS;
 		break;
 	case I915_PARAM_HAS_CONTEXT_ISOLATION:
-		value = 0xf;	/* render, copy, video, video-enhance */
+		value = 0xf; /* render, copy, video, video-enhance */
 		break;
-	case I915_PARAM_CS_TIMESTAMP_FREQUENCY:
-		value = 12000000;
-		break;
-	case I915_PARAM_PERF_REVISION:
-		value = 5;
-		break;
+	case I915_PARAM_CS_TIMESTAMP_FREQUENCY: value = 12000000; break;
+	case I915_PARAM_PERF_REVISION: value = 5; break;
 	case I915_PARAM_MMAP_VERSION:
 	case I915_PARAM_HAS_GEM:
 	case I915_PARAM_HAS_PAGEFLIPPING:
@@ -184,10 +157,9 @@ static int gw_getparam_ioctl(struct drm_device *dev, void *data, struct drm_file
 	case I915_PARAM_HAS_EXEC_SUBMIT_FENCE:
 	case I915_PARAM_HAS_EXEC_TIMELINE_FENCES:
 	case I915_PARAM_HAS_USERPTR_PROBE:
-		value = 1;	/* always true in i915 6.1 */
+		value = 1; /* always true in i915 6.1 */
 		break;
-	default:
-		return -EINVAL;
+	default: return -EINVAL;
 	}
 	if (put_user(value, param->value))
 		return -EFAULT;
@@ -244,7 +216,7 @@ static int gw_query_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 		return -EINVAL;
 	for (i = 0; i < args->num_items; i++, uitem++) {
 		struct drm_i915_query_item item;
-		int ret = -EINVAL;	/* topology, engine info, perf config: not answered */
+		int ret = -EINVAL; /* topology, engine info, perf config: not answered */
 
 		if (copy_from_user(&item, uitem, sizeof(item)))
 			return -EFAULT;
@@ -263,7 +235,7 @@ static int gw_get_aperture_ioctl(struct drm_device *dev, void *data, struct drm_
 {
 	struct drm_i915_gem_get_aperture *args = data;
 
-	args->aper_size = SZ_4G;	/* gen8+ GGTT */
+	args->aper_size = SZ_4G; /* gen8+ GGTT */
 	args->aper_available_size = args->aper_size;
 	return 0;
 }
@@ -330,7 +302,7 @@ static struct file *gw_mmap_singleton(struct gw_device *gw)
 	mutex_lock(&gw->singleton_lock);
 	file = gw->mmap_singleton;
 	if (file && !atomic_long_inc_not_zero(&file->f_count))
-		file = NULL;	/* its last reference is going: make a new one */
+		file = NULL; /* its last reference is going: make a new one */
 	if (!file) {
 		file = anon_inode_getfile("i915.gem", &gw_singleton_fops, &gw->drm, O_RDWR);
 		if (!IS_ERR(file)) {
@@ -375,7 +347,7 @@ static int gw_mmap(struct file *filp, struct vm_area_struct *vma)
 			vma->vm_page_prot = pgprot_writecombine(vma->vm_page_prot);
 		else if (type == I915_MMAP_OFFSET_UC)
 			vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
-		vma_set_file(vma, anon);	/* vm_pgoff keeps the fake offset */
+		vma_set_file(vma, anon); /* vm_pgoff keeps the fake offset */
 	}
 	fput(anon);
 	drm_gem_object_put(&bo->base.base);
@@ -385,12 +357,12 @@ static int gw_mmap(struct file *filp, struct vm_area_struct *vma)
 /* /proc/PID/fdinfo of a DRM fd, in the format i915 6.1 uses (no time is ever spent). */
 static void gw_show_fdinfo(struct seq_file *m, struct file *f)
 {
-	static const char *const engines[] = { "render", "copy", "video", "video-enhance" };
+	static const char *const engines[] = {"render", "copy", "video", "video-enhance"};
 	struct drm_file *file = f->private_data;
 	int i;
 
 	seq_printf(m, "drm-driver:\t%s\n", file->minor->dev->driver->name);
-	seq_puts(m, "drm-pdev:\t0000:00:02.0\n");	/* where an Intel iGPU sits */
+	seq_puts(m, "drm-pdev:\t0000:00:02.0\n"); /* where an Intel iGPU sits */
 	seq_printf(m, "drm-client-id:\t%u\n", to_gw_file(file)->client_id);
 	for (i = 0; i < ARRAY_SIZE(engines); i++)
 		seq_printf(m, "drm-engine-%s:\t0 ns\n", engines[i]);
@@ -408,7 +380,7 @@ static const struct file_operations gw_fops = {
 	.mmap = gw_mmap,
 	.show_fdinfo = gw_show_fdinfo,
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
-	.fop_flags = FOP_UNSIGNED_OFFSET,	/* drm_open() set FMODE_UNSIGNED_OFFSET before 6.12 */
+	.fop_flags = FOP_UNSIGNED_OFFSET, /* drm_open() set FMODE_UNSIGNED_OFFSET before 6.12 */
 #endif
 };
 
@@ -431,9 +403,10 @@ static int gw_state_show(struct seq_file *m, void *unused)
 	struct drm_file *file;
 
 	mutex_lock(&dev->filelist_mutex);
-	list_for_each_entry(file, &dev->filelist, lhead) {
-		seq_printf(m, "client %u pid %d minor %d\n", to_gw_file(file)->client_id,
-			   gw_file_pid(file), file->minor->index);
+	list_for_each_entry(file, &dev->filelist, lhead)
+	{
+		seq_printf(m, "client %u pid %d minor %d\n", to_gw_file(file)->client_id, gw_file_pid(file),
+			   file->minor->index);
 		gw_ctx_describe(m, file);
 		gw_gem_describe(m, file);
 	}
@@ -442,13 +415,12 @@ static int gw_state_show(struct seq_file *m, void *unused)
 }
 
 static const struct drm_info_list gw_debugfs_list[] = {
-	{ "gwi915_state", gw_state_show, 0 },
+	{"gwi915_state", gw_state_show, 0},
 };
 
 static void gw_debugfs_init(struct drm_minor *minor)
 {
-	drm_debugfs_create_files(gw_debugfs_list, ARRAY_SIZE(gw_debugfs_list),
-				 minor->debugfs_root, minor);
+	drm_debugfs_create_files(gw_debugfs_list, ARRAY_SIZE(gw_debugfs_list), minor->debugfs_root, minor);
 }
 
 static const struct drm_driver gw_driver = {
@@ -460,7 +432,7 @@ static const struct drm_driver gw_driver = {
 	.prime_fd_to_handle = drm_gem_prime_fd_to_handle,
 	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 6, 0)
-	.gem_prime_mmap = drm_gem_prime_mmap,	/* 6.6+: what drm core does for every driver */
+	.gem_prime_mmap = drm_gem_prime_mmap, /* 6.6+: what drm core does for every driver */
 #endif
 	.dumb_create = gw_dumb_create,
 	.dumb_map_offset = gw_dumb_map_offset,
@@ -470,7 +442,7 @@ static const struct drm_driver gw_driver = {
 	.fops = &gw_fops,
 	.name = "i915",
 	.desc = "gpuwatch test fixture (gwi915), not Intel's i915 driver",
-	.date = "20201103",	/* i915's DRIVER_DATE, version 1.6.0 as i915 */
+	.date = "20201103", /* i915's DRIVER_DATE, version 1.6.0 as i915 */
 	.major = 1,
 	.minor = 6,
 	.patchlevel = 0,
@@ -507,16 +479,13 @@ static int gw_remove(struct platform_device *pdev)
 #endif
 }
 
-static const struct platform_device_id gw_platform_ids[] = {
-	{ "gwi915" },
-	{ }
-};
+static const struct platform_device_id gw_platform_ids[] = {{"gwi915"}, {}};
 
 static struct platform_driver gw_platform_driver = {
 	.probe = gw_probe,
 	.remove = gw_remove,
 	.id_table = gw_platform_ids,
-	.driver = { .name = "i915" },	/* sysfs: .../gwi915/driver -> .../drivers/i915 */
+	.driver = {.name = "i915"}, /* sysfs: .../gwi915/driver -> .../drivers/i915 */
 };
 
 static struct platform_device *gw_pdev;
@@ -533,7 +502,7 @@ static int __init gw_init(void)
 		platform_driver_unregister(&gw_platform_driver);
 		return PTR_ERR(gw_pdev);
 	}
-	if (!gw_pdev->dev.driver) {	/* probe failed (logged by the driver core) */
+	if (!gw_pdev->dev.driver) { /* probe failed (logged by the driver core) */
 		platform_device_unregister(gw_pdev);
 		platform_driver_unregister(&gw_platform_driver);
 		return -ENODEV;

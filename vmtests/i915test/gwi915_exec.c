@@ -19,7 +19,7 @@
 #include "gwi915.h"
 
 static const gw_ext_fn gw_execbuf_exts[] = {
-	[DRM_I915_GEM_EXECBUFFER_EXT_TIMELINE_FENCES] = gw_accept_ext,	/* not waited on */
+	[DRM_I915_GEM_EXECBUFFER_EXT_TIMELINE_FENCES] = gw_accept_ext, /* not waited on */
 };
 
 static int gw_check_objects(struct drm_file *file, struct drm_i915_gem_execbuffer2 *args,
@@ -34,10 +34,9 @@ static int gw_check_objects(struct drm_file *file, struct drm_i915_gem_execbuffe
 		struct drm_gem_object *obj;
 
 		if (o->flags & (__EXEC_OBJECT_UNKNOWN_FLAGS | EXEC_OBJECT_NEEDS_GTT))
-			return -EINVAL;	/* NEEDS_GTT is invalid with full ppgtt */
-		if ((o->flags & EXEC_OBJECT_PINNED) &&
-		    o->offset != (u64)sign_extend64(o->offset & ~0xfffull, 47))
-			return -EINVAL;	/* softpin: page aligned, canonical 48-bit */
+			return -EINVAL; /* NEEDS_GTT is invalid with full ppgtt */
+		if ((o->flags & EXEC_OBJECT_PINNED) && o->offset != (u64)sign_extend64(o->offset & ~0xfffull, 47))
+			return -EINVAL; /* softpin: page aligned, canonical 48-bit */
 		if ((o->flags & EXEC_OBJECT_PAD_TO_SIZE) && (o->pad_to_size & 0xfff))
 			return -EINVAL;
 		for (j = 0; j < i; j++)
@@ -46,8 +45,8 @@ static int gw_check_objects(struct drm_file *file, struct drm_i915_gem_execbuffe
 		obj = drm_gem_object_lookup(file, o->handle);
 		if (!obj)
 			return -ENOENT;
-		if (i == batch && (args->batch_start_offset >= obj->size ||
-				   args->batch_len > obj->size - args->batch_start_offset))
+		if (i == batch &&
+		    (args->batch_start_offset >= obj->size || args->batch_len > obj->size - args->batch_start_offset))
 			err = -EINVAL;
 		drm_gem_object_put(obj);
 	}
@@ -65,12 +64,11 @@ int gw_execbuffer2_ioctl(struct drm_device *dev, void *data, struct drm_file *fi
 
 	if (args->buffer_count < 1 || args->buffer_count > INT_MAX)
 		return -EINVAL;
-	if (args->flags & (__I915_EXEC_UNKNOWN_FLAGS | I915_EXEC_CONSTANTS_MASK |
-			   I915_EXEC_RESOURCE_STREAMER))
+	if (args->flags & (__I915_EXEC_UNKNOWN_FLAGS | I915_EXEC_CONSTANTS_MASK | I915_EXEC_RESOURCE_STREAMER))
 		return -EINVAL;
 	if (!(args->flags & (I915_EXEC_FENCE_ARRAY | I915_EXEC_USE_EXTENSIONS)) &&
 	    (args->num_cliprects || args->cliprects_ptr))
-		return -EINVAL;		/* cliprects were a DRI1 feature */
+		return -EINVAL; /* cliprects were a DRI1 feature */
 	if (args->DR4 == 0xffffffff)
 		args->DR4 = 0;
 	if (args->DR1 || args->DR4 || ((args->batch_start_offset | args->batch_len) & 7))
@@ -79,16 +77,14 @@ int gw_execbuffer2_ioctl(struct drm_device *dev, void *data, struct drm_file *fi
 	if (!objs)
 		return -ENOMEM;
 	err = -EFAULT;
-	if (copy_from_user(objs, u64_to_user_ptr(args->buffers_ptr),
-			   sizeof(*objs) * args->buffer_count))
+	if (copy_from_user(objs, u64_to_user_ptr(args->buffers_ptr), sizeof(*objs) * args->buffer_count))
 		goto out;
-	err = -EPERM;			/* no secure batches after gen5 */
+	err = -EPERM; /* no secure batches after gen5 */
 	if (args->flags & I915_EXEC_SECURE)
 		goto out;
 	err = 0;
-	if (args->flags & I915_EXEC_USE_EXTENSIONS)	/* the chain is in cliprects_ptr */
-		err = gw_user_extensions(args->cliprects_ptr, gw_execbuf_exts,
-					 ARRAY_SIZE(gw_execbuf_exts), NULL);
+	if (args->flags & I915_EXEC_USE_EXTENSIONS) /* the chain is in cliprects_ptr */
+		err = gw_user_extensions(args->cliprects_ptr, gw_execbuf_exts, ARRAY_SIZE(gw_execbuf_exts), NULL);
 	if (!err && (args->flags & in_fences) == in_fences)
 		err = -EINVAL;
 	if (!err && (args->flags & in_fences)) {
@@ -128,7 +124,7 @@ out:
 
 struct gw_perf_stream {
 	struct drm_device *dev;
-	wait_queue_head_t wq;	/* never woken: no report ever arrives */
+	wait_queue_head_t wq; /* never woken: no report ever arrives */
 	bool enabled;
 	u64 metrics_set;
 };
@@ -154,13 +150,9 @@ static long gw_perf_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	long old;
 
 	switch (cmd) {
-	case I915_PERF_IOCTL_ENABLE:
-		s->enabled = true;
-		return 0;
-	case I915_PERF_IOCTL_DISABLE:
-		s->enabled = false;
-		return 0;
-	case I915_PERF_IOCTL_CONFIG:	/* returns the previous metrics set */
+	case I915_PERF_IOCTL_ENABLE: s->enabled = true; return 0;
+	case I915_PERF_IOCTL_DISABLE: s->enabled = false; return 0;
+	case I915_PERF_IOCTL_CONFIG: /* returns the previous metrics set */
 		old = s->metrics_set;
 		s->metrics_set = arg;
 		return old;
@@ -198,8 +190,7 @@ int gw_perf_open_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 	int flags = 0, fd;
 	u32 i;
 
-	if (param->flags & ~(I915_PERF_FLAG_FD_CLOEXEC | I915_PERF_FLAG_FD_NONBLOCK |
-			     I915_PERF_FLAG_DISABLED))
+	if (param->flags & ~(I915_PERF_FLAG_FD_CLOEXEC | I915_PERF_FLAG_FD_NONBLOCK | I915_PERF_FLAG_DISABLED))
 		return -EINVAL;
 	if (!param->num_properties || param->num_properties >= DRM_I915_PERF_PROP_MAX)
 		return -EINVAL;
@@ -219,7 +210,7 @@ int gw_perf_open_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 		}
 	}
 	if (!has_ctx && !perfmon_capable())
-		return -EACCES;		/* system-wide streams need CAP_PERFMON (paranoid default) */
+		return -EACCES; /* system-wide streams need CAP_PERFMON (paranoid default) */
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
@@ -231,7 +222,7 @@ int gw_perf_open_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 		flags |= O_CLOEXEC;
 	if (param->flags & I915_PERF_FLAG_FD_NONBLOCK)
 		flags |= O_NONBLOCK;
-	drm_dev_get(dev);	/* the stream's, put at release */
+	drm_dev_get(dev); /* the stream's, put at release */
 	fd = anon_inode_getfd("[i915_perf]", &gw_perf_fops, s, flags);
 	if (fd < 0) {
 		drm_dev_put(dev);

@@ -21,7 +21,7 @@ static void gw_gem_free(struct drm_gem_object *obj)
 	struct gw_bo *bo = to_gw_bo(obj);
 	int i;
 
-	for (i = 0; i < GW_MMAP_TYPES; i++)	/* no-op for offsets never handed out */
+	for (i = 0; i < GW_MMAP_TYPES; i++) /* no-op for offsets never handed out */
 		drm_vma_offset_remove(obj->dev->vma_offset_manager, &bo->mmo[i].node);
 	drm_gem_shmem_free(&bo->base);
 }
@@ -60,11 +60,11 @@ struct drm_gem_object *gw_gem_create_object(struct drm_device *dev, size_t size)
 	bo->base.base.funcs = &gw_gem_funcs;
 	for (i = 0; i < GW_MMAP_TYPES; i++) {
 		drm_vma_node_reset(&bo->mmo[i].node);
-		bo->mmo[i].node.driver_private = &bo->mmo[i];	/* marks our nodes */
+		bo->mmo[i].node.driver_private = &bo->mmo[i]; /* marks our nodes */
 		bo->mmo[i].bo = bo;
 		bo->mmo[i].type = i;
 	}
-	bo->caching = I915_CACHING_CACHED;	/* LLC platform */
+	bo->caching = I915_CACHING_CACHED; /* LLC platform */
 	bo->madv = I915_MADV_WILLNEED;
 	bo->pat_index = ~0u;
 	bo->regions[0] = I915_MEMORY_CLASS_SYSTEM;
@@ -80,12 +80,12 @@ static struct gw_bo *gw_bo_create(struct drm_device *dev, u64 size)
 	size = round_up(size, PAGE_SIZE);
 	if (!size)
 		return ERR_PTR(-EINVAL);
-	if (size >> PAGE_SHIFT > INT_MAX)	/* i915_gem_object_size_2big() */
+	if (size >> PAGE_SHIFT > INT_MAX) /* i915_gem_object_size_2big() */
 		return ERR_PTR(-E2BIG);
 	shmem = drm_gem_shmem_create(dev, size);
 	if (IS_ERR(shmem))
 		return ERR_CAST(shmem);
-	shmem->pages_mark_dirty_on_put = true;	/* writes through PFN mappings must stick */
+	shmem->pages_mark_dirty_on_put = true; /* writes through PFN mappings must stick */
 	/* i915 names its shmem files "i915": a legacy GEM_MMAP shows "/i915 (deleted)" */
 	filp = shmem_file_setup("i915", size, VM_NORESERVE);
 	if (IS_ERR(filp)) {
@@ -123,7 +123,7 @@ int gw_gem_create_ioctl(struct drm_device *dev, void *data, struct drm_file *fil
 struct gw_create_ext {
 	u8 regions[GW_MAX_REGIONS];
 	unsigned int n_regions;
-	u32 mask;		/* BIT(memory class) */
+	u32 mask; /* BIT(memory class) */
 	bool protected_content;
 	u32 pat_index;
 };
@@ -146,16 +146,16 @@ static int gw_ext_regions(struct i915_user_extension __user *base, void *data)
 
 		if (copy_from_user(&r, &uregions[i], sizeof(r)))
 			return -EFAULT;
-		if ((r.memory_class != I915_MEMORY_CLASS_SYSTEM &&
-		     r.memory_class != I915_MEMORY_CLASS_DEVICE) || r.memory_instance != 0)
-			return -EINVAL;		/* the device has no such region */
+		if ((r.memory_class != I915_MEMORY_CLASS_SYSTEM && r.memory_class != I915_MEMORY_CLASS_DEVICE) ||
+		    r.memory_instance != 0)
+			return -EINVAL; /* the device has no such region */
 		if (mask & BIT(r.memory_class))
-			return -EINVAL;		/* duplicate placement */
+			return -EINVAL; /* duplicate placement */
 		mask |= BIT(r.memory_class);
 		regions[i] = r.memory_class;
 	}
 	if (ce->n_regions)
-		return -EINVAL;			/* placements given twice */
+		return -EINVAL; /* placements given twice */
 	memcpy(ce->regions, regions, ext.num_regions);
 	ce->n_regions = ext.num_regions;
 	ce->mask = mask;
@@ -171,7 +171,7 @@ static int gw_ext_protected(struct i915_user_extension __user *base, void *data)
 		return -EFAULT;
 	if (ext.flags)
 		return -EINVAL;
-	ce->protected_content = true;	/* i915 6.1 without PXP would say -ENODEV */
+	ce->protected_content = true; /* i915 6.1 without PXP would say -ENODEV */
 	return 0;
 }
 
@@ -197,7 +197,7 @@ static const gw_ext_fn gw_create_exts[] = {
 int gw_gem_create_ext_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
 	struct drm_i915_gem_create_ext *args = data;
-	struct gw_create_ext ce = { .pat_index = ~0u };
+	struct gw_create_ext ce = {.pat_index = ~0u};
 	struct gw_bo *bo;
 	int ret;
 
@@ -225,8 +225,7 @@ int gw_gem_create_ext_ioctl(struct drm_device *dev, void *data, struct drm_file 
 	return gw_bo_publish(file, bo, &args->size, &args->handle);
 }
 
-int gw_dumb_create(struct drm_file *file, struct drm_device *dev,
-		   struct drm_mode_create_dumb *args)
+int gw_dumb_create(struct drm_file *file, struct drm_device *dev, struct drm_mode_create_dumb *args)
 {
 	u32 cpp = DIV_ROUND_UP(args->bpp, 8);
 	struct gw_bo *bo;
@@ -234,7 +233,7 @@ int gw_dumb_create(struct drm_file *file, struct drm_device *dev,
 	if (cpp != 1 && cpp != 2 && cpp != 4)
 		return -EINVAL;
 	args->pitch = ALIGN(args->width * cpp, 64);
-	if (args->pitch > min(8192 * cpp, 32768u))	/* gen9 linear plane stride limit */
+	if (args->pitch > min(8192 * cpp, 32768u)) /* gen9 linear plane stride limit */
 		args->pitch = ALIGN(args->pitch, 4096);
 	if (args->pitch < args->width)
 		return -EINVAL;
@@ -271,8 +270,7 @@ int gw_gem_userptr_ioctl(struct drm_device *dev, void *data, struct drm_file *fi
 	u64 ignored;
 	int ret;
 
-	if (args->flags & ~(I915_USERPTR_READ_ONLY | I915_USERPTR_UNSYNCHRONIZED |
-			    I915_USERPTR_PROBE))
+	if (args->flags & ~(I915_USERPTR_READ_ONLY | I915_USERPTR_UNSYNCHRONIZED | I915_USERPTR_PROBE))
 		return -EINVAL;
 	if (args->user_size >> PAGE_SHIFT > INT_MAX)
 		return -E2BIG;
@@ -309,10 +307,9 @@ static int gw_assign_offset(struct drm_file *file, u32 handle, unsigned int type
 		return -ENOENT;
 	mmo = &to_gw_bo(obj)->mmo[type];
 	if (to_gw_bo(obj)->userptr || obj->import_attach)
-		err = -ENODEV;	/* i915: userptr is never mmapped; imports have no pages of ours */
-	else	/* idempotent under the manager's lock */
-		err = drm_vma_offset_add(obj->dev->vma_offset_manager, &mmo->node,
-					 obj->size >> PAGE_SHIFT);
+		err = -ENODEV; /* i915: userptr is never mmapped; imports have no pages of ours */
+	else                   /* idempotent under the manager's lock */
+		err = drm_vma_offset_add(obj->dev->vma_offset_manager, &mmo->node, obj->size >> PAGE_SHIFT);
 	if (!err)
 		err = drm_vma_node_allow_once(&mmo->node, file);
 	if (!err)
@@ -338,12 +335,12 @@ int gw_gem_mmap_offset_ioctl(struct drm_device *dev, void *data, struct drm_file
 
 int gw_dumb_map_offset(struct drm_file *file, struct drm_device *dev, u32 handle, u64 *offset)
 {
-	return gw_assign_offset(file, handle, I915_MMAP_OFFSET_WC, offset);	/* as with PAT */
+	return gw_assign_offset(file, handle, I915_MMAP_OFFSET_WC, offset); /* as with PAT */
 }
 
 /* fops->mmap: the object (referenced) behind an exact (offset, length) this file may map. */
-struct gw_bo *gw_mmap_lookup(struct drm_device *dev, struct drm_file *file,
-			     struct vm_area_struct *vma, unsigned int *type, int *err)
+struct gw_bo *gw_mmap_lookup(struct drm_device *dev, struct drm_file *file, struct vm_area_struct *vma,
+			     unsigned int *type, int *err)
 {
 	struct drm_vma_offset_manager *mgr = dev->vma_offset_manager;
 	struct drm_vma_offset_node *node;
@@ -374,17 +371,16 @@ int gw_gem_mmap_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 	unsigned long addr;
 
 	if (args->flags & ~I915_MMAP_WC)
-		return -EINVAL;		/* I915_MMAP_WC itself is accepted and ignored */
+		return -EINVAL; /* I915_MMAP_WC itself is accepted and ignored */
 	obj = drm_gem_object_lookup(file, args->handle);
 	if (!obj)
 		return -ENOENT;
 	if (!obj->filp || to_gw_bo(obj)->userptr)
-		addr = -ENXIO;		/* i915: no backing file to map */
+		addr = -ENXIO; /* i915: no backing file to map */
 	else if (args->offset >= obj->size || args->size > obj->size - args->offset)
 		addr = -EINVAL;
 	else
-		addr = vm_mmap(obj->filp, 0, args->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			       args->offset);
+		addr = vm_mmap(obj->filp, 0, args->size, PROT_READ | PROT_WRITE, MAP_SHARED, args->offset);
 	drm_gem_object_put(obj);
 	if (IS_ERR_VALUE(addr))
 		return (int)addr;
@@ -425,8 +421,7 @@ static int gw_bo_rw(struct gw_bo *bo, u64 offset, u64 size, char __user *user, b
 	return 0;
 }
 
-static int gw_rw_ioctl(struct drm_file *file, u32 handle, u64 offset, u64 size, u64 ptr,
-		       bool write)
+static int gw_rw_ioctl(struct drm_file *file, u32 handle, u64 offset, u64 size, u64 ptr, bool write)
 {
 	struct drm_gem_object *obj;
 	int ret;
@@ -443,7 +438,7 @@ static int gw_rw_ioctl(struct drm_file *file, u32 handle, u64 offset, u64 size, 
 	else if (write && to_gw_bo(obj)->readonly)
 		ret = -EINVAL;
 	else if (!obj->filp)
-		ret = -ENODEV;	/* an import: its pages are someone else's */
+		ret = -ENODEV; /* an import: its pages are someone else's */
 	else
 		ret = gw_bo_rw(to_gw_bo(obj), offset, size, u64_to_user_ptr(ptr), write);
 	drm_gem_object_put(obj);
@@ -485,13 +480,13 @@ int gw_gem_set_tiling_ioctl(struct drm_device *dev, void *data, struct drm_file 
 	if (!obj)
 		return -ENOENT;
 	if (to_gw_bo(obj)->userptr) {
-		err = -ENXIO;		/* proxy object */
+		err = -ENXIO; /* proxy object */
 	} else if (!gw_tiling_ok(args->tiling_mode, args->stride)) {
 		err = -EINVAL;
 	} else {
 		if (args->tiling_mode == I915_TILING_NONE)
 			args->stride = 0;
-		args->swizzle_mode = I915_BIT_6_SWIZZLE_NONE;	/* gen8+: no swizzling */
+		args->swizzle_mode = I915_BIT_6_SWIZZLE_NONE; /* gen8+: no swizzling */
 		to_gw_bo(obj)->tiling = args->tiling_mode;
 		to_gw_bo(obj)->stride = args->stride;
 	}
@@ -522,19 +517,14 @@ int gw_gem_set_caching_ioctl(struct drm_device *dev, void *data, struct drm_file
 
 	switch (args->caching) {
 	case I915_CACHING_NONE:
-	case I915_CACHING_DISPLAY:	/* no WT on gen9: display means uncached */
-		caching = I915_CACHING_NONE;
-		break;
-	case I915_CACHING_CACHED:
-		caching = I915_CACHING_CACHED;
-		break;
-	default:
-		return -EINVAL;
+	case I915_CACHING_DISPLAY: /* no WT on gen9: display means uncached */ caching = I915_CACHING_NONE; break;
+	case I915_CACHING_CACHED: caching = I915_CACHING_CACHED; break;
+	default: return -EINVAL;
 	}
 	obj = drm_gem_object_lookup(file, args->handle);
 	if (!obj)
 		return -ENOENT;
-	if (to_gw_bo(obj)->userptr)	/* proxy: only "cached", which it already is */
+	if (to_gw_bo(obj)->userptr) /* proxy: only "cached", which it already is */
 		err = caching == I915_CACHING_CACHED ? 0 : -ENXIO;
 	else
 		to_gw_bo(obj)->caching = caching;
@@ -569,8 +559,8 @@ int gw_gem_set_domain_ioctl(struct drm_device *dev, void *data, struct drm_file 
 {
 	struct drm_i915_gem_set_domain *args = data;
 
-	const u32 gpu_domains = I915_GEM_DOMAIN_RENDER | I915_GEM_DOMAIN_SAMPLER |
-		I915_GEM_DOMAIN_COMMAND | I915_GEM_DOMAIN_INSTRUCTION | I915_GEM_DOMAIN_VERTEX;
+	const u32 gpu_domains = I915_GEM_DOMAIN_RENDER | I915_GEM_DOMAIN_SAMPLER | I915_GEM_DOMAIN_COMMAND |
+				I915_GEM_DOMAIN_INSTRUCTION | I915_GEM_DOMAIN_VERTEX;
 
 	if ((args->write_domain | args->read_domains) & gpu_domains)
 		return -EINVAL;
@@ -597,7 +587,7 @@ int gw_gem_madvise_ioctl(struct drm_device *dev, void *data, struct drm_file *fi
 	if (!obj)
 		return -ENOENT;
 	to_gw_bo(obj)->madv = args->madv;
-	args->retained = 1;	/* never purged (i915 purges unbound DONTNEED objects) */
+	args->retained = 1; /* never purged (i915 purges unbound DONTNEED objects) */
 	drm_gem_object_put(obj);
 	return 0;
 }
@@ -621,7 +611,7 @@ int gw_gem_wait_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 
 static int gw_describe_one(int handle, void *ptr, void *data)
 {
-	static const char *const types[GW_MMAP_TYPES] = { "gtt", "wc", "wb", "uc", "fixed" };
+	static const char *const types[GW_MMAP_TYPES] = {"gtt", "wc", "wb", "uc", "fixed"};
 	struct drm_gem_object *obj = ptr;
 	struct seq_file *m = data;
 	struct gw_bo *bo;
@@ -630,8 +620,8 @@ static int gw_describe_one(int handle, void *ptr, void *data)
 	if (!obj)
 		return 0;
 	bo = to_gw_bo(obj);
-	seq_printf(m, "  handle %d size %zu tiling %u stride %u caching %u madv %u regions",
-		   handle, obj->size, bo->tiling, bo->stride, bo->caching, bo->madv);
+	seq_printf(m, "  handle %d size %zu tiling %u stride %u caching %u madv %u regions", handle, obj->size,
+		   bo->tiling, bo->stride, bo->caching, bo->madv);
 	for (i = 0; i < bo->n_regions; i++)
 		seq_printf(m, "%c%u:0", i ? ',' : ' ', bo->regions[i]);
 	if (bo->protected_content)
@@ -639,14 +629,13 @@ static int gw_describe_one(int handle, void *ptr, void *data)
 	if (bo->pat_index != ~0u)
 		seq_printf(m, " pat %u", bo->pat_index);
 	if (bo->userptr)
-		seq_printf(m, " userptr 0x%llx+0x%llx flags 0x%x", bo->userptr_addr,
-			   bo->userptr_size, bo->userptr_flags);
+		seq_printf(m, " userptr 0x%llx+0x%llx flags 0x%x", bo->userptr_addr, bo->userptr_size,
+			   bo->userptr_flags);
 	if (obj->import_attach)
 		seq_puts(m, " imported");
 	for (i = 0; i < GW_MMAP_TYPES; i++)
 		if (drm_mm_node_allocated(&bo->mmo[i].node.vm_node))
-			seq_printf(m, " %s=0x%llx", types[i],
-				   drm_vma_node_offset_addr(&bo->mmo[i].node));
+			seq_printf(m, " %s=0x%llx", types[i], drm_vma_node_offset_addr(&bo->mmo[i].node));
 	seq_putc(m, '\n');
 	return 0;
 }

@@ -45,12 +45,12 @@ static int card_minor = -1;
 static char why[1024];
 
 /* A failed expectation: say what was expected and what came, and leave the case. */
-#define EXPECT(cond, ...)                                        \
-	do {                                                     \
-		if (!(cond)) {                                   \
-			snprintf(why, sizeof(why), __VA_ARGS__); \
-			return -1;                               \
-		}                                                \
+#define EXPECT(cond, ...)                                                                                              \
+	do {                                                                                                           \
+		if (!(cond)) {                                                                                         \
+			snprintf(why, sizeof(why), __VA_ARGS__);                                                       \
+			return -1;                                                                                     \
+		}                                                                                                      \
 	} while (0)
 
 static int open_card(void)
@@ -66,7 +66,7 @@ static int xioctl(int fd, unsigned long req, void *arg)
 
 static int gem_create(int fd, uint64_t size, uint32_t *handle)
 {
-	struct drm_i915_gem_create c = { .size = size };
+	struct drm_i915_gem_create c = {.size = size};
 	int ret = xioctl(fd, DRM_IOCTL_I915_GEM_CREATE, &c);
 
 	*handle = c.handle;
@@ -75,14 +75,14 @@ static int gem_create(int fd, uint64_t size, uint32_t *handle)
 
 static int gem_close(int fd, uint32_t handle)
 {
-	struct drm_gem_close c = { .handle = handle };
+	struct drm_gem_close c = {.handle = handle};
 
 	return xioctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
 }
 
 static int mmap_offset(int fd, uint32_t handle, uint64_t type, uint64_t *offset)
 {
-	struct drm_i915_gem_mmap_offset a = { .handle = handle, .flags = type };
+	struct drm_i915_gem_mmap_offset a = {.handle = handle, .flags = type};
 	int ret = xioctl(fd, DRM_IOCTL_I915_GEM_MMAP_OFFSET, &a);
 
 	*offset = a.offset;
@@ -91,15 +91,13 @@ static int mmap_offset(int fd, uint32_t handle, uint64_t type, uint64_t *offset)
 
 static int pread_bo(int fd, uint32_t handle, uint64_t off, void *buf, uint64_t len)
 {
-	struct drm_i915_gem_pread a = { .handle = handle, .offset = off, .size = len,
-					.data_ptr = (uintptr_t)buf };
+	struct drm_i915_gem_pread a = {.handle = handle, .offset = off, .size = len, .data_ptr = (uintptr_t)buf};
 	return xioctl(fd, DRM_IOCTL_I915_GEM_PREAD, &a);
 }
 
 static int pwrite_bo(int fd, uint32_t handle, uint64_t off, const void *buf, uint64_t len)
 {
-	struct drm_i915_gem_pwrite a = { .handle = handle, .offset = off, .size = len,
-					 .data_ptr = (uintptr_t)buf };
+	struct drm_i915_gem_pwrite a = {.handle = handle, .offset = off, .size = len, .data_ptr = (uintptr_t)buf};
 	return xioctl(fd, DRM_IOCTL_I915_GEM_PWRITE, &a);
 }
 
@@ -221,12 +219,10 @@ static int t_version(void)
 	EXPECT(fd >= 0, "open %s: %s", card_path, strerror(errno));
 	v = drmGetVersion(fd);
 	EXPECT(v, "DRM_IOCTL_VERSION failed: %s", strerror(errno));
-	EXPECT(!strcmp(v->name, "i915"), "DRM_IOCTL_VERSION name: expected \"i915\", got \"%s\"",
-	       v->name);
-	EXPECT(strstr(v->desc, "gpuwatch"), "desc should say it is the gpuwatch fixture, got \"%s\"",
-	       v->desc);
-	EXPECT(v->version_major == 1 && v->version_minor == 6,
-	       "version: expected 1.6 like i915, got %d.%d", v->version_major, v->version_minor);
+	EXPECT(!strcmp(v->name, "i915"), "DRM_IOCTL_VERSION name: expected \"i915\", got \"%s\"", v->name);
+	EXPECT(strstr(v->desc, "gpuwatch"), "desc should say it is the gpuwatch fixture, got \"%s\"", v->desc);
+	EXPECT(v->version_major == 1 && v->version_minor == 6, "version: expected 1.6 like i915, got %d.%d",
+	       v->version_major, v->version_minor);
 	drmFreeVersion(v);
 	EXPECT(fdinfo_field(fd, "drm-client-id") >= 0, "fdinfo has no drm-client-id line");
 	close(fd);
@@ -252,8 +248,7 @@ static int t_render_node(void)
 			snprintf(path, sizeof(path), "/dev/dri/%s", e->d_name);
 	closedir(d);
 	fd = open(path, O_RDWR | O_CLOEXEC);
-	EXPECT(fd >= 0, "open %s: %s (expected a render node beside %s)", path, strerror(errno),
-	       card_path);
+	EXPECT(fd >= 0, "open %s: %s (expected a render node beside %s)", path, strerror(errno), card_path);
 	v = drmGetVersion(fd);
 	EXPECT(v && !strcmp(v->name, "i915"), "render node driver: expected i915");
 	drmFreeVersion(v);
@@ -264,7 +259,7 @@ static int t_render_node(void)
 
 static int getparam(int fd, int param, int *value)
 {
-	drm_i915_getparam_t g = { .param = param, .value = value };
+	drm_i915_getparam_t g = {.param = param, .value = value};
 
 	return xioctl(fd, DRM_IOCTL_I915_GETPARAM, &g);
 }
@@ -295,8 +290,8 @@ static int t_prime(void)
 	EXPECT(gem_create(a, 8192, &h) == 0 && gem_create(a, 4096, &back) == 0, "GEM_CREATE failed");
 	fill(page, sizeof(page), 6);
 	EXPECT(pwrite_bo(a, h, 4096, page, sizeof(page)) == 0, "PWRITE failed");
-	EXPECT(drmPrimeHandleToFD(a, h, DRM_CLOEXEC | DRM_RDWR, &dmabuf) == 0,
-	       "PRIME export failed: %s", strerror(errno));
+	EXPECT(drmPrimeHandleToFD(a, h, DRM_CLOEXEC | DRM_RDWR, &dmabuf) == 0, "PRIME export failed: %s",
+	       strerror(errno));
 	EXPECT(lseek(dmabuf, 0, SEEK_END) == 8192, "dma-buf lseek(SEEK_END): expected the size 8192");
 	EXPECT(drmPrimeFDToHandle(b, dmabuf, &imported) == 0 && imported == 1,
 	       "import into another file: expected its handle 1, got %u", imported);
@@ -330,8 +325,8 @@ static int t_libdrm_map(void)
 	EXPECT(maps_entry(bo->virtual, path, sizeof(path), &off) == 0,
 	       "no /proc/self/maps line at the GEM_MMAP address %p", bo->virtual);
 	EXPECT(!strcmp(path, "/i915 (deleted)") && off == 0,
-	       "legacy GEM_MMAP mapping: expected \"/i915 (deleted)\" at offset 0, got \"%s\" at 0x%llx",
-	       path, (unsigned long long)off);
+	       "legacy GEM_MMAP mapping: expected \"/i915 (deleted)\" at offset 0, got \"%s\" at 0x%llx", path,
+	       (unsigned long long)off);
 	fill(pat, sizeof(pat), 1);
 	memcpy(bo->virtual, pat, sizeof(pat));
 	drm_intel_bo_unmap(bo);
@@ -340,8 +335,7 @@ static int t_libdrm_map(void)
 	fill(pat, 4096, 2);
 	EXPECT(drm_intel_bo_subdata(bo, 4096, 4096, pat) == 0, "subdata (PWRITE) failed");
 	EXPECT(drm_intel_bo_map(bo, 0) == 0, "second drm_intel_bo_map failed");
-	EXPECT(!memcmp((char *)bo->virtual + 4096, pat, 4096),
-	       "the CPU map does not show what PWRITE wrote at 4096");
+	EXPECT(!memcmp((char *)bo->virtual + 4096, pat, 4096), "the CPU map does not show what PWRITE wrote at 4096");
 	drm_intel_bo_unmap(bo);
 	drm_intel_bo_unreference(bo);
 	drm_intel_bufmgr_destroy(bufmgr);
@@ -355,7 +349,7 @@ static int t_libdrm_gtt(void)
 	uint32_t tiling = I915_TILING_X, swizzle;
 	unsigned long pitch;
 	drm_intel_bufmgr *bufmgr;
-	struct drm_i915_gem_mmap_gtt g = { 0 };
+	struct drm_i915_gem_mmap_gtt g = {0};
 	drm_intel_bo *bo;
 	char path[256];
 	uint64_t off;
@@ -367,18 +361,17 @@ static int t_libdrm_gtt(void)
 	bo = drm_intel_bo_alloc_tiled(bufmgr, "tiled", 256, 64, 4, &tiling, &pitch, 0);
 	EXPECT(bo, "drm_intel_bo_alloc_tiled(256x64x4, X) failed");
 	EXPECT(tiling == I915_TILING_X && pitch % 512 == 0,
-	       "tiled bo: expected X tiling and a pitch multiple of 512, got tiling %u pitch %lu",
-	       tiling, pitch);
+	       "tiled bo: expected X tiling and a pitch multiple of 512, got tiling %u pitch %lu", tiling, pitch);
 	EXPECT(drm_intel_bo_get_tiling(bo, &tiling, &swizzle) == 0 && tiling == I915_TILING_X &&
-	       swizzle == I915_BIT_6_SWIZZLE_NONE,
+		       swizzle == I915_BIT_6_SWIZZLE_NONE,
 	       "GET_TILING: expected X with swizzle NONE, got %u/%u", tiling, swizzle);
 	EXPECT(drm_intel_gem_bo_map_gtt(bo) == 0, "drm_intel_gem_bo_map_gtt failed: %s", strerror(errno));
 	g.handle = bo->handle;
 	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_MMAP_GTT, &g) == 0, "GEM_MMAP_GTT failed");
-	EXPECT(maps_entry(bo->virtual, path, sizeof(path), &off) == 0,
-	       "no /proc/self/maps line at the GTT map %p", bo->virtual);
-	EXPECT(!strcmp(path, "anon_inode:i915.gem"),
-	       "GTT mapping: expected anon_inode:i915.gem in maps, got \"%s\"", path);
+	EXPECT(maps_entry(bo->virtual, path, sizeof(path), &off) == 0, "no /proc/self/maps line at the GTT map %p",
+	       bo->virtual);
+	EXPECT(!strcmp(path, "anon_inode:i915.gem"), "GTT mapping: expected anon_inode:i915.gem in maps, got \"%s\"",
+	       path);
 	EXPECT(off == g.offset && off >= (1ull << 32),
 	       "GTT mapping's maps offset: expected the MMAP_GTT fake offset 0x%llx (>= 4 GiB), got 0x%llx",
 	       (unsigned long long)g.offset, (unsigned long long)off);
@@ -387,7 +380,7 @@ static int t_libdrm_gtt(void)
 	memcpy(bo->virtual, pat, bo->size);
 	EXPECT(pread_bo(fd, bo->handle, 0, back, bo->size) == 0, "PREAD failed");
 	EXPECT(!memcmp(pat, back, bo->size), "PREAD does not return what the GTT map wrote");
-	drm_intel_bo_unreference(bo);	/* no reuse: closes the handle; the map goes with the bufmgr */
+	drm_intel_bo_unreference(bo); /* no reuse: closes the handle; the map goes with the bufmgr */
 	drm_intel_bufmgr_destroy(bufmgr);
 	close(fd);
 	return 0;
@@ -436,9 +429,9 @@ static int t_handles(void)
 	EXPECT(gem_create(fd, 4096, &n) == 0 && n == 1, "holes 1 and 3: expected 1 first, got %u", n);
 	EXPECT(gem_create(fd, 4096, &n) == 0 && n == 3, "then expected 3, got %u", n);
 	EXPECT(gem_create(fd, 1, &n) == 0 && n == 4, "then expected 4, got %u", n);
-	struct drm_i915_gem_mmap lm = { .handle = 4, .size = 4096, .flags = I915_MMAP_WC };
-	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_MMAP, &lm) == 0 && lm.addr_ptr,
-	       "legacy GEM_MMAP with I915_MMAP_WC: %s", strerror(errno));
+	struct drm_i915_gem_mmap lm = {.handle = 4, .size = 4096, .flags = I915_MMAP_WC};
+	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_MMAP, &lm) == 0 && lm.addr_ptr, "legacy GEM_MMAP with I915_MMAP_WC: %s",
+	       strerror(errno));
 	lm.flags = 2;
 	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_MMAP, &lm) == -EINVAL, "legacy GEM_MMAP flag 2: expected EINVAL");
 	close(fd);
@@ -448,41 +441,37 @@ static int t_handles(void)
 static int t_create_ext(void)
 {
 	int fd = open_card();
-	struct drm_i915_gem_memory_class_instance regions[2] = {
-		{ I915_MEMORY_CLASS_DEVICE, 0 }, { I915_MEMORY_CLASS_SYSTEM, 0 } };
-	struct gw_create_ext_set_pat pat = { .base = { .name = GW_GEM_CREATE_EXT_SET_PAT },
-					     .pat_index = 3 };
+	struct drm_i915_gem_memory_class_instance regions[2] = {{I915_MEMORY_CLASS_DEVICE, 0},
+								{I915_MEMORY_CLASS_SYSTEM, 0}};
+	struct gw_create_ext_set_pat pat = {.base = {.name = GW_GEM_CREATE_EXT_SET_PAT}, .pat_index = 3};
 	struct drm_i915_gem_create_ext_protected_content prot = {
-		.base = { .name = I915_GEM_CREATE_EXT_PROTECTED_CONTENT,
-			  .next_extension = (uintptr_t)&pat } };
+		.base = {.name = I915_GEM_CREATE_EXT_PROTECTED_CONTENT, .next_extension = (uintptr_t)&pat}};
 	struct drm_i915_gem_create_ext_memory_regions mr = {
-		.base = { .name = I915_GEM_CREATE_EXT_MEMORY_REGIONS },
-		.num_regions = 2, .regions = (uintptr_t)regions };
-	struct i915_user_extension unknown = { .name = 7 };
-	struct drm_i915_gem_create_ext c = { .size = 10000, .extensions = (uintptr_t)&mr };
+		.base = {.name = I915_GEM_CREATE_EXT_MEMORY_REGIONS}, .num_regions = 2, .regions = (uintptr_t)regions};
+	struct i915_user_extension unknown = {.name = 7};
+	struct drm_i915_gem_create_ext c = {.size = 10000, .extensions = (uintptr_t)&mr};
 	char state[4096];
 
 	EXPECT(fd >= 0, "open: %s", strerror(errno));
 	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_CREATE_EXT, &c) == 0,
 	       "GEM_CREATE_EXT with regions [DEVICE 0, SYSTEM 0]: %s", strerror(errno));
 	EXPECT(c.handle == 1 && c.size == 12288,
-	       "GEM_CREATE_EXT: expected handle 1 of 12288 bytes (rounded up), got %u of %llu",
-	       c.handle, (unsigned long long)c.size);
+	       "GEM_CREATE_EXT: expected handle 1 of 12288 bytes (rounded up), got %u of %llu", c.handle,
+	       (unsigned long long)c.size);
 	EXPECT(client_state(fd, state, sizeof(state)) == 0 &&
-	       strstr(state, "handle 1 size 12288 tiling 0 stride 0 caching 1 madv 0 regions 1:0,0:0"),
+		       strstr(state, "handle 1 size 12288 tiling 0 stride 0 caching 1 madv 0 regions 1:0,0:0"),
 	       "debugfs should list handle 1 with regions 1:0,0:0, got:\n%s", state);
-	c = (struct drm_i915_gem_create_ext){ .size = 4096, .extensions = (uintptr_t)&unknown };
+	c = (struct drm_i915_gem_create_ext){.size = 4096, .extensions = (uintptr_t)&unknown};
 	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_CREATE_EXT, &c) == -EINVAL,
 	       "an unknown extension (name 7): expected EINVAL, got %s", strerror(errno));
 	regions[1] = regions[0];
-	c = (struct drm_i915_gem_create_ext){ .size = 4096, .extensions = (uintptr_t)&mr };
-	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_CREATE_EXT, &c) == -EINVAL,
-	       "a duplicate region: expected EINVAL");
-	c = (struct drm_i915_gem_create_ext){ .size = 4096, .extensions = (uintptr_t)&prot };
+	c = (struct drm_i915_gem_create_ext){.size = 4096, .extensions = (uintptr_t)&mr};
+	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_CREATE_EXT, &c) == -EINVAL, "a duplicate region: expected EINVAL");
+	c = (struct drm_i915_gem_create_ext){.size = 4096, .extensions = (uintptr_t)&prot};
 	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_CREATE_EXT, &c) == 0 && c.handle == 2,
 	       "PROTECTED_CONTENT then SET_PAT(3): expected handle 2, got %s", strerror(errno));
 	EXPECT(client_state(fd, state, sizeof(state)) == 0 && strstr(state, "handle 2 ") &&
-	       strstr(strstr(state, "handle 2 "), "protected pat 3"),
+		       strstr(strstr(state, "handle 2 "), "protected pat 3"),
 	       "debugfs should show handle 2 protected with pat 3:\n%s", state);
 	pat.pat_index = 32;
 	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_CREATE_EXT, &c) == -EINVAL, "pat_index 32: expected EINVAL");
@@ -493,8 +482,8 @@ static int t_create_ext(void)
 static int t_query_regions(void)
 {
 	int fd = open_card();
-	struct drm_i915_query_item item = { .query_id = DRM_I915_QUERY_MEMORY_REGIONS };
-	struct drm_i915_query q = { .num_items = 1, .items_ptr = (uintptr_t)&item };
+	struct drm_i915_query_item item = {.query_id = DRM_I915_QUERY_MEMORY_REGIONS};
+	struct drm_i915_query q = {.num_items = 1, .items_ptr = (uintptr_t)&item};
 	struct drm_i915_query_memory_regions *r;
 
 	EXPECT(fd >= 0, "open: %s", strerror(errno));
@@ -503,12 +492,9 @@ static int t_query_regions(void)
 	       "memory regions length: expected header + 2 regions, got %d", item.length);
 	r = calloc(1, item.length);
 	item.data_ptr = (uintptr_t)r;
-	EXPECT(xioctl(fd, DRM_IOCTL_I915_QUERY, &q) == 0 && item.length > 0, "QUERY (data) failed: %d",
-	       item.length);
-	EXPECT(r->num_regions == 2 &&
-	       r->regions[0].region.memory_class == I915_MEMORY_CLASS_SYSTEM &&
-	       r->regions[1].region.memory_class == I915_MEMORY_CLASS_DEVICE &&
-	       r->regions[1].probed_size > 0,
+	EXPECT(xioctl(fd, DRM_IOCTL_I915_QUERY, &q) == 0 && item.length > 0, "QUERY (data) failed: %d", item.length);
+	EXPECT(r->num_regions == 2 && r->regions[0].region.memory_class == I915_MEMORY_CLASS_SYSTEM &&
+		       r->regions[1].region.memory_class == I915_MEMORY_CLASS_DEVICE && r->regions[1].probed_size > 0,
 	       "regions: expected SYSTEM 0 and DEVICE 0, got %u regions", r->num_regions);
 	free(r);
 	close(fd);
@@ -517,10 +503,8 @@ static int t_query_regions(void)
 
 static int ctx_param(int fd, uint32_t ctx, uint64_t param, uint64_t *value, bool set)
 {
-	struct drm_i915_gem_context_param p = { .ctx_id = ctx, .param = param,
-						.value = set ? *value : 0 };
-	int ret = xioctl(fd, set ? DRM_IOCTL_I915_GEM_CONTEXT_SETPARAM :
-				   DRM_IOCTL_I915_GEM_CONTEXT_GETPARAM, &p);
+	struct drm_i915_gem_context_param p = {.ctx_id = ctx, .param = param, .value = set ? *value : 0};
+	int ret = xioctl(fd, set ? DRM_IOCTL_I915_GEM_CONTEXT_SETPARAM : DRM_IOCTL_I915_GEM_CONTEXT_GETPARAM, &p);
 
 	if (!set)
 		*value = p.value;
@@ -529,9 +513,9 @@ static int ctx_param(int fd, uint32_t ctx, uint64_t param, uint64_t *value, bool
 
 static int exec_nop(int fd, uint32_t ctx, uint64_t flags, uint32_t handle, uint64_t *rsvd2)
 {
-	struct drm_i915_gem_exec_object2 obj = { .handle = handle };
-	struct drm_i915_gem_execbuffer2 eb = { .buffers_ptr = (uintptr_t)&obj, .buffer_count = 1,
-					       .flags = flags, .rsvd1 = ctx };
+	struct drm_i915_gem_exec_object2 obj = {.handle = handle};
+	struct drm_i915_gem_execbuffer2 eb = {
+		.buffers_ptr = (uintptr_t)&obj, .buffer_count = 1, .flags = flags, .rsvd1 = ctx};
 	int ret = xioctl(fd, DRM_IOCTL_I915_GEM_EXECBUFFER2_WR, &eb);
 
 	if (rsvd2)
@@ -542,29 +526,24 @@ static int exec_nop(int fd, uint32_t ctx, uint64_t flags, uint32_t handle, uint6
 static int t_vm_context_ext(void)
 {
 	int fd = open_card();
-	struct drm_i915_gem_vm_control vm = { 0 };
+	struct drm_i915_gem_vm_control vm = {0};
 	struct {
 		uint64_t extensions;
 		struct i915_engine_class_instance engines[3];
-	} __attribute__((packed)) engines = {
-		0, { { I915_ENGINE_CLASS_RENDER, 0 }, { I915_ENGINE_CLASS_COPY, 0 },
-		     { I915_ENGINE_CLASS_VIDEO, 0 } } };
+	} __attribute__((packed))
+	engines = {0, {{I915_ENGINE_CLASS_RENDER, 0}, {I915_ENGINE_CLASS_COPY, 0}, {I915_ENGINE_CLASS_VIDEO, 0}}};
 	struct drm_i915_gem_context_create_ext_setparam p_eng = {
-		.base = { .name = I915_CONTEXT_CREATE_EXT_SETPARAM },
-		.param = { .param = I915_CONTEXT_PARAM_ENGINES, .size = sizeof(engines),
-			   .value = (uintptr_t)&engines } };
+		.base = {.name = I915_CONTEXT_CREATE_EXT_SETPARAM},
+		.param = {.param = I915_CONTEXT_PARAM_ENGINES, .size = sizeof(engines), .value = (uintptr_t)&engines}};
 	struct drm_i915_gem_context_create_ext_setparam p_prio = {
-		.base = { .name = I915_CONTEXT_CREATE_EXT_SETPARAM,
-			  .next_extension = (uintptr_t)&p_eng },
-		.param = { .param = I915_CONTEXT_PARAM_PRIORITY, .value = (uint64_t)-100 } };
+		.base = {.name = I915_CONTEXT_CREATE_EXT_SETPARAM, .next_extension = (uintptr_t)&p_eng},
+		.param = {.param = I915_CONTEXT_PARAM_PRIORITY, .value = (uint64_t)-100}};
 	struct drm_i915_gem_context_create_ext_setparam p_vm = {
-		.base = { .name = I915_CONTEXT_CREATE_EXT_SETPARAM,
-			  .next_extension = (uintptr_t)&p_prio },
-		.param = { .param = I915_CONTEXT_PARAM_VM, .value = 2 } };
-	struct drm_i915_gem_context_create_ext c = {
-		.flags = I915_CONTEXT_CREATE_FLAGS_USE_EXTENSIONS |
-			 I915_CONTEXT_CREATE_FLAGS_SINGLE_TIMELINE,
-		.extensions = (uintptr_t)&p_vm };
+		.base = {.name = I915_CONTEXT_CREATE_EXT_SETPARAM, .next_extension = (uintptr_t)&p_prio},
+		.param = {.param = I915_CONTEXT_PARAM_VM, .value = 2}};
+	struct drm_i915_gem_context_create_ext c = {.flags = I915_CONTEXT_CREATE_FLAGS_USE_EXTENSIONS |
+							     I915_CONTEXT_CREATE_FLAGS_SINGLE_TIMELINE,
+						    .extensions = (uintptr_t)&p_vm};
 	uint64_t v;
 	uint32_t batch;
 	char state[4096];
@@ -575,8 +554,8 @@ static int t_vm_context_ext(void)
 	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_VM_CREATE, &vm) == 0 && vm.vm_id == 2,
 	       "second GEM_VM_CREATE: expected vm id 2, got %u", vm.vm_id);
 	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_CONTEXT_CREATE_EXT, &c) == 0 && c.ctx_id == 1,
-	       "CONTEXT_CREATE_EXT (VM 2, PRIORITY -100, ENGINES rcs,bcs,vcs): expected ctx 1, got %u (%s)",
-	       c.ctx_id, strerror(errno));
+	       "CONTEXT_CREATE_EXT (VM 2, PRIORITY -100, ENGINES rcs,bcs,vcs): expected ctx 1, got %u (%s)", c.ctx_id,
+	       strerror(errno));
 	EXPECT(client_state(fd, state, sizeof(state)) == 0, "no debugfs state for this client");
 	EXPECT(strstr(state, "  ctx 1 proto ") && strstr(state, "engines 0:0,1:0,2:0"),
 	       "debugfs: expected ctx 1 still a proto-context with engines 0:0,1:0,2:0:\n%s", state);
@@ -587,8 +566,7 @@ static int t_vm_context_ext(void)
 	/* i915: GETPARAM(VM) gives a new id for the context's VM (here 3), never the old one */
 	EXPECT(ctx_param(fd, 1, I915_CONTEXT_PARAM_VM, &v, false) == 0 && v == 3,
 	       "GETPARAM VM: expected a new vm id 3 (lowest free), got %llu", (unsigned long long)v);
-	EXPECT(client_state(fd, state, sizeof(state)) == 0 &&
-	       state_vm(state, "vmid", 3) == state_vm(state, "vmid", 2),
+	EXPECT(client_state(fd, state, sizeof(state)) == 0 && state_vm(state, "vmid", 3) == state_vm(state, "vmid", 2),
 	       "debugfs: vm ids 2 and 3 should name the same VM:\n%s", state);
 	EXPECT(strstr(state, "  ctx 1 final "), "GETPARAM should have finalized ctx 1:\n%s", state);
 	EXPECT(ctx_param(fd, 1, I915_CONTEXT_PARAM_ENGINES, &v, false) == -EINVAL,
@@ -609,7 +587,7 @@ static int t_vm_context_ext(void)
 	vm.vm_id = 2;
 	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_VM_DESTROY, &vm) == 0, "VM_DESTROY 2 failed");
 	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_VM_DESTROY, &vm) == -ENOENT, "VM_DESTROY 2 again: expected ENOENT");
-	vm = (struct drm_i915_gem_vm_control){ 0 };
+	vm = (struct drm_i915_gem_vm_control){0};
 	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_VM_CREATE, &vm) == 0 && vm.vm_id == 2,
 	       "GEM_VM_CREATE after destroying 2: expected 2, got %u", vm.vm_id);
 	close(fd);
@@ -639,9 +617,9 @@ static int t_mmap_offsets(void)
 	m_wb = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, wb);
 	m_wc = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, wc);
 	EXPECT(m_wb != MAP_FAILED && m_wc != MAP_FAILED, "mmap of the WB/WC offsets: %s", strerror(errno));
-	EXPECT(maps_entry(m_wc, path, sizeof(path), &off) == 0 && !strcmp(path, "anon_inode:i915.gem") &&
-	       off == wc, "WC map: expected anon_inode:i915.gem at 0x%llx, got \"%s\" at 0x%llx",
-	       (unsigned long long)wc, path, (unsigned long long)off);
+	EXPECT(maps_entry(m_wc, path, sizeof(path), &off) == 0 && !strcmp(path, "anon_inode:i915.gem") && off == wc,
+	       "WC map: expected anon_inode:i915.gem at 0x%llx, got \"%s\" at 0x%llx", (unsigned long long)wc, path,
+	       (unsigned long long)off);
 	fill(page, sizeof(page), 4);
 	memcpy((char *)m_wb + 4096, page, sizeof(page));
 	EXPECT(!memcmp((char *)m_wc + 4096, page, sizeof(page)), "WC map does not show the WB map's write");
@@ -663,14 +641,15 @@ static int t_mmap_offsets(void)
 static int t_dumb(void)
 {
 	int fd = open_card();
-	struct drm_mode_create_dumb d = { .width = 100, .height = 10, .bpp = 32 };
-	struct drm_mode_map_dumb m = { 0 };
+	struct drm_mode_create_dumb d = {.width = 100, .height = 10, .bpp = 32};
+	struct drm_mode_map_dumb m = {0};
 	uint64_t wc;
 
 	EXPECT(fd >= 0, "open: %s", strerror(errno));
 	EXPECT(xioctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &d) == 0, "CREATE_DUMB failed: %s", strerror(errno));
-	EXPECT(d.pitch == 448 && d.size == 8192, "dumb 100x10x32: expected pitch 448 (64-aligned), size 8192, got %u, %llu",
-	       d.pitch, (unsigned long long)d.size);
+	EXPECT(d.pitch == 448 && d.size == 8192,
+	       "dumb 100x10x32: expected pitch 448 (64-aligned), size 8192, got %u, %llu", d.pitch,
+	       (unsigned long long)d.size);
 	m.handle = d.handle;
 	EXPECT(xioctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &m) == 0, "MAP_DUMB failed");
 	EXPECT(mmap_offset(fd, d.handle, I915_MMAP_OFFSET_WC, &wc) == 0 && wc == m.offset,
@@ -683,7 +662,7 @@ static int t_dumb(void)
 static int t_userptr(void)
 {
 	int fd = open_card();
-	struct drm_i915_gem_userptr u = { 0 };
+	struct drm_i915_gem_userptr u = {0};
 	uint64_t off;
 	void *mem;
 
@@ -702,7 +681,7 @@ static int t_userptr(void)
 	u.flags = I915_USERPTR_PROBE;
 	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_USERPTR, &u) == 0 && u.handle == 2,
 	       "USERPTR with PROBE of mapped memory: expected handle 2");
-	u.user_ptr = 4096;	/* nothing is mapped at the second page */
+	u.user_ptr = 4096; /* nothing is mapped at the second page */
 	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_USERPTR, &u) == -EFAULT, "PROBE of unmapped memory: expected EFAULT");
 	EXPECT(mmap_offset(fd, 1, I915_MMAP_OFFSET_WB, &off) == -ENODEV,
 	       "MMAP_OFFSET of a userptr object: expected ENODEV as in i915");
@@ -714,10 +693,10 @@ static int t_userptr(void)
 static int t_perf_open(void)
 {
 	int fd = open_card(), pfd;
-	uint64_t props[] = { DRM_I915_PERF_PROP_SAMPLE_OA, 1, DRM_I915_PERF_PROP_OA_METRICS_SET, 1 };
-	struct drm_i915_perf_open_param p = {
-		.flags = I915_PERF_FLAG_FD_CLOEXEC | I915_PERF_FLAG_FD_NONBLOCK,
-		.num_properties = 2, .properties_ptr = (uintptr_t)props };
+	uint64_t props[] = {DRM_I915_PERF_PROP_SAMPLE_OA, 1, DRM_I915_PERF_PROP_OA_METRICS_SET, 1};
+	struct drm_i915_perf_open_param p = {.flags = I915_PERF_FLAG_FD_CLOEXEC | I915_PERF_FLAG_FD_NONBLOCK,
+					     .num_properties = 2,
+					     .properties_ptr = (uintptr_t)props};
 	char link[128], buf[64];
 
 	EXPECT(fd >= 0, "open: %s", strerror(errno));
@@ -738,7 +717,7 @@ static int t_perf_open(void)
 static int t_execbuf_fence(void)
 {
 	int fd = open_card(), sfd;
-	uint32_t batch, bbe[2] = { 0x0a << 23, 0 };	/* MI_BATCH_BUFFER_END */
+	uint32_t batch, bbe[2] = {0x0a << 23, 0}; /* MI_BATCH_BUFFER_END */
 	struct pollfd pfd;
 	uint64_t rsvd2 = 0;
 	char link[128];
@@ -752,7 +731,7 @@ static int t_execbuf_fence(void)
 	EXPECT(sfd > 2 && fd_link(sfd, link, sizeof(link)) == 0 && !strcmp(link, "anon_inode:sync_file"),
 	       "FENCE_OUT: expected a sync_file fd in rsvd2's upper half, got fd %d -> \"%s\"", sfd,
 	       sfd > 2 ? link : "");
-	pfd = (struct pollfd){ .fd = sfd, .events = POLLIN };
+	pfd = (struct pollfd){.fd = sfd, .events = POLLIN};
 	EXPECT(poll(&pfd, 1, 1000) == 1, "the out-fence should be signalled at once");
 	close(sfd);
 	EXPECT(exec_nop(fd, 0, I915_EXEC_RENDER, 99, NULL) == -ENOENT, "execbuf with handle 99: expected ENOENT");
@@ -765,8 +744,8 @@ static int t_execbuf_fence(void)
 static int t_context0(void)
 {
 	int fd = open_card();
-	struct drm_i915_gem_context_destroy d = { .ctx_id = 0 };
-	struct drm_i915_gem_context_create c = { 0 };
+	struct drm_i915_gem_context_destroy d = {.ctx_id = 0};
+	struct drm_i915_gem_context_create c = {0};
 
 	EXPECT(fd >= 0, "open: %s", strerror(errno));
 	EXPECT(xioctl(fd, DRM_IOCTL_I915_GEM_CONTEXT_DESTROY, &d) == -ENOENT,
@@ -815,23 +794,23 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(void);
 	} cases[] = {
-		{ "version", t_version },
-		{ "render_node", t_render_node },
-		{ "getparam", t_getparam },
-		{ "prime", t_prime },
-		{ "libdrm_bo_map_subdata", t_libdrm_map },
-		{ "libdrm_tiled_map_gtt", t_libdrm_gtt },
-		{ "libdrm_context_ids", t_libdrm_contexts },
-		{ "gem_handles_lowest_free", t_handles },
-		{ "gem_create_ext", t_create_ext },
-		{ "query_memory_regions", t_query_regions },
-		{ "vm_and_context_create_ext", t_vm_context_ext },
-		{ "mmap_offset_types", t_mmap_offsets },
-		{ "dumb_buffer", t_dumb },
-		{ "userptr", t_userptr },
-		{ "perf_open", t_perf_open },
-		{ "execbuf_fence_out", t_execbuf_fence },
-		{ "context0_destroy", t_context0 },
+		{"version", t_version},
+		{"render_node", t_render_node},
+		{"getparam", t_getparam},
+		{"prime", t_prime},
+		{"libdrm_bo_map_subdata", t_libdrm_map},
+		{"libdrm_tiled_map_gtt", t_libdrm_gtt},
+		{"libdrm_context_ids", t_libdrm_contexts},
+		{"gem_handles_lowest_free", t_handles},
+		{"gem_create_ext", t_create_ext},
+		{"query_memory_regions", t_query_regions},
+		{"vm_and_context_create_ext", t_vm_context_ext},
+		{"mmap_offset_types", t_mmap_offsets},
+		{"dumb_buffer", t_dumb},
+		{"userptr", t_userptr},
+		{"perf_open", t_perf_open},
+		{"execbuf_fence_out", t_execbuf_fence},
+		{"context0_destroy", t_context0},
 	};
 	int passed = 0, failed = 0;
 

@@ -52,7 +52,11 @@ static char failures[8192], notes[4096];
 static int nfail;
 static bool flinked;
 
-static void die(const char *what) { fprintf(stderr, "wl_criu_scratch: %s: %s\n", what, strerror(errno)); exit(2); }
+static void die(const char *what)
+{
+	fprintf(stderr, "wl_criu_scratch: %s: %s\n", what, strerror(errno));
+	exit(2);
+}
 
 static void fail(const char *fmt, ...)
 {
@@ -81,37 +85,42 @@ static void note(const char *fmt, ...)
 
 static uint32_t dumb(int fd, uint32_t w, uint32_t h, uint64_t *size)
 {
-	struct drm_mode_create_dumb c = { .width = w, .height = h, .bpp = 32 };
-	if (ioctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &c)) die("CREATE_DUMB");
+	struct drm_mode_create_dumb c = {.width = w, .height = h, .bpp = 32};
+	if (ioctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &c))
+		die("CREATE_DUMB");
 	*size = c.size;
 	return c.handle;
 }
 
 static void destroy(int fd, uint32_t h)
 {
-	struct drm_mode_destroy_dumb d = { .handle = h };
-	if (ioctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB, &d)) die("DESTROY_DUMB");
+	struct drm_mode_destroy_dumb d = {.handle = h};
+	if (ioctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB, &d))
+		die("DESTROY_DUMB");
 }
 
 static void *map(int fd, uint32_t h, uint64_t size)
 {
-	struct drm_mode_map_dumb m = { .handle = h };
-	if (ioctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &m)) die("MAP_DUMB");
+	struct drm_mode_map_dumb m = {.handle = h};
+	if (ioctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &m))
+		die("MAP_DUMB");
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)m.offset);
-	if (p == MAP_FAILED) die("mmap");
+	if (p == MAP_FAILED)
+		die("mmap");
 	return p;
 }
 
 static int export_(int fd, uint32_t h, int cloexec)
 {
-	struct drm_prime_handle p = { .handle = h, .flags = DRM_RDWR | (cloexec ? DRM_CLOEXEC : 0) };
+	struct drm_prime_handle p = {.handle = h, .flags = DRM_RDWR | (cloexec ? DRM_CLOEXEC : 0)};
 	return ioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p) ? -errno : p.fd;
 }
 
 static uint32_t import(int fd, int dmabuf)
 {
-	struct drm_prime_handle p = { .fd = dmabuf };
-	if (ioctl(fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &p)) die("PRIME_FD_TO_HANDLE");
+	struct drm_prime_handle p = {.fd = dmabuf};
+	if (ioctl(fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &p))
+		die("PRIME_FD_TO_HANDLE");
 	return p.handle;
 }
 
@@ -126,8 +135,8 @@ static void check_fill_from(const char *what, const void *p, uint64_t from, uint
 {
 	for (uint64_t i = from; i < size; i++)
 		if (((const unsigned char *)p)[i] != (unsigned char)(seed * 31 + i * 7 + (i >> 12))) {
-			fail("%s: byte %llu is %#x, expected %#x", what, (unsigned long long)i, ((const unsigned char *)p)[i],
-			     (unsigned char)(seed * 31 + i * 7 + (i >> 12)));
+			fail("%s: byte %llu is %#x, expected %#x", what, (unsigned long long)i,
+			     ((const unsigned char *)p)[i], (unsigned char)(seed * 31 + i * 7 + (i >> 12)));
 			return;
 		}
 }
@@ -142,12 +151,19 @@ static void check_handle(const char *file, int fd, uint32_t h, uint64_t size)
 {
 	int d = export_(fd, h, 1);
 	if (size == 0) {
-		if (d >= 0) { fail("%s: handle %u exists, should not", file, h); close(d); }
+		if (d >= 0) {
+			fail("%s: handle %u exists, should not", file, h);
+			close(d);
+		}
 		return;
 	}
-	if (d < 0) { fail("%s: handle %u missing (%s)", file, h, strerror(-d)); return; }
+	if (d < 0) {
+		fail("%s: handle %u missing (%s)", file, h, strerror(-d));
+		return;
+	}
 	off_t s = lseek(d, 0, SEEK_END);
-	if ((uint64_t)s != size) fail("%s: handle %u is %lld bytes, expected %llu", file, h, (long long)s, (unsigned long long)size);
+	if ((uint64_t)s != size)
+		fail("%s: handle %u is %lld bytes, expected %llu", file, h, (long long)s, (unsigned long long)size);
 	close(d);
 }
 
@@ -155,7 +171,8 @@ static unsigned long ino_of_handle(int fd, uint32_t h)
 {
 	struct stat st;
 	int d = export_(fd, h, 1);
-	if (d < 0) return 0;
+	if (d < 0)
+		return 0;
 	fstat(d, &st);
 	close(d);
 	return st.st_ino;
@@ -167,15 +184,21 @@ static void check_fd(const char *what, int fd, unsigned kind, int accmode, int c
 {
 	struct stat st;
 	char name[32] = "";
-	struct drm_version v = { .name = name, .name_len = sizeof name - 1 };
-	if (fstat(fd, &st)) { fail("%s: fd %d is closed", what, fd); return; }
-	if (kind != ~0u && (!S_ISCHR(st.st_mode) || major(st.st_rdev) != 226 || (minor(st.st_rdev) >= 128) != (kind >= 128)))
+	struct drm_version v = {.name = name, .name_len = sizeof name - 1};
+	if (fstat(fd, &st)) {
+		fail("%s: fd %d is closed", what, fd);
+		return;
+	}
+	if (kind != ~0u &&
+	    (!S_ISCHR(st.st_mode) || major(st.st_rdev) != 226 || (minor(st.st_rdev) >= 128) != (kind >= 128)))
 		fail("%s: fd %d is not a DRM %s node", what, fd, kind >= 128 ? "render" : "card");
 	if (kind != ~0u && (ioctl(fd, DRM_IOCTL_VERSION, &v) || strcmp(name, "vgem")))
 		fail("%s: fd %d is not a vgem node (%s)", what, fd, name);
 	int fl = fcntl(fd, F_GETFL), fdf = fcntl(fd, F_GETFD);
-	if ((fl & O_ACCMODE) != accmode) fail("%s: fd %d access mode %d, expected %d", what, fd, fl & O_ACCMODE, accmode);
-	if (!!(fdf & FD_CLOEXEC) != cloexec) fail("%s: fd %d cloexec %d, expected %d", what, fd, !!(fdf & FD_CLOEXEC), cloexec);
+	if ((fl & O_ACCMODE) != accmode)
+		fail("%s: fd %d access mode %d, expected %d", what, fd, fl & O_ACCMODE, accmode);
+	if (!!(fdf & FD_CLOEXEC) != cloexec)
+		fail("%s: fd %d cloexec %d, expected %d", what, fd, !!(fdf & FD_CLOEXEC), cloexec);
 }
 
 static void touch(const char *name)
@@ -183,7 +206,8 @@ static void touch(const char *name)
 	char p[512];
 	snprintf(p, sizeof p, "%s/%s", dir, name);
 	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0) die(p);
+	if (fd < 0)
+		die(p);
 	close(fd);
 }
 
@@ -196,7 +220,7 @@ static int exists(const char *name)
 
 static void wait_for(const char *name)
 {
-	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	struct timespec ts = {0, 50 * 1000 * 1000};
 	while (!exists(name))
 		nanosleep(&ts, NULL);
 }
@@ -207,7 +231,8 @@ static void write_file(const char *kind, const char *text)
 	snprintf(p, sizeof p, "%s/%s.%d", dir, kind, getpid());
 	snprintf(tmp, sizeof tmp, "%s.tmp", p);
 	FILE *f = fopen(tmp, "w");
-	if (!f) die(tmp);
+	if (!f)
+		die(tmp);
 	fprintf(f, "%s", text);
 	fclose(f);
 	rename(tmp, p);
@@ -255,7 +280,10 @@ static void note_mapping(const char *what, unsigned char *p, uint64_t size, uint
 	}
 	p[0] ^= 1; /* writable, no SIGBUS */
 	p[0] ^= 1;
-	note("%s: usable; %s", what, good == size - from ? "contents intact" : zero == size - from ? "zero-filled" : "contents differ");
+	note("%s: usable; %s", what,
+	     good == size - from   ? "contents intact"
+	     : zero == size - from ? "zero-filled"
+				   : "contents differ");
 }
 
 /* a big buffer, filled and checked a word at a time (TCG is slow) */
@@ -292,16 +320,23 @@ static void wait_exit(void)
 int main(int argc, char **argv)
 {
 	uint64_t s1, s2, s3, s4, s5, cs1, cs2;
-	if (argc < 2) { fprintf(stderr, "usage: wl_criu_scratch DIR [--big=MiB]\n"); return 2; }
+	if (argc < 2) {
+		fprintf(stderr, "usage: wl_criu_scratch DIR [--big=MiB]\n");
+		return 2;
+	}
 	dir = argv[1];
 	unsigned big_mib = argc > 2 && strncmp(argv[2], "--big=", 6) == 0 ? (unsigned)atoi(argv[2] + 6) : 0;
 	signal(SIGUSR2, on_sigusr2);
 
 	int A = open("/dev/dri/card0", O_RDWR);
-	if (A < 0) die("open card0");
+	if (A < 0)
+		die("open card0");
 	uint32_t h1 = dumb(A, 64, 64, &s1), h2 = dumb(A, 32, 32, &s2), h3 = dumb(A, 128, 64, &s3);
 	uint32_t h4 = dumb(A, 16, 16, &s4), h5 = dumb(A, 256, 64, &s5);
-	if (h1 != 1 || h2 != 2 || h3 != 3 || h4 != 4 || h5 != 5) { errno = EINVAL; die("handle numbers"); }
+	if (h1 != 1 || h2 != 2 || h3 != 3 || h4 != 4 || h5 != 5) {
+		errno = EINVAL;
+		die("handle numbers");
+	}
 	destroy(A, 2);
 	destroy(A, 4);
 	unsigned char *m1 = map(A, 1, s1), *m3 = map(A, 3, s3);
@@ -311,54 +346,74 @@ int main(int argc, char **argv)
 	fill(t5, s5, 5);
 	munmap(t5, s5);
 	int E = export_(A, 3, 1);
-	if (E < 0) die("export A.3");
+	if (E < 0)
+		die("export A.3");
 	int R = open("/dev/dri/renderD128", O_RDWR | O_CLOEXEC);
-	if (R < 0) die("open renderD128");
-	if (import(R, E) != 1) { errno = EINVAL; die("R.1"); }
+	if (R < 0)
+		die("open renderD128");
+	if (import(R, E) != 1) {
+		errno = EINVAL;
+		die("R.1");
+	}
 	uint64_t ts1, ts2;
 	int T = open("/dev/dri/card0", O_RDWR);
-	if (T < 0) die("open card0 (T)");
+	if (T < 0)
+		die("open card0 (T)");
 	uint32_t t1 = dumb(T, 32, 32, &ts1), t2 = dumb(T, 64, 32, &ts2);
 	void *tm = map(T, t2, ts2);
 	fill(tm, ts2, 15);
 	munmap(tm, ts2);
 	int x1 = export_(T, t1, 1), x2 = export_(T, t2, 1);
-	if (import(R, x1) != 2 || import(R, x2) != 3) { errno = EINVAL; die("R.2, R.3"); }
+	if (import(R, x1) != 2 || import(R, x2) != 3) {
+		errno = EINVAL;
+		die("R.2, R.3");
+	}
 	close(x1);
 	close(x2);
 	close(T);
-	struct drm_gem_close rc2 = { .handle = 2 };
-	if (ioctl(R, DRM_IOCTL_GEM_CLOSE, &rc2)) die("GEM_CLOSE R.2");
+	struct drm_gem_close rc2 = {.handle = 2};
+	if (ioctl(R, DRM_IOCTL_GEM_CLOSE, &rc2))
+		die("GEM_CLOSE R.2");
 	int B = open("/dev/dri/card0", O_RDWR | O_NONBLOCK);
-	if (B < 0) die("open card0 (B)");
+	if (B < 0)
+		die("open card0 (B)");
 	int e5 = export_(A, 5, 1);
-	if (import(B, e5) != 1) { errno = EINVAL; die("B.1"); }
+	if (import(B, e5) != 1) {
+		errno = EINVAL;
+		die("B.1");
+	}
 	close(e5);
 	unsigned char *mb = map(B, 1, s5);
 
 	uint64_t ds1, ds2, fs1;
 	int D = open("/dev/dri/card0", O_RDWR);
-	if (D < 0) die("open card0 (D)");
+	if (D < 0)
+		die("open card0 (D)");
 	uint32_t d1 = dumb(D, 64, 64, &ds1), d2 = dumb(D, 64, 64, &ds2);
 	unsigned char *md1 = map(D, d1, ds1), *md2 = map(D, d2, ds2);
 	fill(md1, ds1, 12);
 	fill(md2, ds2, 13);
-	struct drm_gem_close gc = { .handle = d2 };
-	if (ioctl(D, DRM_IOCTL_GEM_CLOSE, &gc)) die("GEM_CLOSE D.2");
-	struct drm_gem_flink fl = { .handle = d1 };
+	struct drm_gem_close gc = {.handle = d2};
+	if (ioctl(D, DRM_IOCTL_GEM_CLOSE, &gc))
+		die("GEM_CLOSE D.2");
+	struct drm_gem_flink fl = {.handle = d1};
 	/* flink needs DRM authentication (or CAP_SYS_ADMIN): an unprivileged container has
 	 * neither, and D.2 is then a buffer of its own with D.1's size */
 	flinked = ioctl(D, DRM_IOCTL_GEM_FLINK, &fl) == 0;
-	if (!flinked && errno != EACCES) die("GEM_FLINK D.1");
+	if (!flinked && errno != EACCES)
+		die("GEM_FLINK D.1");
 	if (flinked) {
-		struct drm_gem_open go = { .name = fl.name };
-		if (ioctl(D, DRM_IOCTL_GEM_OPEN, &go) || go.handle != 2) die("GEM_OPEN D.1's name");
+		struct drm_gem_open go = {.name = fl.name};
+		if (ioctl(D, DRM_IOCTL_GEM_OPEN, &go) || go.handle != 2)
+			die("GEM_OPEN D.1's name");
 	} else {
 		uint64_t s;
-		if (dumb(D, 64, 64, &s) != 2) die("D.2 again (no flink)");
+		if (dumb(D, 64, 64, &s) != 2)
+			die("D.2 again (no flink)");
 	}
 	int F = open("/dev/dri/card0", O_RDWR);
-	if (F < 0) die("open card0 (F)");
+	if (F < 0)
+		die("open card0 (F)");
 	uint32_t f1 = dumb(F, 64, 64, &fs1);
 	unsigned char *mf = map(F, f1, fs1);
 	fill(mf, fs1, 14);
@@ -372,30 +427,40 @@ int main(int argc, char **argv)
 	uint64_t *mg = NULL;
 	if (big_mib) { /* G = card0 with one big mapped buffer (4096 x 64*MiB at 32 bpp) */
 		G = open("/dev/dri/card0", O_RDWR | O_CLOEXEC);
-		if (G < 0) die("open card0 (G)");
-		struct drm_mode_create_dumb c = { .width = 4096, .height = 64 * big_mib, .bpp = 32 };
-		if (ioctl(G, DRM_IOCTL_MODE_CREATE_DUMB, &c)) die("CREATE_DUMB (big)");
+		if (G < 0)
+			die("open card0 (G)");
+		struct drm_mode_create_dumb c = {.width = 4096, .height = 64 * big_mib, .bpp = 32};
+		if (ioctl(G, DRM_IOCTL_MODE_CREATE_DUMB, &c))
+			die("CREATE_DUMB (big)");
 		gs = c.size;
 		mg = map(G, c.handle, gs);
 		fill_big(mg, gs);
 	}
 
 	pid_t child = fork();
-	if (child < 0) die("fork");
+	if (child < 0)
+		die("fork");
 	if (child == 0) {
 		unsigned char *m1b = map(A, 1, s1);
 		memset(m1b, 0xc5, 4096); /* the parent's m1 sees it too: same buffer */
 		int C = open("/dev/dri/card0", O_RDWR);
-		if (C < 0) die("open card0 (C)");
+		if (C < 0)
+			die("open card0 (C)");
 		uint32_t c1 = dumb(C, 64, 32, &cs1), c2 = dumb(C, 64, 64, &cs2);
-		if (c1 != 1 || c2 != 2) { errno = EINVAL; die("C handles"); }
+		if (c1 != 1 || c2 != 2) {
+			errno = EINVAL;
+			die("C handles");
+		}
 		destroy(C, 1);
 		unsigned char *mc = map(C, 2, cs2);
 		fill(mc, cs2, 9);
-		if (import(C, E) != 1) { errno = EINVAL; die("C.1 = E"); }
+		if (import(C, E) != 1) {
+			errno = EINVAL;
+			die("C.1 = E");
+		}
 		touch("cready");
 		wait_for("go");
-		int cfds[] = { A, E, R, B, D, C, G };
+		int cfds[] = {A, E, R, B, D, C, G};
 		check_fd_set(cfds, G >= 0 ? 7 : 6);
 		check_fd("C", C, 0, O_RDWR, 0);
 		check_fd("A (child)", A, 0, O_RDWR, 0);
@@ -403,7 +468,8 @@ int main(int argc, char **argv)
 		check_handle("C", C, 2, cs2);
 		check_handle("C", C, 3, 0);
 		check_fill("C.2 mapping", mc, cs2, 9);
-		if (m1b[0] != 0xc5 || m1b[4095] != 0xc5) fail("child's A.1 mapping lost its first page");
+		if (m1b[0] != 0xc5 || m1b[4095] != 0xc5)
+			fail("child's A.1 mapping lost its first page");
 		check_fill_from("child's A.1 mapping (after page 0)", m1b, 4096, s1, 1);
 		struct stat cse;
 		fstat(E, &cse);
@@ -424,12 +490,12 @@ int main(int argc, char **argv)
 			a3_seed = 33;
 			touch("rewritten");
 		}
-		struct timespec ts = { 0, 50 * 1000 * 1000 };
+		struct timespec ts = {0, 50 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
 	wait_for("cdone");
 
-	int pfds[] = { A, E, R, B, D, G };
+	int pfds[] = {A, E, R, B, D, G};
 	check_fd_set(pfds, G >= 0 ? 6 : 5);
 	if (mg)
 		check_big(mg, gs);
@@ -439,16 +505,20 @@ int main(int argc, char **argv)
 	check_handle("D", D, 1, ds1);
 	check_handle("D", D, 2, ds1);
 	check_handle("D", D, 3, 0);
-	if (flinked && ino_of_handle(D, 1) != ino_of_handle(D, 2)) fail("D.1 and D.2 are no longer one buffer");
-	if (!flinked) note("GEM_FLINK was refused (EACCES: not DRM-authenticated): D.2 was a buffer of its own");
+	if (flinked && ino_of_handle(D, 1) != ino_of_handle(D, 2))
+		fail("D.1 and D.2 are no longer one buffer");
+	if (!flinked)
+		note("GEM_FLINK was refused (EACCES: not DRM-authenticated): D.2 was a buffer of its own");
 	check_fill("D.1 mapping", md1, ds1, 12);
 	note_mapping("D.2 mapping (handle closed)", md2, ds2, 0, 13);
 	note_mapping("F.1 mapping (file closed)", mf, fs1, 0, 14);
 	note_mapping("A.3 window mapping", mw, s3, 4096, a3_seed);
-	if (!(fcntl(B, F_GETFL) & O_NONBLOCK)) fail("B lost O_NONBLOCK");
+	if (!(fcntl(B, F_GETFL) & O_NONBLOCK))
+		fail("B lost O_NONBLOCK");
 	check_fd("R", R, 128, O_RDWR, 1);
 	check_fd("E", E, ~0u, O_RDWR, 1);
-	if (syscall(SYS_kcmp, getpid(), getpid(), 0 /* KCMP_FILE */, A, B) == 0) fail("A and B are one file");
+	if (syscall(SYS_kcmp, getpid(), getpid(), 0 /* KCMP_FILE */, A, B) == 0)
+		fail("A and B are one file");
 	check_handle("A", A, 1, s1);
 	check_handle("A", A, 2, 0);
 	check_handle("A", A, 3, s3);
@@ -462,14 +532,18 @@ int main(int argc, char **argv)
 	check_handle("R", R, 4, 0);
 	int r3 = export_(R, 3, 1);
 	unsigned char *mr3 = r3 < 0 ? MAP_FAILED : mmap(NULL, ts2, PROT_READ, MAP_SHARED, r3, 0);
-	if (mr3 == MAP_FAILED) fail("cannot map R.3 through a dma-buf");
-	else check_fill("R.3 (through a dma-buf)", mr3, ts2, 15);
+	if (mr3 == MAP_FAILED)
+		fail("cannot map R.3 through a dma-buf");
+	else
+		check_fill("R.3 (through a dma-buf)", mr3, ts2, 15);
 	check_handle("B", B, 1, s5);
 	check_handle("B", B, 2, 0);
 
-	if (m1[0] != 0xc5 || m1[4095] != 0xc5) fail("A.1 mapping: the child's write is not there");
+	if (m1[0] != 0xc5 || m1[4095] != 0xc5)
+		fail("A.1 mapping: the child's write is not there");
 	unsigned char want = (unsigned char)(1 * 31 + 8192 * 7 + 2) ^ 0xff;
-	if (m1[8192] != want) fail("A.1 mapping does not share the child's mapping (byte 8192 %#x, want %#x)", m1[8192], want);
+	if (m1[8192] != want)
+		fail("A.1 mapping does not share the child's mapping (byte 8192 %#x, want %#x)", m1[8192], want);
 	m1[8192] ^= 0xff;
 	check_fill_from("A.1 mapping (after page 0)", m1, 4096, s1, 1);
 	check_fill(a3_seed == 3 ? "A.3 mapping" : "A.3 mapping (rewritten after the pre-dump)", m3, s3, a3_seed);
@@ -478,15 +552,21 @@ int main(int argc, char **argv)
 	check_fill("A.5 (mapped after restore)", f5, s5, 5);
 	m3[100] ^= 0x55;
 	unsigned char *fe = mmap(NULL, s3, PROT_READ, MAP_SHARED, E, 0);
-	if (fe == MAP_FAILED) fail("cannot mmap E");
-	else if (fe[100] != m3[100]) fail("E does not export A.3's buffer");
+	if (fe == MAP_FAILED)
+		fail("cannot mmap E");
+	else if (fe[100] != m3[100])
+		fail("E does not export A.3's buffer");
 	f5[7] ^= 0x11;
-	if (mb[7] != f5[7]) fail("B.1 is no longer A.5's buffer");
+	if (mb[7] != f5[7])
+		fail("B.1 is no longer A.5's buffer");
 	struct stat se;
 	fstat(E, &se);
-	if (ino_of_handle(A, 3) != se.st_ino) fail("A.3 and E: different dma-bufs");
-	if (ino_of_handle(R, 1) != se.st_ino) fail("R.1 is not A.3's buffer");
-	if (ino_of_handle(B, 1) != ino_of_handle(A, 5)) fail("B.1 is not A.5's buffer");
+	if (ino_of_handle(A, 3) != se.st_ino)
+		fail("A.3 and E: different dma-bufs");
+	if (ino_of_handle(R, 1) != se.st_ino)
+		fail("R.1 is not A.3's buffer");
+	if (ino_of_handle(B, 1) != ino_of_handle(A, 5))
+		fail("B.1 is not A.5's buffer");
 
 	report();
 	wait_exit();

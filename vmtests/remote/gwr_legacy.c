@@ -95,7 +95,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (back != 0xee) {
-		fprintf(stderr, "gwr_legacy: a write through the mapping is not in the buffer (PREAD 0x%02x): not shared\n", back);
+		fprintf(stderr,
+			"gwr_legacy: a write through the mapping is not in the buffer (PREAD 0x%02x): not shared\n",
+			back);
 		return 1;
 	}
 	printf("gwr_legacy: mapping intact and still the buffer's\n");

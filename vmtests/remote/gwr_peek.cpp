@@ -67,7 +67,7 @@ static int with_seized(pid_t pid, const std::function<int()> &fn)
 
 static user_regs_struct regs_of(pid_t pid)
 {
-	user_regs_struct r {};
+	user_regs_struct r{};
 	if (ptrace(PTRACE_GETREGS, pid, nullptr, &r))
 		throw gw::Error("PTRACE_GETREGS failed");
 	return r;
@@ -133,18 +133,21 @@ static int entry_roundtrip(pid_t pid)
 		int st = 0;
 		if (ptrace(PTRACE_SETOPTIONS, pid, nullptr, PTRACE_O_TRACESYSGOOD)) // as CRIU does
 			throw gw::Error("PTRACE_SETOPTIONS failed");
-		if (ptrace(PTRACE_SYSCALL, pid, nullptr, nullptr) || waitpid(pid, &st, __WALL) != pid || !WIFSTOPPED(st))
+		if (ptrace(PTRACE_SYSCALL, pid, nullptr, nullptr) || waitpid(pid, &st, __WALL) != pid ||
+		    !WIFSTOPPED(st))
 			throw gw::Error("no syscall-entry stop");
 		const user_regs_struct r0 = inject_and_finish(pid);
 		if ((long)r0.rax != -ENOSYS)
 			throw gw::Error("not a syscall-entry stop (rax " + std::to_string((long)r0.rax) + ")");
-		if (ptrace(PTRACE_SYSCALL, pid, nullptr, nullptr) || waitpid(pid, &st, __WALL) != pid || !WIFSTOPPED(st))
+		if (ptrace(PTRACE_SYSCALL, pid, nullptr, nullptr) || waitpid(pid, &st, __WALL) != pid ||
+		    !WIFSTOPPED(st))
 			throw gw::Error("no syscall-exit stop after finish()");
 		const user_regs_struct r2 = regs_of(pid);
 		if (r2.orig_rax != r0.orig_rax || (long)r2.rax == -ENOSYS)
 			throw gw::Error("the exit stop is of syscall " + std::to_string(r2.orig_rax) + " (rax " +
 					std::to_string((long)r2.rax) + "), not of " + std::to_string(r0.orig_rax));
-		printf("entry roundtrip ok: syscall %llu ran after injection (result %lld)\n", r0.orig_rax, (long long)r2.rax);
+		printf("entry roundtrip ok: syscall %llu ran after injection (result %lld)\n", r0.orig_rax,
+		       (long long)r2.rax);
 		return 0;
 	});
 }
@@ -155,19 +158,21 @@ static int exit_roundtrip(pid_t pid)
 		if (ptrace(PTRACE_SETOPTIONS, pid, nullptr, PTRACE_O_TRACESYSGOOD)) // as CRIU does
 			throw gw::Error("PTRACE_SETOPTIONS failed");
 		// syscall stops until the entry of rt_sigreturn, then its exit (compel_stop_on_syscall)
-		__ptrace_syscall_info info {};
+		__ptrace_syscall_info info{};
 		bool found = false;
 		long sig = 0; // a signal-delivery stop's signal is passed on: the handler must run
 		for (int i = 0; i < 10000 && !found; i++) {
 			int st = 0;
-			if (ptrace(PTRACE_SYSCALL, pid, nullptr, sig) || waitpid(pid, &st, __WALL) != pid || !WIFSTOPPED(st))
+			if (ptrace(PTRACE_SYSCALL, pid, nullptr, sig) || waitpid(pid, &st, __WALL) != pid ||
+			    !WIFSTOPPED(st))
 				throw gw::Error("lost the task while looking for rt_sigreturn");
 			sig = WSTOPSIG(st) == (SIGTRAP | 0x80) || (st >> 16) ? 0 : WSTOPSIG(st);
 			if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof info, &info) <= 0)
 				throw gw::Error("PTRACE_GET_SYSCALL_INFO failed");
 			if (info.op == PTRACE_SYSCALL_INFO_ENTRY && info.entry.nr == __NR_rt_sigreturn) {
 				if (ptrace(PTRACE_SYSCALL, pid, nullptr, nullptr) || waitpid(pid, &st, __WALL) != pid ||
-				    ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof info, &info) <= 0 || info.op != PTRACE_SYSCALL_INFO_EXIT)
+				    ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof info, &info) <= 0 ||
+				    info.op != PTRACE_SYSCALL_INFO_EXIT)
 					throw gw::Error("no exit stop of rt_sigreturn");
 				found = true;
 			}
@@ -175,8 +180,10 @@ static int exit_roundtrip(pid_t pid)
 		if (!found)
 			throw gw::Error("no rt_sigreturn in 10000 syscall stops");
 		const user_regs_struct r0 = inject_and_finish(pid);
-		if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof info, &info) > 0 && info.op == PTRACE_SYSCALL_INFO_ENTRY)
-			throw gw::Error("finish() left the task at a syscall entry (nr " + std::to_string(info.entry.nr) + ")");
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof info, &info) > 0 &&
+		    info.op == PTRACE_SYSCALL_INFO_ENTRY)
+			throw gw::Error("finish() left the task at a syscall entry (nr " +
+					std::to_string(info.entry.nr) + ")");
 		printf("exit roundtrip ok: rt_sigreturn exit, rax %lld kept\n", (long long)r0.rax);
 		return 0;
 	});
@@ -186,7 +193,8 @@ static void on_usr1(int) {}
 
 static int sigloop()
 {
-	struct sigaction sa {};
+	struct sigaction sa {
+	};
 	sa.sa_handler = on_usr1;
 	if (sigaction(SIGUSR1, &sa, nullptr))
 		return perror("sigaction"), 1;
@@ -197,14 +205,15 @@ static int sigloop()
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	sock_fprog prog {(unsigned short)(sizeof f / sizeof f[0]), f};
+	sock_fprog prog{(unsigned short)(sizeof f / sizeof f[0]), f};
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
 		return perror("seccomp"), 1;
 	const pid_t me = getpid();
 	for (unsigned long n = 0;; n++) {
 		long r = syscall(SYS_tgkill, me, me, SIGUSR1);
 		if (r != 0) {
-			fprintf(stderr, "gwr_peek --sigloop: tgkill returned %ld (%s) after %lu rounds\n", r, strerror(errno), n);
+			fprintf(stderr, "gwr_peek --sigloop: tgkill returned %ld (%s) after %lu rounds\n", r,
+				strerror(errno), n);
 			return 3;
 		}
 	}

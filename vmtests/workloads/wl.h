@@ -27,22 +27,22 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define WL_MAX_FILES 16
-#define WL_MAX_HANDLES 64
-#define WL_MAX_FDS 64
-#define WL_MAX_MAPS 64
+#define WL_MAX_FILES    16
+#define WL_MAX_HANDLES  64
+#define WL_MAX_FDS      64
+#define WL_MAX_MAPS     64
 #define WL_MAX_CHILDREN 8
 
-#define WL_CARD "/dev/dri/card0"
+#define WL_CARD   "/dev/dri/card0"
 #define WL_RENDER "/dev/dri/renderD128"
 
 struct wl_handle {
 	uint32_t handle;
 	uint64_t size;
-	char origin[8];       /* "dumb", "prime", "flink" */
+	char origin[8]; /* "dumb", "prime", "flink" */
 };
 
-struct wl_grant {             /* an mmap offset granted to a file by MODE_MAP_DUMB */
+struct wl_grant { /* an mmap offset granted to a file by MODE_MAP_DUMB */
 	uint64_t offset;
 	uint32_t handle;
 };
@@ -51,41 +51,44 @@ struct wl_file {
 	char label[24];
 	char path[64];
 	unsigned maj, min;
-	char flags[48];       /* "O_RDWR", "O_RDONLY|O_NONBLOCK", ... */
-	char driver[32];      /* DRM_IOCTL_VERSION name */
-	bool handles_known;   /* false: opened before gpuwatch attached (see --preexisting) */
-	uint64_t changed_ns;  /* CLOCK_MONOTONIC of the last handle change */
+	char flags[48];      /* "O_RDWR", "O_RDONLY|O_NONBLOCK", ... */
+	char driver[32];     /* DRM_IOCTL_VERSION name */
+	bool handles_known;  /* false: opened before gpuwatch attached (see --preexisting) */
+	uint64_t changed_ns; /* CLOCK_MONOTONIC of the last handle change */
 	int nhandles;
 	struct wl_handle handles[WL_MAX_HANDLES];
 	int ngrants;
 	struct wl_grant grants[WL_MAX_HANDLES];
 };
 
-enum wl_fd_kind { WL_FD_DRM = 1, WL_FD_DMABUF = 2 };
+enum wl_fd_kind {
+	WL_FD_DRM = 1,
+	WL_FD_DMABUF = 2
+};
 
 struct wl_fd {
 	int fd;
-	int kind;             /* enum wl_fd_kind */
-	int file;             /* index in wl.files: the DRM file, or the exporter of a dma-buf */
-	uint32_t handle;      /* dma-buf: the exported handle in the exporter */
+	int kind;        /* enum wl_fd_kind */
+	int file;        /* index in wl.files: the DRM file, or the exporter of a dma-buf */
+	uint32_t handle; /* dma-buf: the exported handle in the exporter */
 	bool cloexec;
 };
 
 struct wl_map {
 	uint64_t start, length;
-	int prot;             /* PROT_* */
+	int prot; /* PROT_* */
 	bool shared;
-	int file;             /* index in wl.files */
-	uint64_t offset;      /* byte offset in the file (fake offset + delta) */
-	int64_t handle;       /* -1: no handle of the file names the buffer (null) */
+	int file;        /* index in wl.files */
+	uint64_t offset; /* byte offset in the file (fake offset + delta) */
+	int64_t handle;  /* -1: no handle of the file names the buffer (null) */
 };
 
 struct wl_state {
 	char dir[200];
-	char exe[256];        /* this program, for wl_exec_self */
-	bool is_child;        /* forked by wl_fork */
-	bool selfcheck;       /* WL_SELFCHECK=1: probe every handle before writing the truth */
-	uint64_t fork_ns;     /* in a forked child: when it was forked */
+	char exe[256];    /* this program, for wl_exec_self */
+	bool is_child;    /* forked by wl_fork */
+	bool selfcheck;   /* WL_SELFCHECK=1: probe every handle before writing the truth */
+	uint64_t fork_ns; /* in a forked child: when it was forked */
 	int nextlabel;
 	int nfiles;
 	struct wl_file files[WL_MAX_FILES];
@@ -102,7 +105,7 @@ extern struct wl_state wl;
 /* wl_util.c */
 void wl_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 uint64_t wl_now_ns(void);
-void wl_init(int argc, char **argv);        /* argv[1] = DIR; sets up wl */
+void wl_init(int argc, char **argv); /* argv[1] = DIR; sets up wl */
 
 /* wl_model.c: model bookkeeping (no syscalls) */
 struct wl_file *wl_file_of_fd(int fd);
@@ -112,17 +115,17 @@ void wl_handle_add(struct wl_file *f, uint32_t handle, uint64_t size, const char
 void wl_handle_remove(struct wl_file *f, uint32_t handle);
 void wl_fd_add(int fd, int kind, int file, uint32_t handle, bool cloexec);
 void wl_fd_remove(int fd);
-void wl_maps_cut(uint64_t start, uint64_t length);   /* munmap semantics on the model */
+void wl_maps_cut(uint64_t start, uint64_t length); /* munmap semantics on the model */
 
 /* wl_fdops.c: fds */
 int wl_open(const char *path, int oflags);
-int wl_dup(int fd);                          /* dup() */
+int wl_dup(int fd);                            /* dup() */
 int wl_dupfd(int fd, int minfd, bool cloexec); /* fcntl(F_DUPFD / F_DUPFD_CLOEXEC) */
 int wl_dup3(int fd, int newfd, bool cloexec);  /* dup2() or dup3(O_CLOEXEC) */
 void wl_close(int fd);
 void wl_close_range(unsigned first, unsigned last, bool cloexec_only);
-void wl_set_cloexec(int fd, bool on);        /* fcntl(F_SETFD) */
-void wl_ioctl_cloexec(int fd, bool on);      /* ioctl(FIOCLEX / FIONCLEX) */
+void wl_set_cloexec(int fd, bool on);   /* fcntl(F_SETFD) */
+void wl_ioctl_cloexec(int fd, bool on); /* ioctl(FIOCLEX / FIONCLEX) */
 
 /* wl_gem.c: GEM handles and PRIME */
 uint32_t wl_create_dumb(int fd, uint32_t width, uint32_t height, uint32_t bpp);
@@ -133,25 +136,25 @@ uint32_t wl_gem_open(int fd, uint32_t name);
 int wl_export(int fd, uint32_t handle, bool cloexec);
 uint32_t wl_import(int fd, int dmabuf_fd);
 int wl_probe_handle(int fd, uint32_t handle, uint64_t *size); /* 0 or -errno, see selfcheck */
-void wl_driver_name(int fd, char *buf, size_t len);          /* DRM_IOCTL_VERSION */
+void wl_driver_name(int fd, char *buf, size_t len);           /* DRM_IOCTL_VERSION */
 
 /* wl_mmap.c: mappings of DRM files */
 uint64_t wl_map_offset(int fd, uint32_t handle);
 void *wl_mmap(int fd, uint32_t handle, uint64_t length, int prot);
 void wl_munmap(void *addr, uint64_t length);
 void *wl_mremap(void *old, uint64_t old_len, uint64_t new_len, int flags, void *new_addr);
-void *wl_reserve(uint64_t length);           /* an anonymous PROT_NONE range, for MREMAP_FIXED */
+void *wl_reserve(uint64_t length); /* an anonymous PROT_NONE range, for MREMAP_FIXED */
 
 /* wl_truth.c */
 void wl_write_truth(int phase);
-void wl_selfcheck(void);                     /* probes handles; dies on a model mismatch */
+void wl_selfcheck(void); /* probes handles; dies on a model mismatch */
 
 /* wl_phase.c */
-void wl_phase(int phase);                    /* truth, ready, wait for go */
-pid_t wl_fork(void);                         /* like fork(); the parent tracks the child */
-void wl_reap(pid_t pid);                     /* waitpid, dies unless it exited 0 */
-int wl_finish(void);                         /* reaps all children; returns the exit status */
+void wl_phase(int phase);                                         /* truth, ready, wait for go */
+pid_t wl_fork(void);                                              /* like fork(); the parent tracks the child */
+void wl_reap(pid_t pid);                                          /* waitpid, dies unless it exited 0 */
+int wl_finish(void);                                              /* reaps all children; returns the exit status */
 void wl_exec_self(char *const extra[]) __attribute__((noreturn)); /* saves the model, execs itself */
-bool wl_after_exec(int argc, char **argv);   /* true (and model restored) after wl_exec_self */
+bool wl_after_exec(int argc, char **argv);                        /* true (and model restored) after wl_exec_self */
 
 #endif

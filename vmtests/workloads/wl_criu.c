@@ -115,8 +115,8 @@ static void resync_handles(void)
 
 			if (d < 0)
 				continue;
-			f->handles[f->nhandles++] = (struct wl_handle){ .handle = h, .size = (uint64_t)lseek(d, 0, SEEK_END),
-									.origin = "dumb" };
+			f->handles[f->nhandles++] = (struct wl_handle){
+				.handle = h, .size = (uint64_t)lseek(d, 0, SEEK_END), .origin = "dumb"};
 			close(d);
 		}
 	}
@@ -157,7 +157,7 @@ int main(int argc, char **argv)
 {
 	char text[32];
 
-	close_range(3, ~0u, 0);            /* inherited ports (virtme: 3-5) would stop criu */
+	close_range(3, ~0u, 0); /* inherited ports (virtme: 3-5) would stop criu */
 	wl_init(argc, argv);
 	guard_install();
 	for (int i = 2; i < argc; i++) {
@@ -174,7 +174,7 @@ int main(int argc, char **argv)
 	int a = wl_open(WL_CARD, O_RDWR);
 	int b = wl_open(WL_CARD, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	int r = wl_open(WL_RENDER, O_RDWR | O_CLOEXEC);
-	static const uint32_t apages[] = { 0, 4, 1, 4, 2, 1, 3 }, bpages[] = { 0, 1, 2, 1, 5 };
+	static const uint32_t apages[] = {0, 4, 1, 4, 2, 1, 3}, bpages[] = {0, 1, 2, 1, 5};
 
 	for (uint32_t i = 1; i <= 6; i++)
 		if (wl_create_dumb(a, 1024, apages[i], 32) != i)
@@ -218,8 +218,7 @@ int main(int argc, char **argv)
 		wl_munmap(mb2, 2 * PAGE);
 		wl_mmap(a, 6, 3 * PAGE, PROT_READ | PROT_WRITE);
 	}
-	printf("%s %d: fds A=%d B=%d R=%d E=%d, state built\n", child ? "parent" : "child", (int)getpid(), a, b,
-	       r, e);
+	printf("%s %d: fds A=%d B=%d R=%d E=%d, state built\n", child ? "parent" : "child", (int)getpid(), a, b, r, e);
 	record_expect();
 	wl_phase(1);
 

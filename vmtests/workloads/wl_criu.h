@@ -12,8 +12,8 @@
 
 #include <stdio.h>
 
-#define PAGE 4096ull
-#define X_FDS 32
+#define PAGE   4096ull
+#define X_FDS  32
 #define X_BUFS 32
 #define X_MAPS 32
 
@@ -24,14 +24,14 @@ struct xfd {
 	char link[128];
 };
 
-struct xbuf {                 /* a live handle of a file and the checksum of its buffer */
-	int file;             /* index in wl.files */
+struct xbuf {     /* a live handle of a file and the checksum of its buffer */
+	int file; /* index in wl.files */
 	uint32_t handle;
 	uint64_t size, sum;
 };
 
 struct xmap {
-	uint64_t start, length, delta, sum;   /* delta: offset of the mapping in its buffer */
+	uint64_t start, length, delta, sum; /* delta: offset of the mapping in its buffer */
 	int prot, file;
 	uint32_t handle;
 };
@@ -58,7 +58,7 @@ extern bool degraded, other_node;
 /* wl_criu_util.c: small helpers */
 uint64_t fnv(const volatile uint8_t *p, uint64_t n);
 void guard_install(void);
-int guarded_fnv(const void *p, uint64_t n, uint64_t *sum);          /* 0 or -signal */
+int guarded_fnv(const void *p, uint64_t n, uint64_t *sum);              /* 0 or -signal */
 int guarded_poke(volatile uint8_t *w, volatile uint8_t *r, bool *seen); /* 0 or -signal */
 void fill(void *p, uint64_t n, unsigned seed);
 void dirfile(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -63,7 +63,7 @@ static void on_fault(int sig)
 
 void guard_install(void)
 {
-	struct sigaction sa = { .sa_handler = on_fault };
+	struct sigaction sa = {.sa_handler = on_fault};
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGBUS, &sa, NULL);
@@ -131,7 +131,7 @@ void write_file(const char *name, const char *text)
 
 void wait_file(const char *name)
 {
-	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	struct timespec tick = {0, 10 * 1000 * 1000};
 	char path[300];
 	uint64_t deadline = wl_now_ns() + 900ull * 1000000000ull;
 
@@ -145,7 +145,7 @@ void wait_file(const char *name)
 	}
 }
 
-int fd_of_file(int fi)             /* this process's first DRM fd of model file fi */
+int fd_of_file(int fi) /* this process's first DRM fd of model file fi */
 {
 	for (int i = 0; i < wl.nfds; i++)
 		if (wl.fds[i].kind == WL_FD_DRM && wl.fds[i].file == fi)
@@ -158,23 +158,23 @@ static bool is_render(int fi)
 	return strstr(wl.files[fi].path, "renderD") != NULL;
 }
 
-int export_fd(int fd, uint32_t handle)   /* dma-buf fd or -errno */
+int export_fd(int fd, uint32_t handle) /* dma-buf fd or -errno */
 {
-	struct drm_prime_handle p = { .handle = handle, .flags = DRM_CLOEXEC | DRM_RDWR, .fd = -1 };
+	struct drm_prime_handle p = {.handle = handle, .flags = DRM_CLOEXEC | DRM_RDWR, .fd = -1};
 
 	return xioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p) == 0 ? p.fd : -errno;
 }
 
-int64_t import_fd(int fd, int dmabuf)    /* handle or -errno */
+int64_t import_fd(int fd, int dmabuf) /* handle or -errno */
 {
-	struct drm_prime_handle p = { .fd = dmabuf };
+	struct drm_prime_handle p = {.fd = dmabuf};
 
 	return xioctl(fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &p) == 0 ? (int64_t)p.handle : -errno;
 }
 
-int64_t dumb_offset(int fd, uint32_t handle)  /* fake offset or -errno */
+int64_t dumb_offset(int fd, uint32_t handle) /* fake offset or -errno */
 {
-	struct drm_mode_map_dumb m = { .handle = handle };
+	struct drm_mode_map_dumb m = {.handle = handle};
 
 	return xioctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &m) == 0 ? (int64_t)m.offset : -errno;
 }
@@ -212,8 +212,8 @@ void *map_buffer(int fi, uint32_t handle, uint64_t size, int prot, char *err, si
 		}
 		p = mmap(NULL, size, prot, MAP_SHARED, fd, (off_t)off);
 		if (p == MAP_FAILED)
-			snprintf(err, errlen, "mmap of handle %u at offset %#llx: %s", handle,
-				 (unsigned long long)off, strerror(errno));
+			snprintf(err, errlen, "mmap of handle %u at offset %#llx: %s", handle, (unsigned long long)off,
+				 strerror(errno));
 	}
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -244,7 +244,7 @@ void fill_through_temp_map(int fd, uint32_t handle, uint64_t size, unsigned seed
 
 /* ---- /proc/self ---------------------------------------------------------------------- */
 
-FILE *rep;              /* the report being written (its fd is not the workload's) */
+FILE *rep; /* the report being written (its fd is not the workload's) */
 
 int read_fds(struct xfd *out, int max)
 {
@@ -316,15 +316,27 @@ bool find_vma(uint64_t start, struct vma *v)
 /* F_GETFL bits by name, e.g. "O_RDWR|O_LARGEFILE|O_NOFOLLOW" */
 const char *fl_str(int fl, char *buf, size_t len)
 {
-	static const struct { int bit; const char *name; } bits[] = {
-		{ O_APPEND, "O_APPEND" }, { O_NONBLOCK, "O_NONBLOCK" }, { O_DSYNC, "O_DSYNC" },
-		{ O_DIRECT, "O_DIRECT" }, { 0100000 /* x86_64's; glibc says 0 */, "O_LARGEFILE" },
-		{ O_DIRECTORY, "O_DIRECTORY" },
-		{ O_NOFOLLOW, "O_NOFOLLOW" }, { O_NOATIME, "O_NOATIME" }, { O_PATH, "O_PATH" },
-		{ O_SYNC & ~O_DSYNC, "__O_SYNC" }, { FASYNC, "FASYNC" },
+	static const struct {
+		int bit;
+		const char *name;
+	} bits[] = {
+		{O_APPEND, "O_APPEND"},
+		{O_NONBLOCK, "O_NONBLOCK"},
+		{O_DSYNC, "O_DSYNC"},
+		{O_DIRECT, "O_DIRECT"},
+		{0100000 /* x86_64's; glibc says 0 */, "O_LARGEFILE"},
+		{O_DIRECTORY, "O_DIRECTORY"},
+		{O_NOFOLLOW, "O_NOFOLLOW"},
+		{O_NOATIME, "O_NOATIME"},
+		{O_PATH, "O_PATH"},
+		{O_SYNC & ~O_DSYNC, "__O_SYNC"},
+		{FASYNC, "FASYNC"},
 	};
 	int acc = fl & O_ACCMODE, rest = fl & ~O_ACCMODE;
-	size_t n = (size_t)snprintf(buf, len, "%s", acc == O_RDONLY ? "O_RDONLY" : acc == O_WRONLY ? "O_WRONLY" : "O_RDWR");
+	size_t n = (size_t)snprintf(buf, len, "%s",
+				    acc == O_RDONLY   ? "O_RDONLY"
+				    : acc == O_WRONLY ? "O_WRONLY"
+						      : "O_RDWR");
 
 	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]) && n < len; i++)
 		if (rest & bits[i].bit) {

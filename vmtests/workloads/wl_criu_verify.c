@@ -17,7 +17,7 @@
 
 #define KCMP_FILE 0
 
-static struct expect ex;      /* in memory: must come back as it was written */
+static struct expect ex; /* in memory: must come back as it was written */
 
 /* ---- the expectation -------------------------------------------------------------------- */
 
@@ -53,9 +53,13 @@ void record_expect(void)
 
 		if (m->handle < 0 || base < 0)
 			wl_die("mapping %#llx has no handle", (unsigned long long)m->start);
-		*x = (struct xmap){ .start = m->start, .length = m->length, .delta = m->offset - (uint64_t)base,
-				    .sum = fnv((const uint8_t *)(uintptr_t)m->start, m->length), .prot = m->prot,
-				    .file = m->file, .handle = (uint32_t)m->handle };
+		*x = (struct xmap){.start = m->start,
+				   .length = m->length,
+				   .delta = m->offset - (uint64_t)base,
+				   .sum = fnv((const uint8_t *)(uintptr_t)m->start, m->length),
+				   .prot = m->prot,
+				   .file = m->file,
+				   .handle = (uint32_t)m->handle};
 	}
 	ex.model = wl;
 
@@ -69,8 +73,8 @@ void record_expect(void)
 		wl_die("write %s", path);
 	fprintf(o, "pid %d (%s)\n", ex.pid, ex.child ? "child" : "parent");
 	for (int i = 0; i < ex.nfds; i++)
-		fprintf(o, "fd %d: F_GETFD %#x F_GETFL %#o %s%s\n", ex.fds[i].fd, ex.fds[i].fdflags,
-			ex.fds[i].flflags, ex.fds[i].link, ex.fds[i].chr ? " (char device)" : "");
+		fprintf(o, "fd %d: F_GETFD %#x F_GETFL %#o %s%s\n", ex.fds[i].fd, ex.fds[i].fdflags, ex.fds[i].flflags,
+			ex.fds[i].link, ex.fds[i].chr ? " (char device)" : "");
 	for (int fi = 0; fi < wl.nfiles; fi++) {
 		if (fd_of_file(fi) < 0)
 			continue;
@@ -85,10 +89,10 @@ void record_expect(void)
 		fprintf(o, "buffer %s.%u: %llu bytes, fnv %016llx\n", wl.files[ex.bufs[i].file].label,
 			ex.bufs[i].handle, (unsigned long long)ex.bufs[i].size, (unsigned long long)ex.bufs[i].sum);
 	for (int i = 0; i < ex.nmaps; i++)
-		fprintf(o, "map %#llx+%#llx %s: %s.%u at +%#llx, fnv %016llx\n",
-			(unsigned long long)ex.maps[i].start, (unsigned long long)ex.maps[i].length,
-			prot_str(ex.maps[i].prot), wl.files[ex.maps[i].file].label, ex.maps[i].handle,
-			(unsigned long long)ex.maps[i].delta, (unsigned long long)ex.maps[i].sum);
+		fprintf(o, "map %#llx+%#llx %s: %s.%u at +%#llx, fnv %016llx\n", (unsigned long long)ex.maps[i].start,
+			(unsigned long long)ex.maps[i].length, prot_str(ex.maps[i].prot),
+			wl.files[ex.maps[i].file].label, ex.maps[i].handle, (unsigned long long)ex.maps[i].delta,
+			(unsigned long long)ex.maps[i].sum);
 	fclose(o);
 }
 
@@ -137,10 +141,12 @@ static void verify_fds(void)
 				note(true, "fd %d: %s %u:%u (before: %s %u:%u)", w->fd, g->link, major(g->rdev),
 				     minor(g->rdev), w->link, major(w->rdev), minor(w->rdev));
 			else
-				note(g->rdev == w->rdev && strcmp(g->link, w->link) == 0, "fd %d: %s %u:%u (before: %s %u:%u)",
-				     w->fd, g->link, major(g->rdev), minor(g->rdev), w->link, major(w->rdev), minor(w->rdev));
+				note(g->rdev == w->rdev && strcmp(g->link, w->link) == 0,
+				     "fd %d: %s %u:%u (before: %s %u:%u)", w->fd, g->link, major(g->rdev),
+				     minor(g->rdev), w->link, major(w->rdev), minor(w->rdev));
 		} else if (mf && mf->kind == WL_FD_DMABUF) {
-			bool dmabuf = strncmp(g->link, "/dmabuf:", 8) == 0 || strncmp(g->link, "anon_inode:dmabuf", 17) == 0;
+			bool dmabuf =
+				strncmp(g->link, "/dmabuf:", 8) == 0 || strncmp(g->link, "anon_inode:dmabuf", 17) == 0;
 
 			note(dmabuf || degraded, "fd %d: %s (before: %s)%s", w->fd, g->link, w->link,
 			     dmabuf ? "" : " (not a dma-buf: accepted in degraded mode)");
@@ -174,14 +180,19 @@ static void verify_sharing(void)
 			if (a->kind != b->kind)
 				continue;
 			note(r >= 0 && (r == 0) == want, "fds %d and %d: kcmp says %s, expected %s", a->fd, b->fd,
-			     r < 0 ? strerror(errno) : r == 0 ? "one open file" : "two open files",
+			     r < 0    ? strerror(errno)
+			     : r == 0 ? "one open file"
+				      : "two open files",
 			     want ? "one" : "two");
 		}
 		if (wl.is_child) {
 			long r = syscall(SYS_kcmp, parent, self, KCMP_FILE, wl.fds[i].fd, wl.fds[i].fd);
 
 			note(r == 0, "fd %d is the same open file as the parent's fd %d (kcmp: %s)", wl.fds[i].fd,
-			     wl.fds[i].fd, r < 0 ? strerror(errno) : r == 0 ? "same" : "different");
+			     wl.fds[i].fd,
+			     r < 0    ? strerror(errno)
+			     : r == 0 ? "same"
+				      : "different");
 		}
 	}
 }
@@ -216,13 +227,17 @@ static void verify_handles(void)
 				note(false, "file %s (fd %d): handle %u is missing (PRIME export: %s)", f->label, fd, h,
 				     strerror(-d));
 			else if (m)
-				note((uint64_t)size == m->size, "file %s (fd %d): handle %u present, %lld bytes (before: %llu)",
-				     f->label, fd, h, (long long)size, (unsigned long long)m->size);
+				note((uint64_t)size == m->size,
+				     "file %s (fd %d): handle %u present, %lld bytes (before: %llu)", f->label, fd, h,
+				     (long long)size, (unsigned long long)m->size);
 			else if (d >= 0)
-				note(false, "file %s (fd %d): handle %u exists (%lld bytes) but did not before the dump "
-				     "(a filler left behind?)", f->label, fd, h, (long long)size);
+				note(false,
+				     "file %s (fd %d): handle %u exists (%lld bytes) but did not before the dump "
+				     "(a filler left behind?)",
+				     f->label, fd, h, (long long)size);
 			else
-				note(d == -ENOENT, "file %s (fd %d): handle %u absent (%s)", f->label, fd, h, strerror(-d));
+				note(d == -ENOENT, "file %s (fd %d): handle %u absent (%s)", f->label, fd, h,
+				     strerror(-d));
 		}
 		fprintf(rep, "info file %s (fd %d): live handles:%s\n", f->label, fd, present);
 	}
@@ -267,8 +282,8 @@ static void write_through(const struct xmap *x)
 	else
 		sig = guarded_poke(fresh + x->delta, old, &seen);
 	note(!sig && seen, "mapping %#llx: a write through %s is seen through the other (%s.%u)%s%s",
-	     (unsigned long long)x->start, (x->prot & PROT_WRITE) ? "it" : "a fresh mapping",
-	     wl.files[x->file].label, x->handle, sig ? ": fault: " : "", sig ? strsignal(-sig) : "");
+	     (unsigned long long)x->start, (x->prot & PROT_WRITE) ? "it" : "a fresh mapping", wl.files[x->file].label,
+	     x->handle, sig ? ": fault: " : "", sig ? strsignal(-sig) : "");
 	munmap(fresh, b->size);
 }
 
@@ -295,14 +310,16 @@ static void verify_maps(void)
 		uint64_t sum = 0;
 		int sig = guarded_fnv((const void *)(uintptr_t)x->start, x->length, &sum);
 		note(!sig && sum == x->sum, "mapping %#llx: contents %s", (unsigned long long)x->start,
-		     sig ? strsignal(-sig) : sum == x->sum ? "as before" : "differ");
+		     sig             ? strsignal(-sig)
+		     : sum == x->sum ? "as before"
+				     : "differ");
 		if (sig)
 			continue;
 		if (degraded)
 			continue;
 		int64_t base = dumb_offset(fd, x->handle);
 		note(v.perms[3] == 's' && strncmp(v.path, "/dev/dri/", 9) == 0 && base >= 0 &&
-		     v.offset == (uint64_t)base + x->delta,
+			     v.offset == (uint64_t)base + x->delta,
 		     "mapping %#llx: %s of %s at offset %#llx, %s.%u's offset is %#llx + %#llx",
 		     (unsigned long long)x->start, v.perms[3] == 's' ? "shared" : "private", v.path,
 		     (unsigned long long)v.offset, wl.files[x->file].label, x->handle, (unsigned long long)base,
@@ -324,8 +341,8 @@ static void verify_dmabufs(void)
 		if (e->kind != WL_FD_DMABUF || !(b = xbuf_find(e->file, e->handle)))
 			continue;
 		size = lseek(e->fd, 0, SEEK_END);
-		note((uint64_t)size == b->size, "dma-buf fd %d: size %lld (buffer %s.%u: %llu)", e->fd,
-		     (long long)size, wl.files[e->file].label, e->handle, (unsigned long long)b->size);
+		note((uint64_t)size == b->size, "dma-buf fd %d: size %lld (buffer %s.%u: %llu)", e->fd, (long long)size,
+		     wl.files[e->file].label, e->handle, (unsigned long long)b->size);
 		p = mmap(NULL, b->size, PROT_READ, MAP_SHARED, e->fd, 0);
 		if (p == MAP_FAILED) {
 			note(false, "dma-buf fd %d: mmap: %s", e->fd, strerror(errno));
@@ -364,13 +381,14 @@ static void verify_dmabufs(void)
 				continue;
 			d = export_fd(fd_of_file(a->file), a->handle);
 			if (d < 0) {
-				note(false, "buffer %s.%u: PRIME export: %s", wl.files[a->file].label, a->handle, strerror(-d));
+				note(false, "buffer %s.%u: PRIME export: %s", wl.files[a->file].label, a->handle,
+				     strerror(-d));
 				continue;
 			}
 			h = import_fd(fd_of_file(b->file), d);
 			close(d);
-			note(h == b->handle, "buffer %s.%u is %s.%u (import gives handle %lld)", wl.files[a->file].label,
-			     a->handle, wl.files[b->file].label, b->handle, (long long)h);
+			note(h == b->handle, "buffer %s.%u is %s.%u (import gives handle %lld)",
+			     wl.files[a->file].label, a->handle, wl.files[b->file].label, b->handle, (long long)h);
 		}
 	}
 }
@@ -387,16 +405,17 @@ void verify(void)
 	if (!disk || !in || fread(disk, sizeof(*disk), 1, in) != 1) {
 		note(false, "cannot read %s (%s)", path, strerror(errno));
 	} else {
-		note(memcmp(disk, &ex, sizeof(ex)) == 0, "the expectation in memory is the one written before the dump");
-		ex = *disk;           /* check against what was written */
+		note(memcmp(disk, &ex, sizeof(ex)) == 0,
+		     "the expectation in memory is the one written before the dump");
+		ex = *disk; /* check against what was written */
 	}
 	if (in)
 		fclose(in);
 	free(disk);
 	verify_fds();
 	verify_sharing();
-	verify_maps();            /* first: the checks after it map and unmap */
-	verify_handles();         /* present handles, before anything that could create one */
+	verify_maps();    /* first: the checks after it map and unmap */
+	verify_handles(); /* present handles, before anything that could create one */
 	if (!degraded) {
 		verify_contents();
 		verify_dmabufs();

@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define W 256
-#define H 256
+#define W    256
+#define H    256
 #define NBUF 3
 
 static void die(const char *what)
@@ -51,11 +51,11 @@ int main(int argc, char **argv)
 
 	if (fd < 0)
 		die("open /dev/dri/card0");
-	handle[0] = create(fd, &size);           /* 1 */
-	gone = create(fd, &size);                 /* 2: destroyed below, a hole */
-	handle[1] = create(fd, &size);           /* 3 */
-	handle[2] = create(fd, &size);           /* 4 */
-	spare = create(fd, &size);                /* 5: exported, not mapped */
+	handle[0] = create(fd, &size); /* 1 */
+	gone = create(fd, &size);      /* 2: destroyed below, a hole */
+	handle[1] = create(fd, &size); /* 3 */
+	handle[2] = create(fd, &size); /* 4 */
+	spare = create(fd, &size);     /* 5: exported, not mapped */
 	struct drm_mode_destroy_dumb d = {.handle = gone};
 	if (ioctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB, &d))
 		die("MODE_DESTROY_DUMB");
@@ -70,10 +70,11 @@ int main(int argc, char **argv)
 		if (px[i] == MAP_FAILED)
 			die("mmap");
 	}
-	printf("wl_demo: pid %d, card0 fd %d, handles %u %u %u (hole at %u), dma-buf fd %d of handle %u\n", getpid(), fd,
-	       handle[0], handle[1], handle[2], gone, ph.fd, spare);
+	printf("wl_demo: pid %d, card0 fd %d, handles %u %u %u (hole at %u), dma-buf fd %d of handle %u\n", getpid(),
+	       fd, handle[0], handle[1], handle[2], gone, ph.fd, spare);
 	for (int i = 0; i < NBUF; i++)
-		printf("wl_demo: buffer %u (%llu bytes) mapped at %p\n", handle[i], (unsigned long long)size, (void *)px[i]);
+		printf("wl_demo: buffer %u (%llu bytes) mapped at %p\n", handle[i], (unsigned long long)size,
+		       (void *)px[i]);
 	fflush(stdout);
 
 	struct timespec tick = {0, 200 * 1000 * 1000};

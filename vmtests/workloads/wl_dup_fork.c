@@ -20,8 +20,8 @@ int main(int argc, char **argv)
 {
 	wl_init(argc, argv);
 	int a = wl_open(WL_CARD, O_RDWR);
-	uint32_t h1 = wl_create_dumb(a, 64, 64, 32);          /* 4 pages */
-	uint32_t h2 = wl_create_dumb(a, 64, 32, 32);          /* 2 pages */
+	uint32_t h1 = wl_create_dumb(a, 64, 64, 32); /* 4 pages */
+	uint32_t h2 = wl_create_dumb(a, 64, 32, 32); /* 2 pages */
 	char *m1 = wl_mmap(a, h1, 16384, PROT_READ | PROT_WRITE);
 	char *m2 = wl_mmap(a, h2, 8192, PROT_READ | PROT_WRITE);
 	int d1 = wl_dup(a);

@@ -14,8 +14,9 @@
 
 static void flags_string(int oflags, char *buf, size_t len)
 {
-	const char *acc = (oflags & O_ACCMODE) == O_RDONLY ? "O_RDONLY"
-			: (oflags & O_ACCMODE) == O_WRONLY ? "O_WRONLY" : "O_RDWR";
+	const char *acc = (oflags & O_ACCMODE) == O_RDONLY   ? "O_RDONLY"
+			  : (oflags & O_ACCMODE) == O_WRONLY ? "O_WRONLY"
+							     : "O_RDWR";
 
 	snprintf(buf, len, "%s%s", acc, (oflags & O_NONBLOCK) ? "|O_NONBLOCK" : "");
 }
@@ -51,7 +52,7 @@ static int dup_model(int oldfd, int newfd, bool cloexec)
 {
 	struct wl_fd old = *wl_fd_find(oldfd);
 
-	wl_fd_remove(newfd);                  /* dup2/dup3 over a known fd closes it */
+	wl_fd_remove(newfd); /* dup2/dup3 over a known fd closes it */
 	wl_fd_add(newfd, old.kind, old.file, old.handle, cloexec);
 	return newfd;
 }

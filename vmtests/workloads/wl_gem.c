@@ -22,7 +22,7 @@ static int drm_ioctl(int fd, unsigned long cmd, void *arg)
 
 uint32_t wl_create_dumb(int fd, uint32_t width, uint32_t height, uint32_t bpp)
 {
-	struct drm_mode_create_dumb c = { .width = width, .height = height, .bpp = bpp };
+	struct drm_mode_create_dumb c = {.width = width, .height = height, .bpp = bpp};
 	struct wl_file *f = wl_file_of_fd(fd);
 
 	if (drm_ioctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &c) != 0)
@@ -33,7 +33,7 @@ uint32_t wl_create_dumb(int fd, uint32_t width, uint32_t height, uint32_t bpp)
 
 void wl_destroy_dumb(int fd, uint32_t handle)
 {
-	struct drm_mode_destroy_dumb d = { .handle = handle };
+	struct drm_mode_destroy_dumb d = {.handle = handle};
 	struct wl_file *f = wl_file_of_fd(fd);
 
 	if (drm_ioctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB, &d) != 0)
@@ -43,7 +43,7 @@ void wl_destroy_dumb(int fd, uint32_t handle)
 
 void wl_gem_close(int fd, uint32_t handle)
 {
-	struct drm_gem_close c = { .handle = handle };
+	struct drm_gem_close c = {.handle = handle};
 	struct wl_file *f = wl_file_of_fd(fd);
 
 	if (drm_ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c) != 0)
@@ -53,7 +53,7 @@ void wl_gem_close(int fd, uint32_t handle)
 
 uint32_t wl_flink(int fd, uint32_t handle)
 {
-	struct drm_gem_flink fl = { .handle = handle };
+	struct drm_gem_flink fl = {.handle = handle};
 
 	wl_file_of_fd(fd);
 	if (drm_ioctl(fd, DRM_IOCTL_GEM_FLINK, &fl) != 0)
@@ -63,7 +63,7 @@ uint32_t wl_flink(int fd, uint32_t handle)
 
 uint32_t wl_gem_open(int fd, uint32_t name)
 {
-	struct drm_gem_open o = { .name = name };
+	struct drm_gem_open o = {.name = name};
 	struct wl_file *f = wl_file_of_fd(fd);
 
 	if (drm_ioctl(fd, DRM_IOCTL_GEM_OPEN, &o) != 0)
@@ -74,8 +74,7 @@ uint32_t wl_gem_open(int fd, uint32_t name)
 
 int wl_export(int fd, uint32_t handle, bool cloexec)
 {
-	struct drm_prime_handle p = { .handle = handle, .flags = DRM_RDWR | (cloexec ? DRM_CLOEXEC : 0),
-				      .fd = -1 };
+	struct drm_prime_handle p = {.handle = handle, .flags = DRM_RDWR | (cloexec ? DRM_CLOEXEC : 0), .fd = -1};
 	struct wl_file *f = wl_file_of_fd(fd);
 
 	errno = 0;
@@ -89,7 +88,7 @@ int wl_export(int fd, uint32_t handle, bool cloexec)
 
 uint32_t wl_import(int fd, int dmabuf_fd)
 {
-	struct drm_prime_handle p = { .fd = dmabuf_fd };
+	struct drm_prime_handle p = {.fd = dmabuf_fd};
 	struct wl_file *f = wl_file_of_fd(fd);
 	struct wl_fd *d = wl_fd_find(dmabuf_fd);
 	struct wl_handle *src;
@@ -103,8 +102,8 @@ uint32_t wl_import(int fd, int dmabuf_fd)
 	if (size < 0)
 		wl_die("lseek dma-buf fd %d", dmabuf_fd);
 	if (src && (uint64_t)size != src->size)
-		wl_die("dma-buf fd %d has size %lld, its handle %u has %llu", dmabuf_fd,
-		       (long long)size, d->handle, (unsigned long long)src->size);
+		wl_die("dma-buf fd %d has size %lld, its handle %u has %llu", dmabuf_fd, (long long)size, d->handle,
+		       (unsigned long long)src->size);
 	if (drm_ioctl(fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &p) != 0)
 		wl_die("PRIME_FD_TO_HANDLE fd %d on fd %d", dmabuf_fd, fd);
 	/* importing a buffer the file already has returns its existing handle */
@@ -115,7 +114,7 @@ uint32_t wl_import(int fd, int dmabuf_fd)
 
 int wl_probe_handle(int fd, uint32_t handle, uint64_t *size)
 {
-	struct drm_prime_handle p = { .handle = handle, .flags = DRM_CLOEXEC, .fd = -1 };
+	struct drm_prime_handle p = {.handle = handle, .flags = DRM_CLOEXEC, .fd = -1};
 	off_t end;
 
 	if (drm_ioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p) != 0)
@@ -130,7 +129,7 @@ int wl_probe_handle(int fd, uint32_t handle, uint64_t *size)
 
 void wl_driver_name(int fd, char *buf, size_t len)
 {
-	struct drm_version v = { .name = buf, .name_len = len - 1 };
+	struct drm_version v = {.name = buf, .name_len = len - 1};
 
 	memset(buf, 0, len);
 	if (drm_ioctl(fd, DRM_IOCTL_VERSION, &v) != 0)

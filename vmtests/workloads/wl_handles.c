@@ -20,7 +20,7 @@ int main(int argc, char **argv)
 	bool close_mapped = argc > 2 && strcmp(argv[2], "--close-mapped") == 0;
 	int a = wl_open(WL_CARD, O_RDWR);
 	uint32_t h[8];
-	static const uint32_t width[] = { 0, 64, 128, 16, 256, 8, 64 };
+	static const uint32_t width[] = {0, 64, 128, 16, 256, 8, 64};
 
 	for (int i = 1; i <= 6; i++)
 		h[i] = wl_create_dumb(a, width[i], 32, 32);

@@ -68,10 +68,10 @@
 #include <intel_bufmgr.h>
 #include <xf86drm.h>
 
-#define MT_NONE (-1)
+#define MT_NONE   (-1)
 #define MT_LEGACY 100 /* legacy GEM_MMAP (a shmem mapping made inside the ioctl) */
-#define MAXB 16
-#define MAXC 8
+#define MAXB      16
+#define MAXC      8
 
 struct buf {
 	const char *name;
@@ -79,7 +79,7 @@ struct buf {
 	uint64_t size;
 	uint32_t tiling, caching;
 	bool userptr;
-	int mt[2];          /* mapping types, MT_NONE when unused */
+	int mt[2]; /* mapping types, MT_NONE when unused */
 	uint8_t *map[2];
 	uint32_t seed;
 };
@@ -87,7 +87,7 @@ struct buf {
 struct ctx {
 	uint32_t id;
 	int64_t prio;
-	int nengines;       /* 0: the default engines */
+	int nengines; /* 0: the default engines */
 };
 
 struct model {
@@ -99,7 +99,7 @@ struct model {
 	int nc;
 	uint32_t hole_h[4], hole_c[4], vms[4], hole_vm[2];
 	int nhh, nhc, nvm, nhvm;
-	uint8_t *umem[2];   /* userptr ranges, with their pattern */
+	uint8_t *umem[2]; /* userptr ranges, with their pattern */
 	uint64_t ulen[2];
 	uint32_t useed[2];
 	int nu;
@@ -107,8 +107,8 @@ struct model {
 
 static const char *g_dir;
 static struct model M;
-static char g_fail[512];   /* first failure of the current check */
-static FILE *g_log;        /* failures of the current check, one per line */
+static char g_fail[512]; /* first failure of the current check */
+static FILE *g_log;      /* failures of the current check, one per line */
 static int g_nfail;
 
 static void die(const char *fmt, ...)
@@ -299,7 +299,7 @@ static void vm_destroy(int fd, uint32_t id)
 
 /* CONTEXT_CREATE_EXT with SETPARAM VM (when vm != 0), PRIORITY and ENGINES (nengines of eng) */
 static int context_create_ext(int fd, uint32_t vm, int64_t prio, int nengines,
-                              const struct i915_engine_class_instance *eng, uint32_t flags, uint32_t *id)
+			      const struct i915_engine_class_instance *eng, uint32_t flags, uint32_t *id)
 {
 	struct {
 		uint64_t extensions;
@@ -314,9 +314,8 @@ static int context_create_ext(int fd, uint32_t vm, int64_t prio, int nengines,
 	struct drm_i915_gem_context_create_ext_setparam p_vm = {
 		.base = {.name = I915_CONTEXT_CREATE_EXT_SETPARAM, .next_extension = (uintptr_t)&p_prio},
 		.param = {.param = I915_CONTEXT_PARAM_VM, .value = vm}};
-	struct drm_i915_gem_context_create_ext c = {
-		.flags = I915_CONTEXT_CREATE_FLAGS_USE_EXTENSIONS | flags,
-		.extensions = vm ? (uintptr_t)&p_vm : (uintptr_t)&p_prio};
+	struct drm_i915_gem_context_create_ext c = {.flags = I915_CONTEXT_CREATE_FLAGS_USE_EXTENSIONS | flags,
+						    .extensions = vm ? (uintptr_t)&p_vm : (uintptr_t)&p_prio};
 	for (int i = 0; i < nengines; i++)
 		map.engines[i] = eng[i];
 	int r = tryioctl(fd, DRM_IOCTL_I915_GEM_CONTEXT_CREATE_EXT, &c);
@@ -348,15 +347,17 @@ static uint32_t gem_create(int fd, uint64_t size)
 /* GEM_CREATE_EXT with memory regions (device first when dev) and a PAT index (unless < 0) */
 static uint32_t gem_create_ext(int fd, uint64_t size, bool dev, int pat)
 {
-	struct drm_i915_gem_memory_class_instance regions[] = {
-		{I915_MEMORY_CLASS_DEVICE, 0}, {I915_MEMORY_CLASS_SYSTEM, 0}};
+	struct drm_i915_gem_memory_class_instance regions[] = {{I915_MEMORY_CLASS_DEVICE, 0},
+							       {I915_MEMORY_CLASS_SYSTEM, 0}};
 	struct {
 		struct i915_user_extension base;
 		uint32_t pat_index, rsvd;
 	} ext_pat = {{.name = 2 /* I915_GEM_CREATE_EXT_SET_PAT (Linux 6.5+) */}, (uint32_t)pat, 0};
 	struct drm_i915_gem_create_ext_memory_regions mr = {
-		.base = {.name = I915_GEM_CREATE_EXT_MEMORY_REGIONS, .next_extension = pat >= 0 ? (uintptr_t)&ext_pat : 0},
-		.num_regions = dev ? 2 : 1, .regions = (uintptr_t)(dev ? regions : regions + 1)};
+		.base = {.name = I915_GEM_CREATE_EXT_MEMORY_REGIONS,
+			 .next_extension = pat >= 0 ? (uintptr_t)&ext_pat : 0},
+		.num_regions = dev ? 2 : 1,
+		.regions = (uintptr_t)(dev ? regions : regions + 1)};
 	struct drm_i915_gem_create_ext c = {.size = size, .extensions = (uintptr_t)&mr};
 	xioctl(fd, DRM_IOCTL_I915_GEM_CREATE_EXT, &c, "GEM_CREATE_EXT");
 	return c.handle;
@@ -406,9 +407,13 @@ static struct buf *add_buf(const char *name, uint32_t handle, uint64_t size, uin
 	if (M.nb == MAXB)
 		die("too many buffers");
 	struct buf *b = &M.b[M.nb++];
-	*b = (struct buf){.name = name, .handle = handle, .size = size, .tiling = tiling,
-	                  .caching = I915_CACHING_CACHED, .mt = {MT_NONE, MT_NONE},
-	                  .seed = 0x1000u * (uint32_t)getpid() + handle};
+	*b = (struct buf){.name = name,
+			  .handle = handle,
+			  .size = size,
+			  .tiling = tiling,
+			  .caching = I915_CACHING_CACHED,
+			  .mt = {MT_NONE, MT_NONE},
+			  .seed = 0x1000u * (uint32_t)getpid() + handle};
 	return b;
 }
 
@@ -455,14 +460,15 @@ static void write_expectations(void)
 	for (int i = 0; i < M.nb; i++) {
 		struct buf *b = &M.b[i];
 		fprintf(f, "handle %u %s size %llu tiling %u caching %u%s seed 0x%x", b->handle, b->name,
-		        (unsigned long long)b->size, b->tiling, b->caching, b->userptr ? " userptr" : "", b->seed);
+			(unsigned long long)b->size, b->tiling, b->caching, b->userptr ? " userptr" : "", b->seed);
 		for (int k = 0; k < 2; k++)
 			if (b->mt[k] != MT_NONE)
 				fprintf(f, " map %s %p", mt_name(b->mt[k]), (void *)b->map[k]);
 		fputc('\n', f);
 	}
 	for (int i = 0; i < M.nu; i++)
-		fprintf(f, "usermem %p len %llu seed 0x%x\n", (void *)M.umem[i], (unsigned long long)M.ulen[i], M.useed[i]);
+		fprintf(f, "usermem %p len %llu seed 0x%x\n", (void *)M.umem[i], (unsigned long long)M.ulen[i],
+			M.useed[i]);
 	for (int i = 0; i < M.nc; i++)
 		fprintf(f, "context %u priority %lld engines %d\n", M.c[i].id, (long long)M.c[i].prio, M.c[i].nengines);
 	for (int i = 0; i < M.nvm; i++)
@@ -534,7 +540,7 @@ static void verify_mapping(struct buf *b, int k)
 	char what[96];
 	struct vma v;
 	snprintf(what, sizeof what, "handle %u (%s) %s mapping at %p", b->handle, b->name, mt_name(b->mt[k]),
-	         (void *)b->map[k]);
+		 (void *)b->map[k]);
 	if (!find_vma((uintptr_t)b->map[k], &v)) {
 		bad("%s: no mapping starts there", what);
 		return;
@@ -549,7 +555,8 @@ static void verify_mapping(struct buf *b, int k)
 		if (r)
 			bad("%s: MMAP_OFFSET %s of the handle: %s", what, mt_name(b->mt[k]), strerror(-r));
 		else if (off != v.offset)
-			bad("%s: the mapping's fake offset is 0x%llx, the handle's %s offset 0x%llx (not this handle's mapping)",
+			bad("%s: the mapping's fake offset is 0x%llx, the handle's %s offset 0x%llx (not this handle's "
+			    "mapping)",
 			    what, (unsigned long long)v.offset, mt_name(b->mt[k]), (unsigned long long)off);
 	} else if (v.offset != 0) {
 		bad("%s: legacy mapping at file offset 0x%llx, expected 0", what, (unsigned long long)v.offset);
@@ -580,7 +587,8 @@ static void verify(void)
 			uint64_t off;
 			r = mmap_offset(M.fd, b->handle, I915_MMAP_OFFSET_WC, &off);
 			if (r != -ENODEV)
-				bad("handle %u (%s): MMAP_OFFSET answers %s, a userptr object answers ENODEV (not a userptr any more)",
+				bad("handle %u (%s): MMAP_OFFSET answers %s, a userptr object answers ENODEV (not a "
+				    "userptr any more)",
 				    b->handle, b->name, r ? strerror(-r) : "an offset");
 			continue;
 		}
@@ -621,7 +629,8 @@ static void verify(void)
 		if (r)
 			bad("context %u: GETPARAM(PRIORITY): %s", M.c[i].id, strerror(-r));
 		else if ((int64_t)v != M.c[i].prio)
-			bad("context %u: priority %lld, expected %lld", M.c[i].id, (long long)(int64_t)v, (long long)M.c[i].prio);
+			bad("context %u: priority %lld, expected %lld", M.c[i].id, (long long)(int64_t)v,
+			    (long long)M.c[i].prio);
 	}
 	uint32_t ctop = max_ctx();
 	for (uint32_t id = 1; id <= ctop + 2; id++) {
@@ -672,12 +681,13 @@ static void sabotage(const char *kind)
 			gtt = b;
 	}
 	fprintf(stderr, "wl_i915_criu[%d]: sabotage: %s\n", getpid(), kind);
-	if (!strcmp(kind, "byte")) {            /* contents lost in one buffer */
+	if (!strcmp(kind, "byte")) { /* contents lost in one buffer */
 		gtt->map[0][gtt->size / 2] ^= 0xff;
 	} else if (!strcmp(kind, "anoncopy")) { /* a mapping that is an anonymous copy */
 		void *copy = malloc(wb->size);
 		memcpy(copy, wb->map[0], wb->size);
-		if (mmap(wb->map[0], wb->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+		if (mmap(wb->map[0], wb->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+		    MAP_FAILED)
 			die("sabotage anoncopy: %s", strerror(errno));
 		memcpy(wb->map[0], copy, wb->size);
 		free(copy);
@@ -686,15 +696,15 @@ static void sabotage(const char *kind)
 		if (mmap_offset(M.fd, wb->handle, I915_MMAP_OFFSET_UC, &off) ||
 		    mmap(wb->map[0], wb->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, M.fd, off) == MAP_FAILED)
 			die("sabotage othertype: %s", strerror(errno));
-	} else if (!strcmp(kind, "handle")) {   /* a handle lost */
+	} else if (!strcmp(kind, "handle")) { /* a handle lost */
 		gem_close(M.fd, pw->handle);
-	} else if (!strcmp(kind, "filler")) {   /* a filler left in a hole */
+	} else if (!strcmp(kind, "filler")) { /* a filler left in a hole */
 		gem_create(M.fd, 4096);
 	} else if (!strcmp(kind, "tiling")) {
 		set_tiling(M.fd, pw->handle, I915_TILING_NONE, 0);
 	} else if (!strcmp(kind, "caching")) {
 		set_caching(M.fd, pw->handle, I915_CACHING_NONE);
-	} else if (!strcmp(kind, "userptr")) {  /* a userptr recreated as a plain buffer */
+	} else if (!strcmp(kind, "userptr")) { /* a userptr recreated as a plain buffer */
 		uint32_t fill[8], n = 0, h;
 		gem_close(M.fd, up->handle);
 		while ((h = gem_create(M.fd, up->size)) != up->handle && n < 8)
@@ -702,17 +712,18 @@ static void sabotage(const char *kind)
 		while (n)
 			gem_close(M.fd, fill[--n]);
 	} else if (!strcmp(kind, "priority")) {
-		struct drm_i915_gem_context_param p = {.ctx_id = M.c[M.nc - 1].id, .param = I915_CONTEXT_PARAM_PRIORITY,
-		                                       .value = (uint64_t)(M.c[M.nc - 1].prio - 1)};
+		struct drm_i915_gem_context_param p = {.ctx_id = M.c[M.nc - 1].id,
+						       .param = I915_CONTEXT_PARAM_PRIORITY,
+						       .value = (uint64_t)(M.c[M.nc - 1].prio - 1)};
 		xioctl(M.fd, DRM_IOCTL_I915_GEM_CONTEXT_SETPARAM, &p, "CONTEXT_SETPARAM");
-	} else if (!strcmp(kind, "context")) {  /* a context lost */
+	} else if (!strcmp(kind, "context")) { /* a context lost */
 		context_destroy(M.fd, M.c[M.nc - 1].id);
 	} else if (!strcmp(kind, "ctxfiller")) { /* a filler context left in a hole */
 		struct drm_i915_gem_context_create c = {0};
 		xioctl(M.fd, DRM_IOCTL_I915_GEM_CONTEXT_CREATE, &c, "CONTEXT_CREATE");
 	} else if (!strcmp(kind, "vmfiller")) { /* a filler VM left in a hole (seen by go.after) */
 		vm_create(M.fd);
-	} else if (!strcmp(kind, "usermem")) {  /* userptr memory lost */
+	} else if (!strcmp(kind, "usermem")) { /* userptr memory lost */
 		memset(M.umem[0], 0, 4096);
 	} else {
 		die("unknown sabotage %s", kind);
@@ -753,14 +764,16 @@ static void after_work(void)
 		for (int k = 0; k < 2; k++) {
 			if (b->mt[k] == MT_NONE)
 				continue;
-			if (k == 1)       /* the second mapping sees what the first wrote */
-				check_bytes("second mapping after a write through the first", b->map[1], b->size, b->seed);
+			if (k == 1) /* the second mapping sees what the first wrote */
+				check_bytes("second mapping after a write through the first", b->map[1], b->size,
+					    b->seed);
 			if (b->mt[k] == MT_LEGACY)
 				continue; /* PREAD below reads its shmem object */
 			uint64_t off;
 			int r = mmap_offset(M.fd, b->handle, b->mt[k], &off);
-			snprintf(what, sizeof what, "handle %u (%s): a fresh %s mapping after writing through the old one",
-			         b->handle, b->name, mt_name(b->mt[k]));
+			snprintf(what, sizeof what,
+				 "handle %u (%s): a fresh %s mapping after writing through the old one", b->handle,
+				 b->name, mt_name(b->mt[k]));
 			void *p = r ? MAP_FAILED : mmap(NULL, b->size, PROT_READ, MAP_SHARED, M.fd, off);
 			if (p == MAP_FAILED) {
 				bad("%s: %s", what, strerror(r ? -r : errno));
@@ -824,13 +837,14 @@ static void after_work(void)
 	/* engine maps: with N engines, index N-1 is accepted and N is not; default: BSD works */
 	for (int i = 0; i < M.nc; i++) {
 		struct drm_i915_gem_exec_object2 obj = {.handle = batch};
-		struct drm_i915_gem_execbuffer2 eb = {.buffers_ptr = (uintptr_t)&obj, .buffer_count = 1,
-		                                      .rsvd1 = M.c[i].id};
+		struct drm_i915_gem_execbuffer2 eb = {
+			.buffers_ptr = (uintptr_t)&obj, .buffer_count = 1, .rsvd1 = M.c[i].id};
 		int n = M.c[i].nengines;
 		eb.flags = n ? (uint64_t)(n - 1) : I915_EXEC_BSD;
 		int r = tryioctl(M.fd, DRM_IOCTL_I915_GEM_EXECBUFFER2, &eb);
 		if (r)
-			bad("context %u: EXECBUFFER2 on engine %llu: %s", M.c[i].id, (unsigned long long)eb.flags, strerror(-r));
+			bad("context %u: EXECBUFFER2 on engine %llu: %s", M.c[i].id, (unsigned long long)eb.flags,
+			    strerror(-r));
 		if (n) {
 			eb.flags = (uint64_t)n;
 			r = tryioctl(M.fd, DRM_IOCTL_I915_GEM_EXECBUFFER2, &eb);
@@ -861,7 +875,8 @@ static void build_parent(void)
 			die("drm_intel_bo_alloc_tiled %d failed (tiling %u)", i, tiling);
 		if (i == 1)
 			continue;
-		struct buf *b = add_buf(i == 3 ? "surface-pwrite" : "surface-gtt", surf[i]->handle, surf[i]->size, I915_TILING_X);
+		struct buf *b = add_buf(i == 3 ? "surface-pwrite" : "surface-gtt", surf[i]->handle, surf[i]->size,
+					I915_TILING_X);
 		if (i != 3) {
 			if (drm_intel_gem_bo_map_gtt(surf[i]))
 				die("drm_intel_gem_bo_map_gtt %d failed", i);
@@ -873,7 +888,8 @@ static void build_parent(void)
 		die("bitstream buffer: alloc or map failed");
 	add_map(add_buf("bitstream-legacy", bits->handle, bits->size, I915_TILING_NONE), MT_LEGACY, bits->virtual);
 
-	struct buf *b = add_buf("ext-dev+sys-pat3", gem_create_ext(M.fd, 128 << 10, true, 3), 128 << 10, I915_TILING_NONE);
+	struct buf *b =
+		add_buf("ext-dev+sys-pat3", gem_create_ext(M.fd, 128 << 10, true, 3), 128 << 10, I915_TILING_NONE);
 	add_map(b, I915_MMAP_OFFSET_WB, map_gem(M.fd, b, I915_MMAP_OFFSET_WB));
 	add_map(b, I915_MMAP_OFFSET_WC, map_gem(M.fd, b, I915_MMAP_OFFSET_WC));
 	b = add_buf("ext-sys-uncached", gem_create_ext(M.fd, 64 << 10, false, -1), 64 << 10, I915_TILING_NONE);
@@ -894,7 +910,7 @@ static void build_parent(void)
 	for (int i = 0; i < 2; i++) {
 		M.useed[i] = 0xabc000u + (uint32_t)i;
 		b = add_buf(i ? "userptr-mmap" : "userptr-malloc", userptr(M.fd, M.umem[i], M.ulen[i]), M.ulen[i],
-		            I915_TILING_NONE);
+			    I915_TILING_NONE);
 		b->userptr = true;
 	}
 	gem_close(M.fd, tmp);

@@ -119,8 +119,8 @@ static uint32_t context_create_ext(int fd, uint32_t vm, int prio, int nengines, 
 	struct drm_i915_gem_context_create_ext_setparam p_vm = {
 		.base = {.name = I915_CONTEXT_CREATE_EXT_SETPARAM, .next_extension = (uintptr_t)&p_prio},
 		.param = {.param = I915_CONTEXT_PARAM_VM, .value = vm}};
-	struct drm_i915_gem_context_create_ext c = {
-		.flags = I915_CONTEXT_CREATE_FLAGS_USE_EXTENSIONS | flags, .extensions = (uintptr_t)&p_vm};
+	struct drm_i915_gem_context_create_ext c = {.flags = I915_CONTEXT_CREATE_FLAGS_USE_EXTENSIONS | flags,
+						    .extensions = (uintptr_t)&p_vm};
 	xioctl(fd, DRM_IOCTL_I915_GEM_CONTEXT_CREATE_EXT, &c, "GEM_CONTEXT_CREATE_EXT");
 	return c.ctx_id;
 }
@@ -134,15 +134,16 @@ struct ext_buf {
 
 static struct ext_buf create_ext_mapped(int fd, uint64_t size, uint64_t mmap_type)
 {
-	struct drm_i915_gem_memory_class_instance regions[] = {
-		{I915_MEMORY_CLASS_DEVICE, 0}, {I915_MEMORY_CLASS_SYSTEM, 0}};
+	struct drm_i915_gem_memory_class_instance regions[] = {{I915_MEMORY_CLASS_DEVICE, 0},
+							       {I915_MEMORY_CLASS_SYSTEM, 0}};
 	struct {
 		struct i915_user_extension base;
 		uint32_t pat_index, rsvd;
 	} pat = {{.name = 2 /* I915_GEM_CREATE_EXT_SET_PAT (Linux 6.5+) */}, 3, 0};
 	struct drm_i915_gem_create_ext_memory_regions mr = {
 		.base = {.name = I915_GEM_CREATE_EXT_MEMORY_REGIONS, .next_extension = (uintptr_t)&pat},
-		.num_regions = 2, .regions = (uintptr_t)regions};
+		.num_regions = 2,
+		.regions = (uintptr_t)regions};
 	struct drm_i915_gem_create_ext c = {.size = size, .extensions = (uintptr_t)&mr};
 	struct ext_buf b = {0};
 
@@ -255,15 +256,16 @@ int main(int argc, char **argv)
 		die("munmap: %s", strerror(errno));
 
 	uint64_t props[] = {DRM_I915_PERF_PROP_SAMPLE_OA, 1, DRM_I915_PERF_PROP_OA_METRICS_SET, 1};
-	struct drm_i915_perf_open_param po = {.flags = I915_PERF_FLAG_FD_CLOEXEC, .num_properties = 2,
-	                                      .properties_ptr = (uintptr_t)props};
+	struct drm_i915_perf_open_param po = {
+		.flags = I915_PERF_FLAG_FD_CLOEXEC, .num_properties = 2, .properties_ptr = (uintptr_t)props};
 	int perf = drmIoctl(fd, DRM_IOCTL_I915_PERF_OPEN, &po);
 	if (perf < 0)
 		die("PERF_OPEN: %s", strerror(errno));
 	struct drm_i915_gem_exec_object2 obj = {.handle = bits->handle};
-	struct drm_i915_gem_execbuffer2 eb = {.buffers_ptr = (uintptr_t)&obj, .buffer_count = 1,
-	                                      .flags = 0 /* engine map index 0: video */ | I915_EXEC_FENCE_OUT,
-	                                      .rsvd1 = ctx_dec};
+	struct drm_i915_gem_execbuffer2 eb = {.buffers_ptr = (uintptr_t)&obj,
+					      .buffer_count = 1,
+					      .flags = 0 /* engine map index 0: video */ | I915_EXEC_FENCE_OUT,
+					      .rsvd1 = ctx_dec};
 	xioctl(fd, DRM_IOCTL_I915_GEM_EXECBUFFER2_WR, &eb, "EXECBUFFER2_WR");
 	int fence = (int)(eb.rsvd2 >> 32);
 

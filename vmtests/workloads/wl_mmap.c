@@ -11,7 +11,7 @@
 
 uint64_t wl_map_offset(int fd, uint32_t handle)
 {
-	struct drm_mode_map_dumb m = { .handle = handle };
+	struct drm_mode_map_dumb m = {.handle = handle};
 	struct wl_file *f = wl_file_of_fd(fd);
 
 	if (ioctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &m) != 0)
@@ -19,7 +19,7 @@ uint64_t wl_map_offset(int fd, uint32_t handle)
 	for (int i = 0; i < f->ngrants; i++)
 		if (f->grants[i].handle == handle)
 			return m.offset;
-	f->grants[f->ngrants++] = (struct wl_grant){ .offset = m.offset, .handle = handle };
+	f->grants[f->ngrants++] = (struct wl_grant){.offset = m.offset, .handle = handle};
 	return m.offset;
 }
 
@@ -33,11 +33,15 @@ void *wl_mmap(int fd, uint32_t handle, uint64_t length, int prot)
 		wl_die("model: too many mappings");
 	p = mmap(NULL, length, prot, MAP_SHARED, fd, (off_t)off);
 	if (p == MAP_FAILED)
-		wl_die("mmap handle %u (%llu bytes at offset %#llx) of fd %d", handle,
-		       (unsigned long long)length, (unsigned long long)off, fd);
-	wl.maps[wl.nmaps++] = (struct wl_map){ .start = (uintptr_t)p, .length = length, .prot = prot,
-					       .shared = true, .file = (int)(f - wl.files),
-					       .offset = off, .handle = handle };
+		wl_die("mmap handle %u (%llu bytes at offset %#llx) of fd %d", handle, (unsigned long long)length,
+		       (unsigned long long)off, fd);
+	wl.maps[wl.nmaps++] = (struct wl_map){.start = (uintptr_t)p,
+					      .length = length,
+					      .prot = prot,
+					      .shared = true,
+					      .file = (int)(f - wl.files),
+					      .offset = off,
+					      .handle = handle};
 	return p;
 }
 
@@ -60,7 +64,7 @@ void *wl_reserve(uint64_t length)
 /* mremap of one whole modelled mapping (shrink in place, or move). */
 void *wl_mremap(void *old, uint64_t old_len, uint64_t new_len, int flags, void *new_addr)
 {
-	struct wl_map m = { 0 };
+	struct wl_map m = {0};
 	bool found = false;
 	void *p;
 
@@ -77,7 +81,7 @@ void *wl_mremap(void *old, uint64_t old_len, uint64_t new_len, int flags, void *
 		wl_die("mremap %p+%llu -> %llu", old, (unsigned long long)old_len, (unsigned long long)new_len);
 	wl_maps_cut((uintptr_t)old, old_len);
 	if (new_addr && (flags & MREMAP_FIXED))
-		wl_maps_cut((uintptr_t)new_addr, new_len);   /* whatever was there is replaced */
+		wl_maps_cut((uintptr_t)new_addr, new_len); /* whatever was there is replaced */
 	m.start = (uintptr_t)p;
 	m.length = new_len;
 	wl.maps[wl.nmaps++] = m;

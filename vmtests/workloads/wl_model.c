@@ -74,8 +74,7 @@ void wl_fd_add(int fd, int kind, int file, uint32_t handle, bool cloexec)
 		wl_die("model: fd %d already known", fd);
 	if (wl.nfds == WL_MAX_FDS)
 		wl_die("model: too many fds");
-	wl.fds[wl.nfds++] = (struct wl_fd){ .fd = fd, .kind = kind, .file = file,
-					    .handle = handle, .cloexec = cloexec };
+	wl.fds[wl.nfds++] = (struct wl_fd){.fd = fd, .kind = kind, .file = file, .handle = handle, .cloexec = cloexec};
 }
 
 void wl_fd_remove(int fd)
@@ -98,12 +97,12 @@ void wl_maps_cut(uint64_t start, uint64_t length)
 		if (end <= m.start || start >= mend)
 			continue;
 		wl.maps[i--] = wl.maps[--wl.nmaps];
-		if (m.start < start) {                /* head survives */
+		if (m.start < start) { /* head survives */
 			struct wl_map head = m;
 			head.length = start - m.start;
 			wl.maps[wl.nmaps++] = head;
 		}
-		if (end < mend) {                     /* tail survives */
+		if (end < mend) { /* tail survives */
 			struct wl_map tail = m;
 			tail.start = end;
 			tail.length = mend - end;

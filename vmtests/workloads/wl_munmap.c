@@ -20,11 +20,11 @@ int main(int argc, char **argv)
 {
 	wl_init(argc, argv);
 	int a = wl_open(WL_CARD, O_RDWR);
-	uint32_t h1 = wl_create_dumb(a, 64, 64, 32);           /* 4 pages */
-	uint32_t h2 = wl_create_dumb(a, 128, 64, 32);          /* 8 pages */
+	uint32_t h1 = wl_create_dumb(a, 64, 64, 32);  /* 4 pages */
+	uint32_t h2 = wl_create_dumb(a, 128, 64, 32); /* 8 pages */
 	uint32_t h3 = wl_create_dumb(a, 64, 64, 32);
 	uint32_t h4 = wl_create_dumb(a, 64, 64, 32);
-	uint32_t h5 = wl_create_dumb(a, 64, 32, 32);           /* 2 pages */
+	uint32_t h5 = wl_create_dumb(a, 64, 32, 32); /* 2 pages */
 	int rw = PROT_READ | PROT_WRITE;
 
 	char *m1 = wl_mmap(a, h1, 4 * PG, rw);

@@ -29,7 +29,7 @@ static void touch(const char *name)
 /* Waits until DIR/name exists; dies after WAIT_TIMEOUT_S or when child `watch` (if > 0) exits. */
 static void wait_for(const char *name, pid_t watch)
 {
-	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	struct timespec tick = {0, 10 * 1000 * 1000};
 	char path[300];
 	uint64_t deadline = wl_now_ns() + WAIT_TIMEOUT_S * 1000000000ull;
 	int status;
@@ -109,7 +109,7 @@ int wl_finish(void)
 void wl_exec_self(char *const extra[])
 {
 	char path[300];
-	char *argv[16] = { wl.exe, wl.dir, "--after-exec" };
+	char *argv[16] = {wl.exe, wl.dir, "--after-exec"};
 	int n = 3;
 	FILE *o;
 

@@ -19,19 +19,19 @@ int main(int argc, char **argv)
 	int a = wl_open(WL_CARD, O_RDWR);
 	int b = wl_open(WL_CARD, O_RDWR);
 	int r = wl_open(WL_RENDER, O_RDWR);
-	uint32_t h1 = wl_create_dumb(a, 64, 64, 32);      /* 16384 */
-	uint32_t h2 = wl_create_dumb(a, 32, 32, 32);      /* 4096 */
+	uint32_t h1 = wl_create_dumb(a, 64, 64, 32); /* 16384 */
+	uint32_t h2 = wl_create_dumb(a, 32, 32, 32); /* 4096 */
 	int e1 = wl_export(a, h1, true);
 	int e2 = wl_export(a, h2, false);
 	uint32_t b1 = wl_import(b, e1);
-	wl_import(b, e1);                                 /* same buffer: same handle */
+	wl_import(b, e1); /* same buffer: same handle */
 	uint32_t r1 = wl_import(r, e1);
-	wl_import(a, e1);                                 /* the exporter's own h1 */
+	wl_import(a, e1); /* the exporter's own h1 */
 	wl_import(r, e2);
 	uint32_t b2 = wl_import(b, e2);
-	wl_import(b, e2);                                 /* B has it: same handle again */
+	wl_import(b, e2); /* B has it: same handle again */
 	wl_close(e2);
-	wl_export(a, h1, false);                          /* E3 */
+	wl_export(a, h1, false); /* E3 */
 	wl_mmap(a, h1, 16384, PROT_READ | PROT_WRITE);
 	wl_mmap(b, b1, 8192, PROT_READ);
 	wl_phase(1);

@@ -65,8 +65,8 @@ static void write_fds(FILE *o)
 		if (e->kind == WL_FD_DRM)
 			fprintf(o, "\"file\": \"%s\", ", wl.files[e->file].label);
 		else
-			fprintf(o, "\"dmabuf\": { \"file\": \"%s\", \"handle\": %u }, ",
-				wl.files[e->file].label, e->handle);
+			fprintf(o, "\"dmabuf\": { \"file\": \"%s\", \"handle\": %u }, ", wl.files[e->file].label,
+				e->handle);
 		fprintf(o, "\"cloexec\": %s }", e->cloexec ? "true" : "false");
 	}
 	fprintf(o, "\n  ],\n");
@@ -82,11 +82,11 @@ static void write_maps(FILE *o)
 		struct wl_map *m = &wl.maps[i];
 
 		prot_string(m->prot, prot);
-		fprintf(o, "%s\n    { \"start\": %llu, \"length\": %llu, \"prot\": \"%s\", \"shared\": %s, "
-			"\"file\": \"%s\", \"offset\": %llu, \"handle\": ", i ? "," : "",
-			(unsigned long long)m->start, (unsigned long long)m->length, prot,
-			m->shared ? "true" : "false", wl.files[m->file].label,
-			(unsigned long long)m->offset);
+		fprintf(o,
+			"%s\n    { \"start\": %llu, \"length\": %llu, \"prot\": \"%s\", \"shared\": %s, "
+			"\"file\": \"%s\", \"offset\": %llu, \"handle\": ",
+			i ? "," : "", (unsigned long long)m->start, (unsigned long long)m->length, prot,
+			m->shared ? "true" : "false", wl.files[m->file].label, (unsigned long long)m->offset);
 		if (m->handle < 0)
 			fprintf(o, "null }");
 		else
@@ -117,15 +117,15 @@ static void write_files(FILE *o)
 		if (!file_referenced(fi))
 			continue;
 		qsort(f->handles, f->nhandles, sizeof(f->handles[0]), cmp_u32);
-		fprintf(o, "%s\n    { \"label\": \"%s\", \"path\": \"%s\", \"rdev\": \"%u:%u\", "
+		fprintf(o,
+			"%s\n    { \"label\": \"%s\", \"path\": \"%s\", \"rdev\": \"%u:%u\", "
 			"\"driver\": \"%s\", \"flags\": \"%s\", \"handles_known\": %s, "
-			"\"changed_ns\": %llu,\n      \"handles\": [", first ? "" : ",", f->label, f->path,
-			f->maj, f->min, f->driver, f->flags, f->handles_known ? "true" : "false",
-			(unsigned long long)f->changed_ns);
+			"\"changed_ns\": %llu,\n      \"handles\": [",
+			first ? "" : ",", f->label, f->path, f->maj, f->min, f->driver, f->flags,
+			f->handles_known ? "true" : "false", (unsigned long long)f->changed_ns);
 		for (int h = 0; h < f->nhandles; h++)
 			fprintf(o, "%s{ \"handle\": %u, \"size\": %llu, \"origin\": \"%s\" }", h ? ", " : " ",
-				f->handles[h].handle, (unsigned long long)f->handles[h].size,
-				f->handles[h].origin);
+				f->handles[h].handle, (unsigned long long)f->handles[h].size, f->handles[h].origin);
 		fprintf(o, " ] }");
 		first = false;
 	}
@@ -134,7 +134,7 @@ static void write_files(FILE *o)
 
 void wl_write_truth(int phase)
 {
-	char path[300], tmp[320], comm[17] = { 0 };
+	char path[300], tmp[320], comm[17] = {0};
 	FILE *o;
 
 	if (wl.selfcheck)
@@ -145,8 +145,8 @@ void wl_write_truth(int phase)
 	o = fopen(tmp, "w");
 	if (!o)
 		wl_die("create %s", tmp);
-	fprintf(o, "{ \"schema\": \"gpuwatch.truth/v1\", \"phase\": %d, \"pid\": %d, \"comm\": \"%s\",\n",
-		phase, (int)getpid(), comm);
+	fprintf(o, "{ \"schema\": \"gpuwatch.truth/v1\", \"phase\": %d, \"pid\": %d, \"comm\": \"%s\",\n", phase,
+		(int)getpid(), comm);
 	write_fds(o);
 	write_maps(o);
 	write_files(o);
@@ -184,7 +184,8 @@ void wl_selfcheck(void)
 				wl_die("selfcheck: file %s (fd %d): handle %u is in the model but the kernel says %s",
 				       f->label, e->fd, h, strerror(-r));
 			if (!m && r != -ENOENT)
-				wl_die("selfcheck: file %s (fd %d): handle %u is not in the model but probing it gave %s",
+				wl_die("selfcheck: file %s (fd %d): handle %u is not in the model but probing it gave "
+				       "%s",
 				       f->label, e->fd, h, r ? strerror(-r) : "success");
 			if (m && size != m->size)
 				wl_die("selfcheck: file %s handle %u: model size %llu, kernel %llu", f->label, h,

@@ -18,9 +18,9 @@ int main(int argc, char **argv)
 	int b = wl_open(WL_CARD, O_RDWR | O_CLOEXEC);
 	int r = wl_open(WL_RENDER, O_RDWR);
 	(void)r;
-	uint32_t a1 = wl_create_dumb(a, 64, 64, 32);      /* 16384 */
-	wl_create_dumb(a, 100, 30, 32);                   /* 12000 -> 12288 */
-	uint32_t b1 = wl_create_dumb(b, 32, 32, 32);      /* 4096 */
+	uint32_t a1 = wl_create_dumb(a, 64, 64, 32); /* 16384 */
+	wl_create_dumb(a, 100, 30, 32);              /* 12000 -> 12288 */
+	uint32_t b1 = wl_create_dumb(b, 32, 32, 32); /* 4096 */
 	void *ma = wl_mmap(a, a1, 16384, PROT_READ | PROT_WRITE);
 	wl_mmap(b, b1, 4096, PROT_READ);
 	wl_phase(1);

@@ -84,7 +84,10 @@ static void result(const char *fmt, ...)
 
 #define DIE(...) result("FAIL " __VA_ARGS__)
 
-static uint8_t pattern(uint8_t seed, uint64_t i) { return (uint8_t)(seed + i * 7 + (i >> 12)); }
+static uint8_t pattern(uint8_t seed, uint64_t i)
+{
+	return (uint8_t)(seed + i * 7 + (i >> 12));
+}
 
 static void fill(volatile uint8_t *p, uint64_t n, uint8_t seed)
 {
@@ -115,8 +118,8 @@ static void *map_handle(uint32_t h, uint64_t size)
 
 static void build(void)
 {
-	uint32_t id = 0, vmflags[] = {0, GW_XE_VM_CREATE_FLAG_SCRATCH_PAGE, GW_XE_VM_CREATE_FLAG_LR_MODE, 0,
-	                              GW_XE_VM_CREATE_FLAG_SCRATCH_PAGE, 0};
+	uint32_t id = 0, vmflags[] = {0, GW_XE_VM_CREATE_FLAG_SCRATCH_PAGE, GW_XE_VM_CREATE_FLAG_LR_MODE,
+				      0, GW_XE_VM_CREATE_FLAG_SCRATCH_PAGE, 0};
 	for (unsigned i = 0; i < 6; i++) {
 		int r = xe_vm_create(fd, vmflags[i], &id);
 		if (r || id != i + 1)
@@ -126,7 +129,8 @@ static void build(void)
 		DIE("VM_DESTROY 2/4");
 	for (unsigned i = 0; i < NBUFS; i++) {
 		uint32_t h = 0;
-		int r = xe_gem_create(fd, bufs[i].size, bufs[i].placement, bufs[i].flags, bufs[i].vm, bufs[i].caching, &h);
+		int r = xe_gem_create(fd, bufs[i].size, bufs[i].placement, bufs[i].flags, bufs[i].vm, bufs[i].caching,
+				      &h);
 		if (r || h != bufs[i].handle)
 			DIE("GEM_CREATE of buffer %u: r=%d handle %u", bufs[i].handle, r, h);
 		uint8_t *p = map_handle(h, bufs[i].size);
@@ -161,20 +165,20 @@ static void build(void)
 	};
 	for (unsigned i = 0; i < sizeof(binds) / sizeof(binds[0]); i++) {
 		int r = xe_bind(fd, binds[i].vm, binds[i].op, binds[i].obj, binds[i].off, binds[i].addr, binds[i].range,
-		                binds[i].pat, binds[i].flags);
+				binds[i].pat, binds[i].flags);
 		if (r)
 			DIE("VM_BIND #%u (VM %u op %u at %#llx): %s", i, binds[i].vm, binds[i].op,
 			    (unsigned long long)binds[i].addr, strerror(-r));
 	}
 	struct gw_xe_engine_class_instance rcs = {0, 0, 0, 0}, bcs = {1, 0, 0, 0}, ccs = {4, 0, 0, 0},
-	                                   vcs[2] = {{2, 0, 0, 0}, {2, 1, 0, 0}}, bind = {5, 0, 0, 0};
+					   vcs[2] = {{2, 0, 0, 0}, {2, 1, 0, 0}}, bind = {5, 0, 0, 0};
 	struct {
 		uint32_t vm;
 		uint16_t width;
 		const struct gw_xe_engine_class_instance *eci;
 		int64_t prio, ts;
-	} qs[] = {{1, 1, &rcs, 0, -1}, {1, 1, &bcs, -1, -1}, {3, 2, vcs, -1, 2000}, {0, 1, &bind, -1, -1}, {5, 1, &ccs, 2, 500},
-	          {6, 1, &rcs, -1, -1}};
+	} qs[] = {{1, 1, &rcs, 0, -1},   {1, 1, &bcs, -1, -1}, {3, 2, vcs, -1, 2000},
+		  {0, 1, &bind, -1, -1}, {5, 1, &ccs, 2, 500}, {6, 1, &rcs, -1, -1}};
 	for (unsigned i = 0; i < 6; i++) {
 		int r = xe_queue_create(fd, qs[i].vm, qs[i].width, 1, qs[i].eci, qs[i].prio, qs[i].ts, &id);
 		if (r || id != i + 1)
@@ -236,9 +240,12 @@ static void verify(void)
 			off_t size = lseek(ph.fd, 0, SEEK_END);
 			close(ph.fd);
 			if ((uint64_t)size != b->size)
-				DIE("buffer %u has %lld bytes, not %llu", b->handle, (long long)size, (unsigned long long)b->size);
+				DIE("buffer %u has %lld bytes, not %llu", b->handle, (long long)size,
+				    (unsigned long long)b->size);
 		}
-		uint8_t *p = b->handle == 1 ? (uint8_t *)map1 : b->handle == 3 ? (uint8_t *)map3 : map_handle(b->handle, b->size);
+		uint8_t *p = b->handle == 1   ? (uint8_t *)map1
+			     : b->handle == 3 ? (uint8_t *)map3
+					      : map_handle(b->handle, b->size);
 		int64_t at = differs(p, b->size, b->seed);
 		if (at >= 0)
 			DIE("buffer %u differs at byte %lld%s", b->handle, (long long)at,
@@ -250,7 +257,8 @@ static void verify(void)
 			p[100] ^= 0xff;
 			munmap(q, b->size);
 			if (!same)
-				DIE("a write through buffer %u's old mapping is not seen by a fresh mapping", b->handle);
+				DIE("a write through buffer %u's old mapping is not seen by a fresh mapping",
+				    b->handle);
 		} else {
 			munmap(p, b->size);
 		}
@@ -276,7 +284,8 @@ static void after(void)
 			DIE("after: new VM got id %u (r=%d), not the lowest free %u", id, r, want);
 		r = xe_queue_create(fd, 1, 1, 1, &rcs, -1, -1, &id);
 		if (r || id != (want == 6 ? 7 : want))
-			DIE("after: new exec queue got id %u (r=%d), not the lowest free %u", id, r, want == 6 ? 7 : want);
+			DIE("after: new exec queue got id %u (r=%d), not the lowest free %u", id, r,
+			    want == 6 ? 7 : want);
 	}
 	for (uint32_t want = 4; want <= 6; want += 2) {
 		int r = xe_gem_create(fd, 4096, 1, 0, 0, GW_XE_GEM_CPU_CACHING_WB, &h);
@@ -324,9 +333,10 @@ int main(int argc, char **argv)
 	verify();
 	char text[4096];
 	snprintf(text, sizeof(text),
-	         "fd %d on %s (rdev %#llx)\nhandles 1 2 3 5 (3 private to VM 5), none at 4 6\nVMs 1 3 5\n"
-	         "exec queues 1 3 5 6 (6 on the destroyed VM 6)\nmapped: buffer 1 at %p, buffer 3 at %p; userptr pages at %p\n",
-	         fd, argv[2], (unsigned long long)node_st.st_rdev, (void *)map1, (void *)map3, (void *)user);
+		 "fd %d on %s (rdev %#llx)\nhandles 1 2 3 5 (3 private to VM 5), none at 4 6\nVMs 1 3 5\n"
+		 "exec queues 1 3 5 6 (6 on the destroyed VM 6)\nmapped: buffer 1 at %p, buffer 3 at %p; userptr pages "
+		 "at %p\n",
+		 fd, argv[2], (unsigned long long)node_st.st_rdev, (void *)map1, (void *)map3, (void *)user);
 	char name[64];
 	snprintf(name, sizeof(name), "expect.%d.txt", getpid());
 	write_file(name, text);

@@ -76,7 +76,7 @@ static int gwxe_bo_publish(struct drm_file *file, struct gwxe_bo *bo, u32 *handl
 {
 	int ret = drm_gem_handle_create(file, &bo->base.base, handle);
 
-	drm_gem_object_put(&bo->base.base);	/* the handle holds it now */
+	drm_gem_object_put(&bo->base.base); /* the handle holds it now */
 	return ret;
 }
 
@@ -87,7 +87,7 @@ int gwxe_gem_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	struct gwxe_bo *bo;
 	bool vram = args->placement & BIT(1);
 
-	if (args->extensions)	/* 6.8 knows no GEM_CREATE extension (PXP came in 6.15) */
+	if (args->extensions) /* 6.8 knows no GEM_CREATE extension (PXP came in 6.15) */
 		return -EINVAL;
 	if (args->pad[0] || args->pad[1] || args->pad[2] || args->reserved[0] || args->reserved[1])
 		return -EINVAL;
@@ -120,7 +120,7 @@ int gwxe_gem_create_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	bo->flags = args->flags;
 	bo->cpu_caching = args->cpu_caching;
 	bo->vm_id = args->vm_id;
-	bo->vm = vm;		/* the object's reference */
+	bo->vm = vm; /* the object's reference */
 	return gwxe_bo_publish(file, bo, &args->handle);
 }
 
@@ -131,7 +131,7 @@ int gwxe_gem_mmap_offset_ioctl(struct drm_device *dev, void *data, struct drm_fi
 
 	if (args->extensions || args->reserved[0] || args->reserved[1])
 		return -EINVAL;
-	if (args->flags)	/* 6.8: MBZ (PCI_BARRIER came in 6.15) */
+	if (args->flags) /* 6.8: MBZ (PCI_BARRIER came in 6.15) */
 		return -EINVAL;
 	obj = drm_gem_object_lookup(file, args->handle);
 	if (!obj)
@@ -170,8 +170,8 @@ static int gwxe_bo_line(int id, void *ptr, void *data)
 	struct gwxe_bo *bo = to_gwxe_bo(ptr);
 	struct seq_file *m = data;
 
-	seq_printf(m, "  handle %d size %zu placement 0x%x flags 0x%x vm %u caching %u%s\n", id,
-		   bo->base.base.size, bo->placement, bo->flags, bo->vm_id, bo->cpu_caching,
+	seq_printf(m, "  handle %d size %zu placement 0x%x flags 0x%x vm %u caching %u%s\n", id, bo->base.base.size,
+		   bo->placement, bo->flags, bo->vm_id, bo->cpu_caching,
 		   bo->base.base.import_attach ? " imported" : "");
 	return 0;
 }

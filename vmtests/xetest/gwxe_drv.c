@@ -44,12 +44,9 @@
 /* The engines of the fake GT 0: one render, one copy, two video decode, one video
  * enhance, one compute (a DG2-like set). */
 static const struct gw_xe_engine_class_instance gwxe_engines[] = {
-	{ GW_XE_ENGINE_CLASS_RENDER, 0, 0 },
-	{ GW_XE_ENGINE_CLASS_COPY, 0, 0 },
-	{ GW_XE_ENGINE_CLASS_VIDEO_DECODE, 0, 0 },
-	{ GW_XE_ENGINE_CLASS_VIDEO_DECODE, 1, 0 },
-	{ GW_XE_ENGINE_CLASS_VIDEO_ENHANCE, 0, 0 },
-	{ GW_XE_ENGINE_CLASS_COMPUTE, 0, 0 },
+	{GW_XE_ENGINE_CLASS_RENDER, 0, 0},        {GW_XE_ENGINE_CLASS_COPY, 0, 0},
+	{GW_XE_ENGINE_CLASS_VIDEO_DECODE, 0, 0},  {GW_XE_ENGINE_CLASS_VIDEO_DECODE, 1, 0},
+	{GW_XE_ENGINE_CLASS_VIDEO_ENHANCE, 0, 0}, {GW_XE_ENGINE_CLASS_COMPUTE, 0, 0},
 };
 
 bool gwxe_engine_exists(const struct gw_xe_engine_class_instance *e)
@@ -105,7 +102,7 @@ static int gwxe_query_mem_regions(struct gw_xe_device_query *q)
 	r->mem_regions[0].min_page_size = PAGE_SIZE;
 	r->mem_regions[0].total_size = (u64)totalram_pages() << PAGE_SHIFT;
 	r->mem_regions[1].mem_class = GW_XE_MEM_REGION_CLASS_VRAM;
-	r->mem_regions[1].instance = 1;		/* xe: VRAM of tile t is instance 1 + t */
+	r->mem_regions[1].instance = 1; /* xe: VRAM of tile t is instance 1 + t */
 	r->mem_regions[1].min_page_size = PAGE_SIZE;
 	r->mem_regions[1].total_size = GWXE_VRAM_SIZE;
 	r->mem_regions[1].cpu_visible_size = GWXE_VRAM_SIZE;
@@ -127,7 +124,8 @@ static int gwxe_query_config(struct gw_xe_device_query *q)
 	r->info[GWXE_CONFIG_FLAGS] = GWXE_CONFIG_FLAG_HAS_VRAM;
 	r->info[GWXE_CONFIG_MIN_ALIGNMENT] = PAGE_SIZE;
 	r->info[GWXE_CONFIG_VA_BITS] = GWXE_VA_BITS;
-	r->info[GWXE_CONFIG_MAX_EXEC_QUEUE_PRIORITY] = capable(CAP_SYS_NICE) ? GWXE_PRIORITY_HIGH : GWXE_PRIORITY_NORMAL;
+	r->info[GWXE_CONFIG_MAX_EXEC_QUEUE_PRIORITY] =
+		capable(CAP_SYS_NICE) ? GWXE_PRIORITY_HIGH : GWXE_PRIORITY_NORMAL;
 	err = gwxe_query_reply(q, r, size);
 	kfree(r);
 	return err;
@@ -142,7 +140,7 @@ static int gwxe_query_gt_list(struct gw_xe_device_query *q)
 	if (!r)
 		return -ENOMEM;
 	r->num_gt = 1;
-	r->gt_list[0].type = 0;			/* DRM_XE_QUERY_GT_TYPE_MAIN */
+	r->gt_list[0].type = 0; /* DRM_XE_QUERY_GT_TYPE_MAIN */
 	r->gt_list[0].reference_clock = 19200000;
 	r->gt_list[0].near_mem_regions = BIT(1);
 	r->gt_list[0].far_mem_regions = BIT(0);
@@ -158,22 +156,17 @@ static int gwxe_device_query_ioctl(struct drm_device *dev, void *data, struct dr
 	if (q->extensions || q->reserved[0] || q->reserved[1])
 		return -EINVAL;
 	switch (q->query) {
-	case GW_XE_DEVICE_QUERY_ENGINES:
-		return gwxe_query_engines(q);
-	case GW_XE_DEVICE_QUERY_MEM_REGIONS:
-		return gwxe_query_mem_regions(q);
-	case GW_XE_DEVICE_QUERY_CONFIG:
-		return gwxe_query_config(q);
-	case GW_XE_DEVICE_QUERY_GT_LIST:
-		return gwxe_query_gt_list(q);
-	default:	/* HWCONFIG, GT_TOPOLOGY, ENGINE_CYCLES: not answered by the fixture */
-		return -EINVAL;
+	case GW_XE_DEVICE_QUERY_ENGINES: return gwxe_query_engines(q);
+	case GW_XE_DEVICE_QUERY_MEM_REGIONS: return gwxe_query_mem_regions(q);
+	case GW_XE_DEVICE_QUERY_CONFIG: return gwxe_query_config(q);
+	case GW_XE_DEVICE_QUERY_GT_LIST: return gwxe_query_gt_list(q);
+	default: /* HWCONFIG, GT_TOPOLOGY, ENGINE_CYCLES: not answered by the fixture */ return -EINVAL;
 	}
 }
 
 /* xe's ioctl numbers (DRM_COMMAND_BASE + 0x00..) with the uapi's command values. */
-#define GWXE_IOCTL(nr, fn) \
-	[GW_XE_NR_##nr] = { .cmd = GW_XE_IOCTL_##nr, .func = fn, .flags = DRM_RENDER_ALLOW, .name = "XE_" #nr }
+#define GWXE_IOCTL(nr, fn)                                                                                             \
+	[GW_XE_NR_##nr] = {.cmd = GW_XE_IOCTL_##nr, .func = fn, .flags = DRM_RENDER_ALLOW, .name = "XE_" #nr}
 static const struct drm_ioctl_desc gwxe_ioctls[] = {
 	GWXE_IOCTL(DEVICE_QUERY, gwxe_device_query_ioctl),
 	GWXE_IOCTL(GEM_CREATE, gwxe_gem_create_ioctl),
@@ -192,7 +185,7 @@ static void gwxe_show_fdinfo(struct seq_file *m, struct file *f)
 	struct drm_file *file = f->private_data;
 
 	seq_printf(m, "drm-driver:\t%s\n", file->minor->dev->driver->name);
-	seq_puts(m, "drm-pdev:\t0000:03:00.0\n");	/* made up: where a discrete card sits */
+	seq_puts(m, "drm-pdev:\t0000:03:00.0\n"); /* made up: where a discrete card sits */
 	seq_printf(m, "drm-client-id:\t%u\n", to_gwxe_file(file)->client_id);
 }
 
@@ -205,10 +198,10 @@ static const struct file_operations gwxe_fops = {
 	.poll = drm_poll,
 	.read = drm_read,
 	.llseek = noop_llseek,
-	.mmap = drm_gem_mmap,		/* the VMA keeps the device file, as with xe */
+	.mmap = drm_gem_mmap, /* the VMA keeps the device file, as with xe */
 	.show_fdinfo = gwxe_show_fdinfo,
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
-	.fop_flags = FOP_UNSIGNED_OFFSET,	/* drm_open() set FMODE_UNSIGNED_OFFSET before 6.12 */
+	.fop_flags = FOP_UNSIGNED_OFFSET, /* drm_open() set FMODE_UNSIGNED_OFFSET before 6.12 */
 #endif
 };
 
@@ -229,9 +222,10 @@ static int gwxe_state_show(struct seq_file *m, void *unused)
 	struct drm_file *file;
 
 	mutex_lock(&dev->filelist_mutex);
-	list_for_each_entry(file, &dev->filelist, lhead) {
-		seq_printf(m, "client %u pid %d minor %d\n", to_gwxe_file(file)->client_id,
-			   gwxe_file_pid(file), file->minor->index);
+	list_for_each_entry(file, &dev->filelist, lhead)
+	{
+		seq_printf(m, "client %u pid %d minor %d\n", to_gwxe_file(file)->client_id, gwxe_file_pid(file),
+			   file->minor->index);
 		gwxe_vm_describe(m, file);
 		gwxe_bo_describe(m, file);
 	}
@@ -240,7 +234,7 @@ static int gwxe_state_show(struct seq_file *m, void *unused)
 }
 
 static const struct drm_info_list gwxe_debugfs_list[] = {
-	{ "gwxe_state", gwxe_state_show, 0 },
+	{"gwxe_state", gwxe_state_show, 0},
 };
 
 static void gwxe_debugfs_init(struct drm_minor *minor)
@@ -257,7 +251,7 @@ static const struct drm_driver gwxe_driver = {
 	.prime_fd_to_handle = drm_gem_prime_fd_to_handle,
 	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 6, 0)
-	.gem_prime_mmap = drm_gem_prime_mmap,	/* 6.6+: what drm core does for every driver */
+	.gem_prime_mmap = drm_gem_prime_mmap, /* 6.6+: what drm core does for every driver */
 #endif
 	.dumb_create = gwxe_dumb_create,
 	.debugfs_init = gwxe_debugfs_init,
@@ -266,7 +260,7 @@ static const struct drm_driver gwxe_driver = {
 	.fops = &gwxe_fops,
 	.name = "xe",
 	.desc = "gpuwatch test fixture (gwxe), not Intel's xe driver",
-	.date = "20201111",	/* xe's DRIVER_DATE, version 1.1.0 as xe */
+	.date = "20201111", /* xe's DRIVER_DATE, version 1.1.0 as xe */
 	.major = 1,
 	.minor = 1,
 	.patchlevel = 0,
@@ -302,16 +296,13 @@ static int gwxe_remove(struct platform_device *pdev)
 #endif
 }
 
-static const struct platform_device_id gwxe_platform_ids[] = {
-	{ "gwxe" },
-	{ }
-};
+static const struct platform_device_id gwxe_platform_ids[] = {{"gwxe"}, {}};
 
 static struct platform_driver gwxe_platform_driver = {
 	.probe = gwxe_probe,
 	.remove = gwxe_remove,
 	.id_table = gwxe_platform_ids,
-	.driver = { .name = "xe" },	/* sysfs: .../gwxe/driver -> .../drivers/xe */
+	.driver = {.name = "xe"}, /* sysfs: .../gwxe/driver -> .../drivers/xe */
 };
 
 static struct platform_device *gwxe_pdev;

@@ -52,8 +52,7 @@ static void gwxe_vm_release(struct kref *ref)
 	struct gwxe_vm *vm = container_of(ref, struct gwxe_vm, ref);
 	struct gwxe_binding *b, *n;
 
-	list_for_each_entry_safe(b, n, &vm->bindings, link)
-		gwxe_binding_free(b);
+	list_for_each_entry_safe(b, n, &vm->bindings, link) gwxe_binding_free(b);
 	kfree(vm);
 }
 
@@ -70,8 +69,7 @@ static void gwxe_vm_close_and_put(struct gwxe_vm *vm)
 	struct gwxe_binding *b, *n;
 
 	vm->closed = true;
-	list_for_each_entry_safe(b, n, &vm->bindings, link)
-		gwxe_binding_free(b);
+	list_for_each_entry_safe(b, n, &vm->bindings, link) gwxe_binding_free(b);
 	gwxe_vm_put(vm);
 }
 
@@ -91,11 +89,9 @@ void gwxe_file_postclose(struct drm_device *dev, struct drm_file *file)
 	struct gwxe_vm *vm;
 	unsigned long id;
 
-	xa_for_each(&fp->queues, id, q)
-		gwxe_queue_free(q);
+	xa_for_each(&fp->queues, id, q) gwxe_queue_free(q);
 	xa_destroy(&fp->queues);
-	xa_for_each(&fp->vms, id, vm)
-		gwxe_vm_close_and_put(vm);
+	xa_for_each(&fp->vms, id, vm) gwxe_vm_close_and_put(vm);
 	xa_destroy(&fp->vms);
 	mutex_destroy(&fp->lock);
 	put_pid(fp->opener);
@@ -115,8 +111,8 @@ struct gwxe_vm *gwxe_vm_lookup(struct drm_file *file, u32 id)
 	return vm;
 }
 
-#define GWXE_VM_CREATE_FLAGS (GW_XE_VM_CREATE_FLAG_SCRATCH_PAGE | GW_XE_VM_CREATE_FLAG_LR_MODE | \
-			      GW_XE_VM_CREATE_FLAG_FAULT_MODE)
+#define GWXE_VM_CREATE_FLAGS                                                                                           \
+	(GW_XE_VM_CREATE_FLAG_SCRATCH_PAGE | GW_XE_VM_CREATE_FLAG_LR_MODE | GW_XE_VM_CREATE_FLAG_FAULT_MODE)
 
 int gwxe_vm_create_ioctl(struct drm_device *dev, void *data, struct drm_file *file)
 {
@@ -126,10 +122,10 @@ int gwxe_vm_create_ioctl(struct drm_device *dev, void *data, struct drm_file *fi
 	u32 id;
 	int err;
 
-	if (args->extensions)	/* 6.8 knows no VM_CREATE extension */
+	if (args->extensions) /* 6.8 knows no VM_CREATE extension */
 		return -EINVAL;
 	if (args->flags & GW_XE_VM_CREATE_FLAG_FAULT_MODE)
-		return -EINVAL;	/* no USM (recoverable page faults) on this part, as DG2 */
+		return -EINVAL; /* no USM (recoverable page faults) on this part, as DG2 */
 	if (args->reserved[0] || args->reserved[1] || (args->flags & ~GWXE_VM_CREATE_FLAGS))
 		return -EINVAL;
 	vm = kzalloc(sizeof(*vm), GFP_KERNEL);
@@ -165,7 +161,7 @@ int gwxe_vm_destroy_ioctl(struct drm_device *dev, void *data, struct drm_file *f
 	if (!vm)
 		err = -ENOENT;
 	else if (vm->num_lr_queues)
-		err = -EBUSY;	/* xe: vm->preempt.num_exec_queues */
+		err = -EBUSY; /* xe: vm->preempt.num_exec_queues */
 	else
 		xa_erase(&fp->vms, args->vm_id);
 	if (!err)
@@ -180,12 +176,13 @@ static int gwxe_unbind_range(struct gwxe_vm *vm, u64 addr, u64 range)
 	struct gwxe_binding *b, *n;
 	u64 end = addr + range;
 
-	list_for_each_entry_safe(b, n, &vm->bindings, link) {
+	list_for_each_entry_safe(b, n, &vm->bindings, link)
+	{
 		u64 bend = b->addr + b->range;
 
 		if (bend <= addr || b->addr >= end)
 			continue;
-		if (b->addr < addr && bend > end) {	/* a hole in its middle: split in two */
+		if (b->addr < addr && bend > end) { /* a hole in its middle: split in two */
 			struct gwxe_binding *r = kmemdup(b, sizeof(*b), GFP_KERNEL);
 
 			if (!r)
@@ -194,12 +191,12 @@ static int gwxe_unbind_range(struct gwxe_vm *vm, u64 addr, u64 range)
 				drm_gem_object_get(r->obj);
 			r->addr = end;
 			r->range = bend - end;
-			r->offset += end - b->addr;	/* object offset or user address alike */
+			r->offset += end - b->addr; /* object offset or user address alike */
 			list_add(&r->link, &b->link);
 			b->range = addr - b->addr;
-		} else if (b->addr < addr) {		/* keep the head */
+		} else if (b->addr < addr) { /* keep the head */
 			b->range = addr - b->addr;
-		} else if (bend > end) {		/* keep the tail */
+		} else if (bend > end) { /* keep the tail */
 			b->offset += end - b->addr;
 			b->range = bend - end;
 			b->addr = end;
@@ -214,16 +211,17 @@ static void gwxe_insert_binding(struct gwxe_vm *vm, struct gwxe_binding *nb)
 {
 	struct gwxe_binding *b;
 
-	list_for_each_entry(b, &vm->bindings, link)
-		if (b->addr > nb->addr) {
-			list_add_tail(&nb->link, &b->link);
-			return;
-		}
+	list_for_each_entry(b, &vm->bindings, link) if (b->addr > nb->addr)
+	{
+		list_add_tail(&nb->link, &b->link);
+		return;
+	}
 	list_add_tail(&nb->link, &vm->bindings);
 }
 
-#define GWXE_BIND_FLAGS (GW_XE_VM_BIND_FLAG_READONLY | GW_XE_VM_BIND_FLAG_IMMEDIATE | \
-			 GW_XE_VM_BIND_FLAG_NULL | GW_XE_VM_BIND_FLAG_DUMPABLE)
+#define GWXE_BIND_FLAGS                                                                                                \
+	(GW_XE_VM_BIND_FLAG_READONLY | GW_XE_VM_BIND_FLAG_IMMEDIATE | GW_XE_VM_BIND_FLAG_NULL |                        \
+	 GW_XE_VM_BIND_FLAG_DUMPABLE)
 
 /* vm_bind_ioctl_check_args(), per op */
 static int gwxe_check_bind_op(const struct gw_xe_vm_bind_op *o)
@@ -235,20 +233,16 @@ static int gwxe_check_bind_op(const struct gw_xe_vm_bind_op *o)
 		return -EINVAL;
 	if (o->pat_index >= GWXE_PAT_ENTRIES)
 		return -EINVAL;
-	if (op > GW_XE_VM_BIND_OP_PREFETCH || (o->flags & ~GWXE_BIND_FLAGS) ||
-	    (o->obj && is_null) || (o->obj_offset && is_null) ||
-	    (op != GW_XE_VM_BIND_OP_MAP && is_null) ||
-	    (!o->obj && op == GW_XE_VM_BIND_OP_MAP && !is_null) ||
-	    (!o->obj && op == GW_XE_VM_BIND_OP_UNMAP_ALL) ||
-	    (o->addr && op == GW_XE_VM_BIND_OP_UNMAP_ALL) ||
-	    (o->range && op == GW_XE_VM_BIND_OP_UNMAP_ALL) ||
+	if (op > GW_XE_VM_BIND_OP_PREFETCH || (o->flags & ~GWXE_BIND_FLAGS) || (o->obj && is_null) ||
+	    (o->obj_offset && is_null) || (op != GW_XE_VM_BIND_OP_MAP && is_null) ||
+	    (!o->obj && op == GW_XE_VM_BIND_OP_MAP && !is_null) || (!o->obj && op == GW_XE_VM_BIND_OP_UNMAP_ALL) ||
+	    (o->addr && op == GW_XE_VM_BIND_OP_UNMAP_ALL) || (o->range && op == GW_XE_VM_BIND_OP_UNMAP_ALL) ||
 	    (o->obj && op == GW_XE_VM_BIND_OP_MAP_USERPTR) ||
 	    (!gwxe_pat_coherent(o->pat_index) && op == GW_XE_VM_BIND_OP_MAP_USERPTR) ||
 	    (o->obj && op == GW_XE_VM_BIND_OP_PREFETCH) ||
 	    (o->prefetch_mem_region_instance && op != GW_XE_VM_BIND_OP_PREFETCH) ||
 	    !(BIT(o->prefetch_mem_region_instance & 31) & GWXE_MEM_REGION_MASK) ||
-	    o->prefetch_mem_region_instance > 31 ||
-	    (o->obj && op == GW_XE_VM_BIND_OP_UNMAP))
+	    o->prefetch_mem_region_instance > 31 || (o->obj && op == GW_XE_VM_BIND_OP_UNMAP))
 		return -EINVAL;
 	if ((o->obj_offset & ~PAGE_MASK) || (o->addr & ~PAGE_MASK) || (o->range & ~PAGE_MASK) ||
 	    (!o->range && op != GW_XE_VM_BIND_OP_UNMAP_ALL))
@@ -307,8 +301,7 @@ static int gwxe_syncs(struct drm_file *file, u64 uptr, u32 num, bool apply)
 			if (apply && put_user(s.timeline_value, (u64 __user *)u64_to_user_ptr(s.addr)))
 				return -EFAULT;
 			break;
-		default:	/* timeline syncobjs: not in the fixture */
-			return -EOPNOTSUPP;
+		default: /* timeline syncobjs: not in the fixture */ return -EOPNOTSUPP;
 		}
 	}
 	return 0;
@@ -355,7 +348,7 @@ int gwxe_vm_bind_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 	}
 	vm = xa_load(&fp->vms, args->vm_id);
 	if (!vm) {
-		err = -EINVAL;	/* as xe_vm_bind_ioctl() for an unknown VM */
+		err = -EINVAL; /* as xe_vm_bind_ioctl() for an unknown VM */
 		goto unlock;
 	}
 	for (i = 0; i < n; i++) {
@@ -401,26 +394,21 @@ int gwxe_vm_bind_ioctl(struct drm_device *dev, void *data, struct drm_file *file
 			nb->addr = o->addr;
 			nb->range = o->range;
 			nb->userptr = o->op == GW_XE_VM_BIND_OP_MAP_USERPTR;
-			nb->offset = o->obj_offset;	/* the user address for userptr */
+			nb->offset = o->obj_offset; /* the user address for userptr */
 			nb->pat_index = o->pat_index;
 			nb->flags = o->flags;
-			nb->obj = objs[i];		/* takes the lookup's reference */
+			nb->obj = objs[i]; /* takes the lookup's reference */
 			objs[i] = NULL;
 			gwxe_insert_binding(vm, nb);
 			break;
-		case GW_XE_VM_BIND_OP_UNMAP:
-			err = gwxe_unbind_range(vm, o->addr, o->range);
-			break;
+		case GW_XE_VM_BIND_OP_UNMAP: err = gwxe_unbind_range(vm, o->addr, o->range); break;
 		case GW_XE_VM_BIND_OP_UNMAP_ALL: {
 			struct gwxe_binding *t;
 
-			list_for_each_entry_safe(b, t, &vm->bindings, link)
-				if (b->obj == objs[i])
-					gwxe_binding_free(b);
+			list_for_each_entry_safe(b, t, &vm->bindings, link) if (b->obj == objs[i]) gwxe_binding_free(b);
 			break;
 		}
-		default:	/* PREFETCH moves nothing here */
-			break;
+		default: /* PREFETCH moves nothing here */ break;
 		}
 	}
 	if (!err)
@@ -496,8 +484,7 @@ static int gwxe_queue_extensions(struct gwxe_queue *q, u64 chain)
 				return -EINVAL;
 			q->timeslice_us = ext.value;
 			break;
-		default:	/* 6.8 has these two only */
-			return -EINVAL;
+		default: /* 6.8 has these two only */ return -EINVAL;
 		}
 		chain = ext.base.next_extension;
 	}
@@ -513,7 +500,7 @@ int gwxe_exec_queue_create_ioctl(struct drm_device *dev, void *data, struct drm_
 	int err;
 
 	if (args->flags || args->reserved[0] || args->reserved[1])
-		return -EINVAL;	/* 6.8: flags MBZ */
+		return -EINVAL; /* 6.8: flags MBZ */
 	if (!len || len > GWXE_MAX_INSTANCES)
 		return -EINVAL;
 	q = kzalloc(sizeof(*q), GFP_KERNEL);
@@ -601,7 +588,7 @@ int gwxe_exec_queue_get_property_ioctl(struct drm_device *dev, void *data, struc
 	else if (args->property != GW_XE_EXEC_QUEUE_GET_PROPERTY_BAN)
 		err = -EINVAL;
 	else
-		args->value = 0;	/* never banned: nothing runs */
+		args->value = 0; /* never banned: nothing runs */
 	mutex_unlock(&fp->lock);
 	return err;
 }
@@ -613,11 +600,11 @@ static u32 gwxe_handle_of(struct drm_file *file, struct drm_gem_object *obj)
 	int id, found = 0;
 
 	spin_lock(&file->table_lock);
-	idr_for_each_entry(&file->object_idr, o, id)
-		if (o == obj) {
-			found = id;
-			break;
-		}
+	idr_for_each_entry(&file->object_idr, o, id) if (o == obj)
+	{
+		found = id;
+		break;
+	}
 	spin_unlock(&file->table_lock);
 	return found;
 }
@@ -632,9 +619,11 @@ void gwxe_vm_describe(struct seq_file *m, struct drm_file *file)
 	u32 k;
 
 	mutex_lock(&fp->lock);
-	xa_for_each(&fp->vms, id, vm) {
+	xa_for_each(&fp->vms, id, vm)
+	{
 		seq_printf(m, "  vm %lu flags 0x%x\n", id, vm->flags);
-		list_for_each_entry(b, &vm->bindings, link) {
+		list_for_each_entry(b, &vm->bindings, link)
+		{
 			seq_printf(m, "    bind 0x%llx+0x%llx ", b->addr, b->range);
 			if (b->userptr)
 				seq_printf(m, "userptr 0x%llx", b->offset);
@@ -645,7 +634,8 @@ void gwxe_vm_describe(struct seq_file *m, struct drm_file *file)
 			seq_printf(m, " pat %u flags 0x%x\n", b->pat_index, b->flags);
 		}
 	}
-	xa_for_each(&fp->queues, id, q) {
+	xa_for_each(&fp->queues, id, q)
+	{
 		seq_printf(m, "  queue %lu vm %u width %u placements %u instances ", id, q->vm_id, q->width,
 			   q->num_placements);
 		for (k = 0; k < (u32)q->width * q->num_placements; k++)

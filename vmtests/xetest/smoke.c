@@ -88,7 +88,8 @@ static void t_version_and_numbers(void)
 	check(r == 0 && strcmp(name, "xe") == 0, "driver_name", "DRM_IOCTL_VERSION name '%s' (want xe)", name);
 	/* the uapi's values, spelled out: a renumbered fixture must fail here */
 	check(GW_XE_IOCTL_GEM_CREATE == 0xc0386441u && GW_XE_IOCTL_VM_BIND == 0x40886445u &&
-	      GW_XE_IOCTL_EXEC_QUEUE_CREATE == 0xc0306446u, "ioctl_numbers", "xe_uapi.h command values changed");
+		      GW_XE_IOCTL_EXEC_QUEUE_CREATE == 0xc0306446u,
+	      "ioctl_numbers", "xe_uapi.h command values changed");
 	close(fd);
 }
 
@@ -99,8 +100,8 @@ static void t_query(void)
 	uint32_t size = 0;
 	int r = xe_query(fd, GW_XE_DEVICE_QUERY_MEM_REGIONS, &buf, &size);
 	uint32_t *n = buf;
-	check(r == 0 && size == 8 + 2 * 88 && n[0] == 2, "query_mem_regions", "r=%d size %u regions %u (want 0, 184, 2)",
-	      r, size, n ? n[0] : 0);
+	check(r == 0 && size == 8 + 2 * 88 && n[0] == 2, "query_mem_regions",
+	      "r=%d size %u regions %u (want 0, 184, 2)", r, size, n ? n[0] : 0);
 	free(buf);
 	buf = NULL;
 	r = xe_query(fd, GW_XE_DEVICE_QUERY_ENGINES, &buf, &size);
@@ -128,14 +129,16 @@ static void t_gem(void)
 	check(r1 == 0 && r2 == 0 && h[0] == 1 && h[1] == 2, "gem_create_handles", "r=%d,%d handles %u,%u (want 1,2)",
 	      r1, r2, h[0], h[1]);
 	check(r3 == -EINVAL, "gem_vram_needs_wc", "VRAM placement with WB caching: r=%d (want -EINVAL)", r3);
-	check(xe_gem_create(fd, 4096, 4, 0, 0, 1, &h[3]) == -EINVAL && xe_gem_create(fd, 100, 1, 0, 0, 1, &h[3]) == -EINVAL &&
-	      xe_gem_create(fd, 4096, 1, 0, 0, 0, &h[3]) == -EINVAL && xe_gem_create(fd, 4096, 1, 0, 9, 1, &h[3]) == -ENOENT,
+	check(xe_gem_create(fd, 4096, 4, 0, 0, 1, &h[3]) == -EINVAL &&
+		      xe_gem_create(fd, 100, 1, 0, 0, 1, &h[3]) == -EINVAL &&
+		      xe_gem_create(fd, 4096, 1, 0, 0, 0, &h[3]) == -EINVAL &&
+		      xe_gem_create(fd, 4096, 1, 0, 9, 1, &h[3]) == -ENOENT,
 	      "gem_create_checks", "bad placement, unaligned size, caching 0 or unknown VM accepted");
 	uint64_t off = 0, off2 = 0;
 	int r = xe_mmap_offset(fd, h[0], &off);
 	int r4 = xe_mmap_offset(fd, h[0], &off2);
-	check(r == 0 && r4 == 0 && off == off2 && off >= (1ull << 32), "mmap_offset", "r=%d offset %#llx twice %#llx", r,
-	      (unsigned long long)off, (unsigned long long)off2);
+	check(r == 0 && r4 == 0 && off == off2 && off >= (1ull << 32), "mmap_offset", "r=%d offset %#llx twice %#llx",
+	      r, (unsigned long long)off, (unsigned long long)off2);
 	char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
 	int ok = p != MAP_FAILED;
 	if (ok) {
@@ -198,10 +201,10 @@ static void t_vm_and_bind(void)
 	char st[8192], want[256];
 	state_of(fd, st, sizeof(st));
 	snprintf(want, sizeof(want),
-	         "  vm 1 flags 0x0\n    bind 0x100000+0x1000 handle %u offset 0x0 pat 0 flags 0x0\n"
-	         "    bind 0x102000+0x2000 handle %u offset 0x2000 pat 0 flags 0x0\n"
-	         "    bind 0x200000+0x3000 userptr 0x%lx pat 0 flags 0x0\n",
-	         bo, bo, (unsigned long)user);
+		 "  vm 1 flags 0x0\n    bind 0x100000+0x1000 handle %u offset 0x0 pat 0 flags 0x0\n"
+		 "    bind 0x102000+0x2000 handle %u offset 0x2000 pat 0 flags 0x0\n"
+		 "    bind 0x200000+0x3000 userptr 0x%lx pat 0 flags 0x0\n",
+		 bo, bo, (unsigned long)user);
 	check(strstr(st, want) != NULL, "bind_split_in_debugfs", "want\n%s\ngot\n%s", want, st);
 	int fd2 = -1;
 	struct drm_prime_handle ph = {.handle = priv, .flags = DRM_CLOEXEC};
@@ -226,7 +229,7 @@ static void t_queues(void)
 	uint32_t vm = 0, q[4] = {0};
 	xe_vm_create(fd, 0, &vm);
 	struct gw_xe_engine_class_instance rcs = {0, 0, 0, 0}, vcs2[2] = {{2, 0, 0, 0}, {2, 1, 0, 0}},
-	                                   bad = {0, 3, 0, 0}, bind = {GW_XE_ENGINE_CLASS_VM_BIND, 0, 0, 0};
+					   bad = {0, 3, 0, 0}, bind = {GW_XE_ENGINE_CLASS_VM_BIND, 0, 0, 0};
 	int r1 = xe_queue_create(fd, vm, 1, 1, &rcs, 2, 5000, &q[0]);
 	int r2 = xe_queue_create(fd, vm, 2, 1, vcs2, -1, -1, &q[1]);
 	int r3 = xe_queue_create(fd, vm, 1, 1, &bind, -1, -1, &q[2]);
@@ -236,15 +239,16 @@ static void t_queues(void)
 	xe_queue_create(fd, vm, 1, 1, &rcs, -1, -1, &q[3]);
 	check(q[3] == 2, "queue_lowest_free", "got %u (want 2)", q[3]);
 	check(xe_queue_create(fd, vm, 1, 1, &bad, -1, -1, &q[3]) == -EINVAL &&
-	      xe_queue_create(fd, 77, 1, 1, &rcs, -1, -1, &q[3]) == -ENOENT &&
-	      xe_queue_create(fd, vm, 1, 1, &rcs, 3, -1, &q[3]) == -EINVAL && xe_queue_destroy(fd, 9) == -ENOENT,
+		      xe_queue_create(fd, 77, 1, 1, &rcs, -1, -1, &q[3]) == -ENOENT &&
+		      xe_queue_create(fd, vm, 1, 1, &rcs, 3, -1, &q[3]) == -EINVAL &&
+		      xe_queue_destroy(fd, 9) == -ENOENT,
 	      "queue_checks", "unknown engine, unknown VM, priority 3 or unknown id accepted");
 	xe_vm_destroy(fd, vm); /* the queues keep it */
 	char st[8192];
 	state_of(fd, st, sizeof(st));
 	check(strstr(st, "  queue 1 vm 1 width 1 placements 1 instances 0:0:0 priority 2 timeslice 5000\n") &&
-	      strstr(st, "  queue 2 vm 1 width 1 placements 1 instances 0:0:0 priority 1 timeslice 1000\n") &&
-	      strstr(st, "  queue 3 vm 1 width 1 placements 1 instances 5:0:0") && !strstr(st, "  vm 1 "),
+		      strstr(st, "  queue 2 vm 1 width 1 placements 1 instances 0:0:0 priority 1 timeslice 1000\n") &&
+		      strstr(st, "  queue 3 vm 1 width 1 placements 1 instances 5:0:0") && !strstr(st, "  vm 1 "),
 	      "queues_in_debugfs", "got\n%s", st);
 	close(fd);
 }

@@ -95,8 +95,8 @@ static inline int xe_bind(int fd, uint32_t vm, uint32_t op, uint32_t obj, uint64
 
 /* An exec queue with optional priority / timeslice (< 0: not set) properties. */
 static inline int xe_queue_create(int fd, uint32_t vm, uint16_t width, uint16_t num_placements,
-				  const struct gw_xe_engine_class_instance *inst, int64_t priority,
-				  int64_t timeslice, uint32_t *id)
+				  const struct gw_xe_engine_class_instance *inst, int64_t priority, int64_t timeslice,
+				  uint32_t *id)
 {
 	struct gw_xe_ext_set_property p[2];
 	struct gw_xe_exec_queue_create c;

@@ -26,7 +26,7 @@ static const struct file_operations gwdummy_fops = {
 	.read = drm_read,
 	.llseek = noop_llseek,
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
-	.fop_flags = FOP_UNSIGNED_OFFSET,	/* drm_open() set FMODE_UNSIGNED_OFFSET before 6.12 */
+	.fop_flags = FOP_UNSIGNED_OFFSET, /* drm_open() set FMODE_UNSIGNED_OFFSET before 6.12 */
 #endif
 };
 
