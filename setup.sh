@@ -6,7 +6,7 @@ set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "setup.sh: must run as root (apt-get install)" >&2; exit 1; }
 
 pkgs=(
-  build-essential cmake pkg-config git clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
+  build-essential cmake pkg-config git clang clang-format llvm libbpf-dev bpftool libelf-dev zlib1g-dev
   libdrm-dev libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static criu kmod
   python3-pip podman runc debootstrap
