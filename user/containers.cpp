@@ -18,6 +18,7 @@
 
 #include "control_client.hpp"
 #include "criu_args.hpp"
+#include "drm_devices.hpp"
 #include "sysutil.hpp"
 
 namespace fs = std::filesystem;
@@ -27,8 +28,6 @@ namespace gw
 {
 namespace
 {
-
-constexpr unsigned kDrmMajor = 226;
 
 std::string run_capture(const std::string &cmd)
 {
@@ -200,7 +199,7 @@ bool oci_config_has_drm_device(const json &config)
 			continue;
 		auto major = d.find("major");
 		auto type = d.find("type");
-		if (major != d.end() && major->is_number_integer() && major->get<int64_t>() == kDrmMajor &&
+		if (major != d.end() && major->is_number_integer() && major->get<int64_t>() == gw::kDrmMajor &&
 		    (type == d.end() || (type->is_string() && type->get<std::string>() == "c")))
 			return true;
 	}

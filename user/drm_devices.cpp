@@ -1,18 +1,25 @@
 #include "drm_devices.hpp"
 
 #include <algorithm>
-#include <climits>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
+#include <xf86drm.h>
+
+#include "sysutil.hpp"
 
 namespace fs = std::filesystem;
 
 namespace gw
 {
+namespace
+{
 
-static std::string read_first_line(const fs::path &p)
+std::string read_first_line(const fs::path &p)
 {
 	std::ifstream in(p);
 	std::string s;
@@ -20,98 +27,25 @@ static std::string read_first_line(const fs::path &p)
 	return s;
 }
 
-static std::string link_basename(const fs::path &p)
+std::string link_basename(const fs::path &p)
 {
 	std::error_code ec;
 	fs::path target = fs::read_symlink(p, ec);
 	return ec ? "" : target.filename().string();
 }
 
-static DrmDevice describe(const fs::path &node)
+std::string strip0x(const std::string &s)
 {
-	DrmDevice d;
-	d.name = node.filename().string();
-	std::string dev = read_first_line(node / "dev"); /* "226:0" */
-	auto colon = dev.find(':');
-	if (colon != std::string::npos) {
-		d.major = std::stoul(dev.substr(0, colon));
-		d.minor = std::stoul(dev.substr(colon + 1));
-	}
-	fs::path device = node / "device";
-	d.driver = link_basename(device / "driver");
-	std::string subsystem = link_basename(device / "subsystem");
-	std::string devname = link_basename(device);
-	if (subsystem == "pci") {
-		std::string vendor = read_first_line(device / "vendor"), id = read_first_line(device / "device");
-		auto hex = [](std::string s) { return s.rfind("0x", 0) == 0 ? s.substr(2) : s; };
-		if (!vendor.empty() && !id.empty())
-			d.pci_id = hex(vendor) + ":" + hex(id);
-	}
-	d.bus = (subsystem.empty() ? "unknown" : subsystem) + ":" + devname;
-	/* devices no driver is bound to (vgem's platform device): the device's own name */
-	if (d.driver.empty())
-		d.driver = devname;
-	return d;
+	return s.rfind("0x", 0) == 0 ? s.substr(2) : s;
 }
 
-std::vector<DrmDevice> list_drm_devices(const std::string &sysfs_root)
+std::string kind_of(const std::string &path)
 {
-	std::vector<DrmDevice> out;
-	std::error_code ec;
-	for (const auto &ent : fs::directory_iterator(fs::path(sysfs_root) / "class/drm", ec)) {
-		std::string n = ent.path().filename().string();
-		bool card = n.rfind("card", 0) == 0 && n.find('-') == std::string::npos; /* not card0-HDMI-A-1 */
-		if (!card && n.rfind("renderD", 0) != 0)
-			continue;
-		DrmDevice d = describe(ent.path());
-		if (d.major != 0)
-			out.push_back(std::move(d));
-	}
-	std::sort(out.begin(), out.end(), [](const DrmDevice &a, const DrmDevice &b) { return a.minor < b.minor; });
-	return out;
+	std::string kind;
+	return is_drm_node_path(path, &kind) ? kind : "";
 }
 
-std::optional<DrmDevice> drm_device_by_rdev(uint32_t major, uint32_t minor, const std::string &sysfs_root)
-{
-	for (auto &d : list_drm_devices(sysfs_root)) {
-		if (d.major == major && d.minor == minor)
-			return d;
-	}
-	return std::nullopt;
-}
-
-std::optional<DrmDevice> choose_equivalent_device(const SavedDevice &saved, std::string *why,
-						  const std::string &sysfs_root)
-{
-	auto devices = list_drm_devices(sysfs_root);
-	bool render = saved.path.rfind("/dev/dri/renderD", 0) == 0;
-	auto matches = [&](const DrmDevice &d) {
-		return d.driver == saved.driver && d.render() == render &&
-		       (saved.pci_id.empty() || d.pci_id == saved.pci_id);
-	};
-	for (auto &d : devices) {
-		if (d.major == saved.major && d.minor == saved.minor && matches(d)) {
-			if (why)
-				*why = "same device " + d.path() + " (" + d.driver + ")";
-			return d;
-		}
-	}
-	for (auto &d : devices) {
-		if (matches(d)) {
-			if (why)
-				*why = saved.path + " (" + std::to_string(saved.major) + ":" +
-				       std::to_string(saved.minor) + ") is now " + d.path() + " (" +
-				       std::to_string(d.major) + ":" + std::to_string(d.minor) + "), the first " +
-				       (render ? "render node" : "card node") + " of driver " + d.driver +
-				       (saved.pci_id.empty() ? "" : " with PCI id " + saved.pci_id);
-			return d;
-		}
-	}
-	if (why)
-		*why = "no DRM device for " + saved.path + " (driver " + saved.driver +
-		       (saved.pci_id.empty() ? "" : ", PCI id " + saved.pci_id) + ") on this host";
-	return std::nullopt;
-}
+} // namespace
 
 bool is_drm_node_path(const std::string &path, std::string *kind)
 {
@@ -122,6 +56,139 @@ bool is_drm_node_path(const std::string &path, std::string *kind)
 	if (kind)
 		*kind = m[1] == "card" ? "card" : "render";
 	return true;
+}
+
+std::string drm_node_path_of_minor(uint32_t minor)
+{
+	if (minor < 64)
+		return "/dev/dri/card" + std::to_string(minor);
+	if (minor >= 128 && minor < 192)
+		return "/dev/dri/renderD" + std::to_string(minor);
+	return {};
+}
+
+std::string drm_driver_name(int fd)
+{
+	drmVersionPtr v = drmGetVersion(fd);
+	if (!v)
+		return {};
+	std::string name = v->name ? std::string(v->name, static_cast<std::size_t>(std::max(v->name_len, 0))) : "";
+	drmFreeVersion(v);
+	return std::string(name.c_str()); // up to a NUL the driver may have put in
+}
+
+void read_bus_identity(DrmDevice &d, const std::string &sysfs_root)
+{
+	fs::path dev = fs::path(sysfs_root) / "dev/char" / (std::to_string(d.major) + ":" + std::to_string(d.minor)) /
+		       "device";
+	std::error_code ec;
+	fs::path real = fs::canonical(dev, ec);
+	if (ec)
+		return;
+	d.bus = link_basename(dev / "subsystem");
+	if (d.bus == "pci") {
+		std::string vendor = read_first_line(dev / "vendor"), id = read_first_line(dev / "device");
+		if (!vendor.empty() && !id.empty())
+			d.pci_id = strip0x(vendor) + ":" + strip0x(id);
+		d.pci_slot = real.filename().string();
+	} else if (d.bus == "platform") {
+		d.platform = real.filename().string();
+	}
+}
+
+std::string driver_name_of_node(const DrmDevice &d)
+{
+	UniqueFd fd(::open(d.path().c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW));
+	struct stat st;
+	if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(d.major, d.minor))
+		return {};
+	return drm_driver_name(fd.get());
+}
+
+std::vector<DrmDevice> list_drm_devices(const std::string &sysfs_root, const DriverNamer &namer)
+{
+	std::vector<DrmDevice> out;
+	std::error_code ec;
+	for (const auto &ent : fs::directory_iterator(fs::path(sysfs_root) / "class/drm", ec)) {
+		DrmDevice d;
+		d.name = ent.path().filename().string();
+		if (!is_drm_node_path(d.path())) /* not card0-HDMI-A-1, version */
+			continue;
+		std::string dev = read_first_line(ent.path() / "dev"); /* "226:0" */
+		unsigned major = 0, minor = 0;
+		if (std::sscanf(dev.c_str(), "%u:%u", &major, &minor) != 2 || major != kDrmMajor)
+			continue;
+		d.major = major;
+		d.minor = minor;
+		read_bus_identity(d, sysfs_root);
+		d.driver = namer(d);
+		out.push_back(std::move(d));
+	}
+	std::sort(out.begin(), out.end(), [](const DrmDevice &a, const DrmDevice &b) { return a.minor < b.minor; });
+	return out;
+}
+
+DeviceChoice choose_equivalent(const SavedDevice &saved, const std::vector<DrmDevice> &candidates)
+{
+	std::string kind = kind_of(saved.path);
+	auto equivalent = [&](const DrmDevice &c) {
+		if (kind.empty() || kind_of(c.path()) != kind || c.driver.empty() || c.driver != saved.driver)
+			return false;
+		if (!saved.pci_id.empty() && !c.pci_id.empty() && c.pci_id != saved.pci_id)
+			return false;
+		if (!saved.pci_id.empty() && c.pci_id.empty() && !c.bus.empty())
+			return false; // a PCI device was saved; this one is known not to be PCI
+		return true;
+	};
+	// lower is better: the saved node (path and minor), its path, its minor, its PCI slot, any
+	auto rank = [&](const DrmDevice &c) {
+		bool path = c.path() == saved.path, minor = c.minor == saved.minor;
+		if (path && minor)
+			return 0;
+		if (path)
+			return 1;
+		if (minor)
+			return 2;
+		if (!saved.pci_slot.empty() && c.pci_slot == saved.pci_slot)
+			return 3;
+		return 4;
+	};
+	DeviceChoice out;
+	for (std::size_t i = 0; i < candidates.size(); ++i) {
+		const DrmDevice &c = candidates[i];
+		if (!equivalent(c))
+			continue;
+		if (!out.index || rank(c) < rank(candidates[*out.index]) ||
+		    (rank(c) == rank(candidates[*out.index]) && c.minor < candidates[*out.index].minor))
+			out.index = i;
+	}
+	std::string saved_text = saved.path + " (" + std::to_string(saved.major) + ":" + std::to_string(saved.minor) +
+				 ", driver " + saved.driver + (saved.pci_id.empty() ? "" : ", PCI id " + saved.pci_id) +
+				 ")";
+	if (!out.index) {
+		out.why = "no DRM device for " + saved.path + " (driver " + saved.driver +
+			  (saved.pci_id.empty() ? "" : ", PCI id " + saved.pci_id) + ") on this host";
+		return out;
+	}
+	const DrmDevice &c = candidates[*out.index];
+	out.same = rank(c) == 0;
+	out.why = out.same ? "same device " + c.path() + " (" + c.driver + ")"
+			   : saved_text + " is now " + c.path() + " (" + std::to_string(c.major) + ":" +
+				     std::to_string(c.minor) + "), the equivalent " +
+				     (kind == "render" ? "render node" : "card node") + " of driver " + c.driver;
+	return out;
+}
+
+std::optional<DrmDevice> choose_equivalent_device(const SavedDevice &saved, std::string *why,
+						  const std::string &sysfs_root, const DriverNamer &namer)
+{
+	std::vector<DrmDevice> devices = list_drm_devices(sysfs_root, namer);
+	DeviceChoice c = choose_equivalent(saved, devices);
+	if (why)
+		*why = c.why;
+	if (!c.index)
+		return std::nullopt;
+	return devices[*c.index];
 }
 
 } // namespace gw

@@ -3,6 +3,8 @@
 // JSON form in manifest.cpp.
 #include "model.hpp"
 
+#include "drm_devices.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -36,13 +38,11 @@ template <std::size_t N> std::string bounded(const char (&s)[N])
 	return std::string(s, strnlen(s, N));
 }
 
+static_assert(GW_DRM_MAJOR == kDrmMajor, "the BPF programs and user space must agree on the DRM major");
+
 std::string default_node_name(uint32_t major, uint32_t minor)
 {
-	if (major == GW_DRM_MAJOR && minor < 64)
-		return "/dev/dri/card" + std::to_string(minor);
-	if (major == GW_DRM_MAJOR && minor >= 128 && minor < 192)
-		return "/dev/dri/renderD" + std::to_string(minor);
-	return "/dev/dri/" + std::to_string(major) + ":" + std::to_string(minor);
+	return major == kDrmMajor ? drm_node_path_of_minor(minor) : std::string();
 }
 
 } // namespace

@@ -238,9 +238,8 @@ public:
 	void set_kernel_counters(uint64_t lost_events, uint64_t failed_reads);
 	void mark_incomplete(const std::string &reason); // listed in "incomplete_reasons"
 
-	// Maps (major, minor) to a node path. Default: "/dev/dri/card<m>" for m < 64,
-	// "/dev/dri/renderD<m>" for 128 <= m < 192, else "/dev/dri/226:<m>". The daemon installs
-	// one that reads sysfs.
+	// Maps (major, minor) to a node path, "" when it has none. Default: DRM's numbering
+	// (gw::drm_node_path_of_minor). The daemon installs one that reads sysfs first.
 	using NodeNamer = std::string (*)(uint32_t major, uint32_t minor);
 	void set_node_namer(NodeNamer namer);
 

@@ -1,5 +1,7 @@
 #include "sysutil.hpp"
 
+#include "drm_devices.hpp"
+
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -242,11 +244,7 @@ std::string drm_node_path(uint32_t major, uint32_t minor)
 		link[n] = 0;
 		return "/dev/dri/" + fs::path(link).filename().string();
 	}
-	if (minor < 64)
-		return "/dev/dri/card" + std::to_string(minor);
-	if (minor >= 128 && minor < 192)
-		return "/dev/dri/renderD" + std::to_string(minor);
-	return "/dev/dri/" + std::to_string(major) + ":" + std::to_string(minor);
+	return major == kDrmMajor ? drm_node_path_of_minor(minor) : std::string();
 }
 
 std::optional<std::string> read_text(const std::string &path, std::size_t max)

@@ -80,7 +80,8 @@ std::string status_field(const std::string &status_text, const char *key);
 uint32_t inner_pid(const std::string &status_text, uint32_t pid);
 // PROT_* bits as "rwx" letters ("" for PROT_NONE).
 std::string prot_string(uint32_t prot);
-// "/dev/dri/<name>" from /sys/dev/char/M:m; falls back to the DRM minor naming rule.
+// "/dev/dri/<name>" from /sys/dev/char/M:m; else DRM's numbering (drm_node_path_of_minor),
+// "" for a minor it does not name.
 std::string drm_node_path(uint32_t major, uint32_t minor);
 
 } // namespace gw

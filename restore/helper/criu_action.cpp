@@ -141,9 +141,10 @@ int pre_dump()
 		const std::string &path = f.path;
 		if (!is_drm_node_path(path) || !seen.insert(path).second)
 			continue;
-		if (auto n = action::stat_node_in_root(pid, path))
+		if (auto n = action::stat_node_in_root(pid, path)) {
+			n->driver = f.driver;
 			nodes.push_back(action::to_json(*n));
-		else
+		} else
 			log(path + " is not visible in the root of process " + std::to_string(pid) + ": not recorded");
 	}
 	write_file_atomic(dir + "/" + kNodes, nodes.dump() + "\n", 0600);
@@ -188,14 +189,15 @@ int check_nodes()
 	for (const auto &j : nodes) {
 		try {
 			action::NodeInfo n = action::node_from_json(j);
-			SavedDevice saved{n.path, n.major, n.minor, n.driver, n.pci_id};
+			SavedDevice saved{n.path, n.major, n.minor, n.driver, n.pci_id, n.pci_slot};
 			std::string why;
 			auto dev = choose_equivalent_device(saved, &why);
 			if (!dev)
 				throw Error(why);
 			if (action::create_node_in_root(pid, n, dev->minor))
-				log("created " + n.path + " (226:" + std::to_string(dev->minor) + ", " + dev->driver +
-				    ") in the root of process " + std::to_string(pid) + ": " + why);
+				log("created " + n.path + " (" + std::to_string(kDrmMajor) + ":" +
+				    std::to_string(dev->minor) + ", " + dev->driver + ") in the root of process " +
+				    std::to_string(pid) + ": " + why);
 		} catch (const std::exception &e) {
 			log(std::string("post-restore: ") + e.what());
 		}
@@ -210,7 +212,7 @@ bool holds_drm(uint32_t pid)
 	for (const auto &ent : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
 		struct stat st {
 		};
-		if (::stat(ent.path().c_str(), &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 226)
+		if (::stat(ent.path().c_str(), &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == kDrmMajor)
 			return true;
 		std::string target = std::filesystem::read_symlink(ent.path(), ec).string();
 		if (!ec && target.rfind("/dmabuf:", 0) == 0)

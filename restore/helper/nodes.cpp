@@ -35,8 +35,9 @@ static void check_path(const std::string &path, uint32_t major)
 {
 	if (!is_drm_node_path(path))
 		throw Error("refusing device node " + path + ": only /dev/dri/cardN and /dev/dri/renderDN are created");
-	if (major != 226)
-		throw Error("refusing device node " + path + ": major " + std::to_string(major) + " is not DRM (226)");
+	if (major != kDrmMajor)
+		throw Error("refusing device node " + path + ": major " + std::to_string(major) + " is not DRM (" +
+			    std::to_string(kDrmMajor) + ")");
 }
 
 std::optional<NodeInfo> stat_node_in_root(uint32_t pid, const std::string &path)
@@ -58,7 +59,7 @@ std::optional<NodeInfo> stat_node_in_root(uint32_t pid, const std::string &path)
 			return std::nullopt;
 		throw Error(path + " of process " + std::to_string(pid) + ": " + errno_text(errno));
 	}
-	if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != 226)
+	if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != kDrmMajor)
 		return std::nullopt;
 	NodeInfo n;
 	n.path = path;
@@ -67,10 +68,12 @@ std::optional<NodeInfo> stat_node_in_root(uint32_t pid, const std::string &path)
 	n.mode = st.st_mode & 07777;
 	n.uid = st.st_uid;
 	n.gid = st.st_gid;
-	if (auto dev = drm_device_by_rdev(n.major, n.minor)) {
-		n.driver = dev->driver;
-		n.pci_id = dev->pci_id;
-	}
+	DrmDevice dev;
+	dev.major = n.major;
+	dev.minor = n.minor;
+	read_bus_identity(dev);
+	n.pci_id = dev.pci_id;
+	n.pci_slot = dev.pci_slot;
 	return n;
 }
 
@@ -101,7 +104,7 @@ bool create_node_at(int root, const NodeInfo &node, uint32_t minor)
 	if (::fstatat(dri.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return false;
 	mode_t old = ::umask(0);
-	int rc = ::mknodat(dri.get(), name.c_str(), S_IFCHR | (node.mode & 0777), makedev(226, minor));
+	int rc = ::mknodat(dri.get(), name.c_str(), S_IFCHR | (node.mode & 0777), makedev(kDrmMajor, minor));
 	::umask(old);
 	if (rc != 0)
 		throw Error("cannot create " + node.path + ": " + errno_text(errno));
@@ -115,8 +118,8 @@ bool create_node_at(int root, const NodeInfo &node, uint32_t minor)
 
 nlohmann::json to_json(const NodeInfo &n)
 {
-	return {{"path", n.path}, {"major", n.major}, {"minor", n.minor},   {"mode", n.mode},
-		{"uid", n.uid},   {"gid", n.gid},     {"driver", n.driver}, {"pci_id", n.pci_id}};
+	return {{"path", n.path}, {"major", n.major},   {"minor", n.minor},   {"mode", n.mode},        {"uid", n.uid},
+		{"gid", n.gid},   {"driver", n.driver}, {"pci_id", n.pci_id}, {"pci_slot", n.pci_slot}};
 }
 
 NodeInfo node_from_json(const nlohmann::json &j)
@@ -131,6 +134,7 @@ NodeInfo node_from_json(const nlohmann::json &j)
 		n.gid = j.at("gid").get<uint32_t>();
 		n.driver = j.value("driver", "");
 		n.pci_id = j.value("pci_id", "");
+		n.pci_slot = j.value("pci_slot", "");
 		return n;
 	} catch (const nlohmann::json::exception &e) {
 		throw Error(std::string("malformed node entry: ") + e.what());

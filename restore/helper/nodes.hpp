@@ -16,8 +16,9 @@ struct NodeInfo {
 	uint32_t major = 0, minor = 0;
 	uint32_t mode = 0660; // permission bits
 	uint32_t uid = 0, gid = 0;
-	std::string driver; // of the device at dump (from sysfs)
-	std::string pci_id; // "" unless PCI
+	std::string driver;   // DRM driver name at dump (the manifest's, DRM_IOCTL_VERSION's)
+	std::string pci_id;   // "" unless PCI
+	std::string pci_slot; // "" unless PCI
 };
 
 // stat of `path` inside /proc/PID/root; nullopt if absent (throws gw::Error on other errors).

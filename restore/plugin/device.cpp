@@ -30,44 +30,6 @@ std::string sysfs_dir(uint32_t major, uint32_t minor)
 	return "/sys/dev/char/" + std::to_string(major) + ":" + std::to_string(minor);
 }
 
-std::string base_name(const std::string &p)
-{
-	auto slash = p.rfind('/');
-	return slash == std::string::npos ? p : p.substr(slash + 1);
-}
-
-std::string trim(std::string s)
-{
-	while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
-		s.pop_back();
-	return s;
-}
-
-std::string strip0x(std::string s)
-{
-	s = trim(s);
-	return s.rfind("0x", 0) == 0 ? s.substr(2) : s;
-}
-
-// Bus identity from sysfs: bus, pci_id, pci_slot, platform. Empty fields when sysfs says nothing.
-void sysfs_identity(uint32_t major, uint32_t minor, DeviceRec &d)
-{
-	std::string dev = sysfs_dir(major, minor) + "/device";
-	char real[PATH_MAX];
-	if (!realpath(dev.c_str(), real))
-		return;
-	auto sub = read_link(dev + "/subsystem");
-	d.bus = sub ? base_name(*sub) : "";
-	if (d.bus == "pci") {
-		auto v = read_text(dev + "/vendor", 64), p = read_text(dev + "/device", 64);
-		if (v && p)
-			d.pci_id = strip0x(*v) + ":" + strip0x(*p);
-		d.pci_slot = base_name(real);
-	} else if (d.bus == "platform") {
-		d.platform = base_name(real);
-	}
-}
-
 // "/dev/dri/card0" from sysfs's uevent DEVNAME, "" if unknown.
 std::string sysfs_node(uint32_t major, uint32_t minor)
 {
@@ -81,52 +43,41 @@ std::string sysfs_node(uint32_t major, uint32_t minor)
 	return "/dev/" + ue->substr(at + 8, end == std::string::npos ? std::string::npos : end - at - 8);
 }
 
-struct Candidate {
-	std::string path;
-	uint32_t minor = 0;
-	std::string driver;
-	DeviceRec ids;
-};
-
-// Opens and identifies one node; false when it is not a usable DRM node.
-bool identify(const std::string &path, Candidate &c)
+void copy_identity(const gw::DrmDevice &from, DeviceRec &to)
 {
-	std::string kind;
-	if (!gw::is_drm_node_path(path, &kind))
-		return false;
-	struct stat st;
-	if (lstat(path.c_str(), &st) != 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) != kDrmMajor)
-		return false;
-	UniqueFd fd(open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
-	if (!fd)
-		return false;
-	c.path = path;
-	c.minor = minor(st.st_rdev);
-	c.driver = drm_driver_name(fd.get());
-	c.ids = DeviceRec();
-	sysfs_identity(kDrmMajor, c.minor, c.ids);
-	return !c.driver.empty();
+	to.bus = from.bus;
+	to.pci_id = from.pci_id;
+	to.pci_slot = from.pci_slot;
+	to.platform = from.platform;
 }
 
-bool equivalent(const DeviceRec &saved, const Candidate &c)
+gw::SavedDevice saved_of(const DeviceRec &d)
 {
-	std::string kind;
-	gw::is_drm_node_path(c.path, &kind);
-	if (kind != saved.kind || c.driver != saved.driver)
-		return false;
-	if (!saved.pci_id.empty() && !c.ids.pci_id.empty() && saved.pci_id != c.ids.pci_id)
-		return false;
-	if (!saved.pci_id.empty() && c.ids.pci_id.empty() && !c.ids.bus.empty())
-		return false; // a PCI device was saved; this one is known not to be PCI
-	return true;
+	return {d.path, d.major, d.minor, d.driver, d.pci_id, d.pci_slot};
 }
 
-std::string describe(const DeviceRec &d)
+// The DRM nodes this process sees under /dev/dri (in a restore: the task's mount namespace),
+// with their bus identity and driver name: the candidates of gw::choose_equivalent.
+std::vector<gw::DrmDevice> nodes_in_dev_dri()
 {
-	std::string s = d.path + " (driver " + d.driver;
-	if (!d.pci_id.empty())
-		s += ", PCI " + d.pci_id;
-	return s + ")";
+	std::vector<gw::DrmDevice> out;
+	DIR *dir = opendir("/dev/dri");
+	while (struct dirent *e = dir ? readdir(dir) : nullptr) {
+		gw::DrmDevice d;
+		d.name = e->d_name;
+		struct stat st;
+		if (!gw::is_drm_node_path(d.path()) || lstat(d.path().c_str(), &st) != 0 || !S_ISCHR(st.st_mode) ||
+		    major(st.st_rdev) != gw::kDrmMajor)
+			continue;
+		d.minor = minor(st.st_rdev);
+		gw::read_bus_identity(d);
+		d.driver = gw::driver_name_of_node(d);
+		if (!d.driver.empty())
+			out.push_back(std::move(d));
+	}
+	if (dir)
+		closedir(dir);
+	return out;
 }
 
 } // namespace
@@ -138,26 +89,27 @@ DeviceRec describe_device(uint32_t major, uint32_t minor, const std::string &pat
 	d.major = major;
 	d.minor = minor;
 	d.path = path;
-	if (!gw::is_drm_node_path(d.path, &d.kind)) {
+	if (!gw::is_drm_node_path(d.path, &d.kind))
 		d.path = sysfs_node(major, minor);
-		if (!gw::is_drm_node_path(d.path, &d.kind)) {
-			d.path = (minor >= 128 && minor < 192) ? "/dev/dri/renderD" + std::to_string(minor)
-							       : "/dev/dri/card" + std::to_string(minor % 64);
-			gw::is_drm_node_path(d.path, &d.kind);
-		}
-	}
-	d.driver = fd >= 0 ? drm_driver_name(fd) : std::string();
+	if (!gw::is_drm_node_path(d.path, &d.kind))
+		d.path = gw::drm_node_path_of_minor(minor);
+	if (!gw::is_drm_node_path(d.path, &d.kind))
+		throw Error("DRM device " + std::to_string(major) + ":" + std::to_string(minor) +
+			    " has no node name (neither the task's fd link nor sysfs names it, and DRM's numbering "
+			    "has none for that minor)");
+	gw::DrmDevice dn;
+	dn.name = d.path.substr(sizeof("/dev/dri/") - 1);
+	dn.major = major;
+	dn.minor = minor;
+	d.driver = fd >= 0 ? gw::drm_driver_name(fd) : std::string();
 	if (d.driver.empty())
 		d.driver = driver;
-	if (d.driver.empty()) { // ask the node itself (CRIU's own view of /dev)
-		UniqueFd own(open(d.path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW));
-		struct stat st;
-		if (own && fstat(own.get(), &st) == 0 && st.st_rdev == makedev(major, minor))
-			d.driver = drm_driver_name(own.get());
-	}
+	if (d.driver.empty()) // ask the node itself (CRIU's own view of /dev)
+		d.driver = gw::driver_name_of_node(dn);
 	if (d.driver.empty())
 		d.driver = "unknown";
-	sysfs_identity(major, minor, d);
+	gw::read_bus_identity(dn);
+	copy_identity(dn, d);
 	struct stat st;
 	std::string node = holder_pid ? "/proc/" + std::to_string(holder_pid) + "/root" + d.path : d.path;
 	if (stat(node.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(major, minor)) {
@@ -172,30 +124,14 @@ namespace
 {
 
 // The saved node when it is still the same kind of device, else the best equivalent node under
-// /dev/dri (same PCI slot first, then the lowest minor). `why` says why the saved one is not used.
-std::optional<Candidate> find_equivalent(const DeviceRec &saved, std::string *why)
+// /dev/dri (gw::choose_equivalent). `why` says which rule chose it, or why none did.
+std::optional<gw::DrmDevice> find_equivalent(const DeviceRec &saved, gw::DeviceChoice *choice)
 {
-	Candidate c;
-	if (identify(saved.path, c) && equivalent(saved, c))
-		return c;
-	*why = c.path.empty() ? "is missing" : "now belongs to " + c.driver;
-	std::vector<Candidate> found;
-	if (DIR *d = opendir("/dev/dri")) {
-		while (struct dirent *e = readdir(d)) {
-			Candidate k;
-			if (identify(std::string("/dev/dri/") + e->d_name, k) && equivalent(saved, k))
-				found.push_back(k);
-		}
-		closedir(d);
-	}
-	if (found.empty())
+	std::vector<gw::DrmDevice> nodes = nodes_in_dev_dri();
+	*choice = gw::choose_equivalent(saved_of(saved), nodes);
+	if (!choice->index)
 		return std::nullopt;
-	std::sort(found.begin(), found.end(), [&](const Candidate &a, const Candidate &b) {
-		bool as = !saved.pci_slot.empty() && a.ids.pci_slot == saved.pci_slot;
-		bool bs = !saved.pci_slot.empty() && b.ids.pci_slot == saved.pci_slot;
-		return as != bs ? as : a.minor < b.minor;
-	});
-	return found.front();
+	return nodes[*choice->index];
 }
 
 std::string device_key(const DeviceRec &saved)
@@ -219,7 +155,7 @@ void ensure_node(const DeviceRec &saved)
 		return; /* no host equivalent either: choose_device reports it */
 	gw::action::NodeInfo n;
 	n.path = saved.path;
-	n.major = kDrmMajor;
+	n.major = gw::kDrmMajor;
 	n.minor = it->second;
 	n.mode = saved.mode ? (saved.mode & 0777) : 0660;
 	n.uid = saved.uid;
@@ -229,7 +165,7 @@ void ensure_node(const DeviceRec &saved)
 		throw Error("cannot open the restored root: " + gw::errno_text(errno));
 	if (gw::action::create_node_at(root.get(), n, it->second))
 		log_warn("%s was missing in the restored mount namespace: created it as %u:%u (mode %03o, owner %u:%u)",
-			 saved.path.c_str(), kDrmMajor, it->second, n.mode, n.uid, n.gid);
+			 saved.path.c_str(), gw::kDrmMajor, it->second, n.mode, n.uid, n.gid);
 }
 
 } // namespace
@@ -237,8 +173,8 @@ void ensure_node(const DeviceRec &saved)
 void plan_host_devices(const std::vector<DeviceRec> &saved)
 {
 	for (const DeviceRec &d : saved) {
-		std::string why;
-		if (auto c = find_equivalent(d, &why))
+		gw::DeviceChoice choice;
+		if (auto c = find_equivalent(d, &choice))
 			g_host_minor[device_key(d)] = c->minor;
 	}
 }
@@ -250,16 +186,14 @@ ChosenDevice choose_device(const DeviceRec &saved)
 	if (auto it = cache.find(key); it != cache.end())
 		return it->second;
 	ensure_node(saved);
-	std::string why;
-	std::optional<Candidate> c = find_equivalent(saved, &why);
+	gw::DeviceChoice choice;
+	std::optional<gw::DrmDevice> c = find_equivalent(saved, &choice);
 	if (!c)
-		throw Error("no DRM device for " + saved.path + " (driver " + saved.driver +
-			    (saved.pci_id.empty() ? "" : ", PCI " + saved.pci_id) + ") on this host");
-	if (c->path == saved.path && why.empty())
-		return cache[key] = ChosenDevice{c->path, c->minor, false};
-	log_warn("%s %s: using %s, the equivalent %s device, instead", describe(saved).c_str(), why.c_str(),
-		 c->path.c_str(), saved.driver.c_str());
-	return cache[key] = ChosenDevice{c->path, c->minor, true};
+		throw Error(choice.why);
+	if (c->path() == saved.path)
+		return cache[key] = ChosenDevice{c->path(), c->minor, false};
+	log_warn("%s: using it instead", choice.why.c_str());
+	return cache[key] = ChosenDevice{c->path(), c->minor, true};
 }
 
 UniqueFd open_node(const std::string &path, uint32_t f_flags, long want_minor)
@@ -278,9 +212,9 @@ UniqueFd open_node(const std::string &path, uint32_t f_flags, long want_minor)
 	if (!fd)
 		throw Error("cannot open " + path + ": " + gw::errno_text(errno));
 	struct stat st;
-	if (fstat(fd.get(), &st) != 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) != kDrmMajor ||
+	if (fstat(fd.get(), &st) != 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) != gw::kDrmMajor ||
 	    (want_minor >= 0 && minor(st.st_rdev) != static_cast<unsigned long>(want_minor)))
-		throw Error(path + " is not the DRM character device expected (major 226" +
+		throw Error(path + " is not the DRM character device expected (major " + std::to_string(gw::kDrmMajor) +
 			    (want_minor >= 0 ? ", minor " + std::to_string(want_minor) : std::string()) + ")");
 	return dup_high(fd.get()); // away from the numbers CRIU restores (see kHighFd)
 }
@@ -291,7 +225,7 @@ std::string card_node_of(const ChosenDevice &dev)
 	gw::is_drm_node_path(dev.path, &kind);
 	if (kind == "card")
 		return dev.path;
-	std::string dir = sysfs_dir(kDrmMajor, dev.minor) + "/device/drm";
+	std::string dir = sysfs_dir(gw::kDrmMajor, dev.minor) + "/device/drm";
 	if (DIR *d = opendir(dir.c_str())) {
 		std::string found;
 		while (struct dirent *e = readdir(d))

@@ -38,17 +38,6 @@ int xioctl(int fd, unsigned long req, void *arg)
 	return r < 0 ? -errno : 0;
 }
 
-std::string drm_driver_name(int fd)
-{
-	char name[64] = {};
-	struct drm_version v = {};
-	v.name = name;
-	v.name_len = sizeof name - 1;
-	if (xioctl(fd, DRM_IOCTL_VERSION, &v) != 0)
-		return {};
-	return std::string(name, strnlen(name, sizeof name - 1));
-}
-
 DumbParams generic_dumb_params(uint64_t size)
 {
 	DumbParams p;

@@ -3,6 +3,8 @@
 // Functions return 0 or -errno unless they say otherwise; none of them logs.
 #pragma once
 
+#include "drm_devices.hpp" // gw::kDrmMajor, gw::drm_driver_name
+
 #include <cstdint>
 #include <string>
 
@@ -11,11 +13,8 @@
 namespace gwcriu
 {
 
-constexpr unsigned kDrmMajor = 226;
-
 // ioctl(2) retried on EINTR/EAGAIN (as libdrm's drmIoctl): 0 or -errno.
 int xioctl(int fd, unsigned long req, void *arg);
-std::string drm_driver_name(int fd); // DRM_IOCTL_VERSION; "" on failure
 
 struct DumbParams {
 	uint32_t width = 0, height = 0, bpp = 0, flags = 0;

@@ -177,7 +177,7 @@ int dump_drm_file(int lfd, uint32_t id)
 	img.holders = holders_of(s, lfd, false, minor(st.st_rdev), &link);
 	std::size_t index = 0;
 	const mf::File *mf = manifest_file_of(s, img.holders, &index);
-	img.device = describe_device(kDrmMajor, minor(st.st_rdev), mf ? mf->path : link, lfd, mf ? mf->driver : "",
+	img.device = describe_device(gw::kDrmMajor, minor(st.st_rdev), mf ? mf->path : link, lfd, mf ? mf->driver : "",
 				     img.holders.empty() ? 0 : img.holders[0].pid);
 	std::string who =
 		"file " + std::to_string(id) + " (" + img.device.path + ", " + holders_text(img.holders) + ")";
@@ -261,7 +261,7 @@ int dump_dmabuf(int lfd, uint32_t id)
 			if (e->file)
 				mfile = s.manifest_file(i, *e->file);
 		}
-	if (mfile && mfile->major == kDrmMajor) {
+	if (mfile && mfile->major == gw::kDrmMajor) {
 		img.device = describe_device(mfile->major, mfile->minor, mfile->path, -1, mfile->driver,
 					     img.holders.empty() ? 0 : img.holders[0].pid);
 	} else if (const TaskFd *card = any_drm_fd(s)) {

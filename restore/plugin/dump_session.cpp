@@ -122,7 +122,7 @@ const DeviceRec &DumpSession::device_of_minor(uint32_t minor, uint32_t pid)
 {
 	auto it = devices.find(minor);
 	if (it == devices.end())
-		it = devices.emplace(minor, describe_device(kDrmMajor, minor, "", -1, "", pid)).first;
+		it = devices.emplace(minor, describe_device(gw::kDrmMajor, minor, "", -1, "", pid)).first;
 	return it->second;
 }
 

@@ -107,7 +107,7 @@ int dump_fence_file(int lfd, uint32_t id)
 	}
 	who = img.kind + " " + std::to_string(id) + " (" + (who.empty() ? "no task fd" : who) + ")";
 	const gw::manifest::File *mfile = origin && origin->file ? s.manifest_file(index, *origin->file) : nullptr;
-	if (mfile && mfile->major == kDrmMajor) {
+	if (mfile && mfile->major == gw::kDrmMajor) {
 		img.device = describe_device(mfile->major, mfile->minor, mfile->path, -1, mfile->driver,
 					     img.holders.empty() ? 0 : img.holders[0].pid);
 	} else if (const TaskFd *card = any_drm_fd(s)) {

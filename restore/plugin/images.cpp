@@ -113,8 +113,8 @@ struct Reader {
 		if (str(j, w, "kind") != d.kind)
 			fail(w + ".kind", "does not match the path");
 		d.major = u32(j, w, "major");
-		if (d.major != 226)
-			fail(w + ".major", "is not the DRM major 226");
+		if (d.major != gw::kDrmMajor)
+			fail(w + ".major", "is not the DRM major " + std::to_string(gw::kDrmMajor));
 		d.minor = u32(j, w, "minor", (1u << 20) - 1);
 		d.driver = str(j, w, "driver", 64);
 		if (d.driver.empty())

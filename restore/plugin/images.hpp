@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "drm_devices.hpp"
 #include "i915_ops.hpp"
 #include "xe_ops.hpp"
 #include "util.hpp"
@@ -47,7 +48,7 @@ struct Holder {
 struct DeviceRec {
 	std::string path; // /dev/dri/cardN or /dev/dri/renderDN (as the task saw it)
 	std::string kind; // "card" or "render"
-	uint32_t major = 226, minor = 0;
+	uint32_t major = gw::kDrmMajor, minor = 0;
 	std::string driver;                  // DRM_IOCTL_VERSION name ("vgem", "i915", ...)
 	std::string bus;                     // "pci", "platform", ... or "" when unknown
 	std::string pci_id;                  // "8086:46a6" or ""

@@ -179,7 +179,7 @@ int gpuwatch_dump_ext_file(int fd, int id)
 		struct stat st;
 		if (fstat(fd, &st) != 0)
 			return -ENOTSUP;
-		if (S_ISCHR(st.st_mode) && major(st.st_rdev) == gwcriu::kDrmMajor)
+		if (S_ISCHR(st.st_mode) && major(st.st_rdev) == gw::kDrmMajor)
 			return gwcriu::dump_drm_file(fd, static_cast<uint32_t>(id));
 		if (gwcriu::is_dmabuf(fd))
 			return gwcriu::dump_dmabuf(fd, static_cast<uint32_t>(id));
@@ -190,7 +190,7 @@ int gpuwatch_dump_ext_file(int fd, int id)
 int gpuwatch_handle_device_vma(int fd, const struct stat *st)
 {
 	(void)fd; // CRIU's own open of the mapped node (a new file, without the task's handles)
-	if (!st || !S_ISCHR(st->st_mode) || major(st->st_rdev) != gwcriu::kDrmMajor)
+	if (!st || !S_ISCHR(st->st_mode) || major(st->st_rdev) != gw::kDrmMajor)
 		return -ENOTSUP;
 	if (g_stage != CR_PLUGIN_STAGE__DUMP)
 		return 0; // pre-dump: CRIU only needs to know the mapping is ours

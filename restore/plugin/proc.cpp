@@ -59,7 +59,7 @@ Task scan_task(uint32_t pid)
 			f.fd = static_cast<int>(fd);
 			f.link = read_link(p).value_or("");
 			struct stat st;
-			if (stat(p.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == kDrmMajor) {
+			if (stat(p.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == gw::kDrmMajor) {
 				f.minor = minor(st.st_rdev);
 				t.fds.push_back(f);
 			} else if (f.link.rfind("/dmabuf:", 0) == 0 || f.link.rfind("anon_inode:dmabuf", 0) == 0) {
@@ -85,7 +85,8 @@ Task scan_task(uint32_t pid)
 		char range[64];
 		snprintf(range, sizeof range, "/map_files/%" PRIx64 "-%" PRIx64, start, end);
 		struct stat st;
-		if (stat((base + range).c_str(), &st) != 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) != kDrmMajor)
+		if (stat((base + range).c_str(), &st) != 0 || !S_ISCHR(st.st_mode) ||
+		    major(st.st_rdev) != gw::kDrmMajor)
 			continue;
 		TaskVma v;
 		v.start = start;

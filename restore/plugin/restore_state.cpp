@@ -160,7 +160,8 @@ UniqueFd dmabuf_through(int fd, bool drm, uint32_t handle, uint64_t size)
 		return {};
 	if (drm) {
 		UniqueFd d;
-		if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != kDrmMajor || prime_export(fd, handle, true, &d) != 0)
+		if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != gw::kDrmMajor ||
+		    prime_export(fd, handle, true, &d) != 0)
 			return {};
 		return dmabuf_size(d.get()) == static_cast<int64_t>(size) ? std::move(d) : UniqueFd();
 	}

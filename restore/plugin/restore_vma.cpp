@@ -47,7 +47,7 @@ int give(int fd)
 bool drm_fd(int fd)
 {
 	struct stat st;
-	return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == kDrmMajor;
+	return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == gw::kDrmMajor;
 }
 
 // Drivers that map GEM objects through drm_gem_mmap only map from an object's first page.

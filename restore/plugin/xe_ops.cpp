@@ -21,7 +21,7 @@ uint64_t ptr(const void *p)
 
 bool is_xe(int fd)
 {
-	return drm_driver_name(fd) == "xe";
+	return gw::drm_driver_name(fd) == "xe";
 }
 
 int gem_create(int fd, uint64_t size, uint32_t placement, uint32_t flags, uint32_t vm_id, uint16_t cpu_caching,

@@ -221,7 +221,7 @@ TEST(ModelFds, NodeNames)
 	w.open(100, 5, kCard2, 70);
 	EXPECT_EQ(w.f(kCard).path, "/dev/dri/card1");
 	EXPECT_EQ(w.f(kRender).path, "/dev/dri/renderD129");
-	EXPECT_EQ(w.f(kCard2).path, "/dev/dri/226:70");
+	EXPECT_EQ(w.f(kCard2).path, "") << "minor 70 has no name in DRM's numbering: none, not another device's";
 	w.m.set_node_namer(test_namer);
 	w.open(100, 6, 0xffff888000009000, 128);
 	EXPECT_EQ(w.f(0xffff888000009000).path, "/test/226-128");
