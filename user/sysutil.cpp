@@ -227,6 +227,15 @@ std::vector<std::string> names_in_dir(int dirfd, const std::string &prefix, cons
 	return out;
 }
 
+std::string self_exe()
+{
+	std::error_code ec;
+	fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+	if (ec)
+		throw Error("cannot find the gpuwatch binary (/proc/self/exe): " + ec.message());
+	return exe.string();
+}
+
 std::string proc_comm(uint32_t pid)
 {
 	std::ifstream in("/proc/" + std::to_string(pid) + "/comm");

@@ -70,6 +70,8 @@ void check_writable_dir_for(const std::string &path);
 std::vector<std::string> names_in_dir(int dirfd, const std::string &prefix, const std::string &suffix,
 				      const std::string &what);
 
+// The running binary (/proc/self/exe); throws Error.
+std::string self_exe();
 std::string proc_comm(uint32_t pid); // "" if the process is gone
 // The whole of a small file (a /proc or sysfs file) read with read(2), at most `max` bytes;
 // nullopt if it cannot be opened or read (a process that has just exited: ESRCH), never throws.

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "util.hpp"
+#include "image_io.hpp"
 
 namespace gwcriu
 {

@@ -12,7 +12,7 @@
 #include "dump_i915.hpp"
 #include "dump_xe.hpp"
 #include "dump_probe.hpp"
-#include "late_maps.hpp"
+#include "i915_late_maps.hpp"
 #include "log.hpp"
 
 namespace gwcriu

@@ -6,7 +6,7 @@
 #include "device.hpp"
 #include "drm_ops.hpp"
 #include "dump.hpp"
-#include "late_maps.hpp"
+#include "i915_late_maps.hpp"
 #include "log.hpp"
 #include "containers.hpp"
 #include "control_client.hpp"

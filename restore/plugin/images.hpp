@@ -22,9 +22,9 @@
 #include <nlohmann/json.hpp>
 
 #include "drm_devices.hpp"
-#include "i915_ops.hpp"
+#include "i915_ioctls.hpp"
 #include "xe_ops.hpp"
-#include "util.hpp"
+#include "image_io.hpp"
 
 namespace gwcriu
 {

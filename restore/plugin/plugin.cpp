@@ -31,7 +31,7 @@ extern "C" {
 #include "dump.hpp"
 #include "fence_files.hpp"
 #include "i915_predump.hpp"
-#include "late_maps.hpp"
+#include "i915_late_maps.hpp"
 #include "log.hpp"
 #include "proc_tree.hpp"
 #include "restore.hpp"

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "drm_ops.hpp"
-#include "util.hpp"
+#include "image_io.hpp"
 
 namespace gwcriu
 {

@@ -18,7 +18,7 @@
 #include "control_client.hpp"
 #include "criu_abi.hpp"
 #include "device.hpp"
-#include "late_maps.hpp"
+#include "i915_late_maps.hpp"
 #include "proc_tree.hpp"
 #include "log.hpp"
 #include "restore.hpp"

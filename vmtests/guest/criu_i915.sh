@@ -133,7 +133,7 @@ ci_count_i915_maps() {
 # running CRIU calls for (3.x: the action script, freezing the cgroup, before CRIU seizes the
 # tasks; 4.x: the plugin's CHECKPOINT_DEVICES in the seized tasks, nothing frozen, no watcher),
 # put them all back (in the dumped tasks with LEAVE=1, in the restored ones otherwise), and
-# brought none back degraded. Wording from restore/plugin (late_maps.cpp, dump_session.cpp,
+# brought none back degraded. Wording from restore/plugin (i915_late_maps.cpp, dump_session.cpp,
 # restore_vma.cpp, dump_probe.cpp) and restore/helper (criu_action.cpp):
 #   "gpuwatch: dump: N i915 mappings were replaced by placeholders and N by copies ..."  (once,
 #      or once per task on 4.x)

@@ -1,4 +1,4 @@
-#include "util.hpp"
+#include "image_io.hpp"
 
 #include <vector>
 #include <zlib.h>

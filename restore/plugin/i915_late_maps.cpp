@@ -1,4 +1,4 @@
-#include "late_maps.hpp"
+#include "i915_late_maps.hpp"
 
 #include <csignal>
 #include <fcntl.h>
@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "i915_maps.hpp"
-#include "i915_ops.hpp"
+#include "i915_ioctls.hpp"
 #include "i915_predump.hpp"
 #include "log.hpp"
 #include "restore.hpp"

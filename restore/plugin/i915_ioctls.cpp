@@ -1,4 +1,4 @@
-#include "i915_ops.hpp"
+#include "i915_ioctls.hpp"
 #include "drm_ops.hpp"
 
 #include <cerrno>
