@@ -311,7 +311,7 @@ sc_criu_cycle() {
 	crwl_restore "$dir" "$img" "$WORK/restore.log" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
 	criu_timings
 	crwl_in_cgroup "$dir" "$cg" || return 1
-	if [ $swap = 1 ] && ! grep -qE 'gpuwatch: .*/dev/dri/card0.*using .*/dev/dri/card1.*equivalent' "$WORK/restore.log"; then
+	if [ $swap = 1 ] && ! grep -qE 'gpuwatch: /dev/dri/card0 .* is now /dev/dri/card1 .*the equivalent card node of driver vgem: using it instead' "$WORK/restore.log"; then
 		criu_show "$WORK/restore.log"
 		fail "restored on another node, but restore.log has no gpuwatch line saying it uses /dev/dri/card1 for /dev/dri/card0"
 		return 1
