@@ -7,6 +7,7 @@
 
 #include "dump_i915.hpp"
 #include "images.hpp"
+#include "manifest_entry.hpp"
 
 using gwcriu::FileImage;
 using gwcriu::ImageError;
@@ -35,24 +36,9 @@ json manifest_file()
 	  ]})");
 }
 
-// The typed form of a manifest file entry, as the plugin gets it (through the manifest reader).
-gw::manifest::File typed(json f)
-{
-	f["path"] = "/dev/dri/renderD129";
-	f["rdev"] = "226:129";
-	f["flags"] = "O_RDWR";
-	json m = {{"schema", gw::manifest::kSchema},
-		  {"cgroup", "/sys/fs/cgroup/x"},
-		  {"complete", true},
-		  {"lost_events", 0},
-		  {"processes", json::array()},
-		  {"files", json::array({f})}};
-	return gw::manifest::from_json(m).files.at(0);
-}
-
 FileImage i915_file()
 {
-	gw::manifest::File mf = typed(manifest_file());
+	gw::manifest::File mf = typed_manifest_file(manifest_file());
 	FileImage f;
 	f.criu_id = 4;
 	f.device.path = "/dev/dri/renderD129";

@@ -6,6 +6,7 @@
 
 #include "dump_xe.hpp"
 #include "images.hpp"
+#include "manifest_entry.hpp"
 
 using gwcriu::FileImage;
 using gwcriu::ImageError;
@@ -51,24 +52,9 @@ json manifest_file()
 	  ]})");
 }
 
-// The typed form of a manifest file entry, as the plugin gets it (through the manifest reader).
-gw::manifest::File typed(json f)
-{
-	f["path"] = "/dev/dri/renderD129";
-	f["rdev"] = "226:129";
-	f["flags"] = "O_RDWR";
-	json m = {{"schema", gw::manifest::kSchema},
-		  {"cgroup", "/sys/fs/cgroup/x"},
-		  {"complete", true},
-		  {"lost_events", 0},
-		  {"processes", json::array()},
-		  {"files", json::array({f})}};
-	return gw::manifest::from_json(m).files.at(0);
-}
-
 FileImage xe_file(std::vector<std::string> *degraded = nullptr)
 {
-	gw::manifest::File mf = typed(manifest_file());
+	gw::manifest::File mf = typed_manifest_file(manifest_file());
 	FileImage f;
 	f.criu_id = 6;
 	f.device.path = "/dev/dri/renderD129";
