@@ -1,6 +1,6 @@
 // `gpuwatch container-config`: CRIU configuration for the runtimes and the OCI hook definition
 // (install time; containers.hpp).
-#include "containers.hpp"
+#include "container_config.hpp"
 
 #include <cerrno>
 #include <chrono>

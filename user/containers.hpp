@@ -30,31 +30,6 @@
 namespace gw
 {
 
-// --- container-config ----------------------------------------------------------------------
-struct ContainerConfigOptions {
-	std::string criu_conf = "/etc/criu/default.conf";
-	// podman (4.x, as configured by default) reads hooks from /usr/share/containers/oci/hooks.d
-	// only; CRI-O reads both, the /etc one masking a file of the same name in the other
-	std::vector<std::string> hooks_dirs = {"/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d"};
-};
-
-// The text of a CRIU configuration file after adding `libdir LIBDIR` and, if given,
-// `action-script SCRIPT` to EXISTING (empty: no file yet). Every other line is kept as it was;
-// settings already present are not repeated. Throws gw::Error if EXISTING loads plugins from
-// another directory (CRIU takes one libdir). `added` receives the lines added.
-std::string merge_criu_conf(const std::string &existing, const std::string &libdir,
-			    const std::optional<std::string> &action_script, std::vector<std::string> *added);
-
-// "3.17.1" -> {3, 17, 1}; nullopt if `criu --version` output has no "Version: X.Y[.Z]".
-std::optional<std::vector<int>> parse_criu_version(const std::string &version_output);
-// Whether that CRIU runs shell action scripts when driven over RPC (3.19 and later).
-bool criu_runs_action_scripts_over_rpc(const std::vector<int> &version);
-
-// The OCI hook definition (podman/CRI-O hooks.d schema 1.0.0) running `GPUWATCH oci-hook STAGE`.
-nlohmann::json oci_hook_definition(const std::string &gpuwatch, const std::string &stage);
-
-int run_container_config(const ContainerConfigOptions &opts);
-
 // --- oci-hook ------------------------------------------------------------------------------
 // Whether an OCI runtime config (config.json) gives the container a DRM device.
 bool oci_config_has_drm_device(const nlohmann::json &config);

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "check.hpp"
+#include "container_config.hpp"
 #include "containers.hpp"
 #include "control_client.hpp"
 #include "criu_args.hpp"

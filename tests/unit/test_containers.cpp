@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "container_config.hpp"
 #include "containers.hpp"
 #include "criu_args.hpp"
 #include "sysutil.hpp"
