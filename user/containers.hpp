@@ -15,7 +15,7 @@
 // of major 226 in its OCI config), started at prestart, stopped at poststop. A container
 // without such a device costs one exec of `gpuwatch oci-hook` that reads its config and exits.
 // runc runs prestart hooks again at restore, with the restored init's pid; crun runs none
-// there, so the action script (setup-namespaces) starts the daemon of a restored container
+// there, so the action script (post-setup-namespaces) starts the daemon of a restored container
 // that no hook followed (follow_container).
 #pragma once
 

@@ -1,5 +1,5 @@
-// pre-dump for i915 mappings under CRIU 3.17 (see restore/plugin/README.md, "i915 mappings
-// under CRIU 3.17"): find the tree's i915 GEM mappings, and if there are any, freeze the tree's
+// pre-dump for i915 mappings under CRIU 3.17 (see restore/plugin/README.md, "i915
+// mappings"): find the tree's i915 GEM mappings, and if there are any, freeze the tree's
 // cgroup, seize every thread, thaw, convert each mapping in its task (gwremote), write
 // gpuwatch-i915-maps.json, freeze again, detach, and leave a watcher behind that thaws the
 // cgroup once CRIU has seized the tasks and reverts whatever is left after CRIU.

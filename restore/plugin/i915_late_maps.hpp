@@ -27,7 +27,7 @@ void add_converted_vmas(DumpSession &s, const std::vector<gwremote::MapRecord> &
 int convert_seized_maps(DumpSession &s, uint32_t pid);
 // Dump: ties the placeholders held through lfd (a holder's recorded fd) to the file and handle.
 void attribute_late_maps(DumpSession &s, int lfd, const FileImage &img);
-// Dump end (plugin exit, dump and pre-dump): puts the real mappings back in the tasks CRIU
+// Dump end (plugin exit of a dump): puts the real mappings back in the tasks CRIU
 // still traces. Logs what it did; never throws.
 void revert_converted_maps();
 // Restore: RESUME_DEVICES_LATE for pid (CRIU's, the host's), whose own pid in its namespace
