@@ -47,14 +47,13 @@ run_lane() {
 	local lane=$1
 	: >"$BUILD/lane-$lane.results"
 	run_vm "$lane" vm-suite vmtests/run.sh "$BUILD"
-	run_vm "$lane" plugin-vm vmtests/plugin/vm_criu.sh "$BUILD"
 	run_vm "$lane" remote-vm vmtests/remote/run.sh "$BUILD"
 	run_vm "$lane" containers-vm vmtests/containers/run.sh "$BUILD"
 }
 
 if [ "${GPUWATCH_SKIP_VM:-0}" = 1 ]; then
 	echo "SKIP vm-suites: GPUWATCH_SKIP_VM=1"
-	skipped=$((skipped + 4))
+	skipped=$((skipped + 3))
 else
 	lanes=${LANES:-debian12 debian13}
 	# The lanes run side by side, one VM each: a VM runs its two vCPUs on one host thread

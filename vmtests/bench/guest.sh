@@ -29,7 +29,7 @@
 #   IMAGES      tmpfs (default: /run, guest RAM) or 9p (OUT/img: the host's disk)
 #   CRIU_VERBOSE=1  criu -v4 (timestamped logs, slower) and keep the logs in OUT/criu-logs/
 set -u
-exec 3>&- 4>&- 5>&-   # virtme's serial ports: a dumped task must not hold them
+. "$(dirname "$0")/../guest/common.sh"
 
 BENCH=$(cd "$(dirname "$0")" && pwd)
 VMTESTS=$(cd "$BENCH/.." && pwd)
@@ -55,7 +55,7 @@ GW_PID=
 
 say() { echo "[$(date +%T)] $*"; }
 raw() { local IFS=$'\t'; echo "$*" >>"$RAW"; }
-die() { say "FATAL: $*"; raw meta fatal "$*"; exit 1; }
+die() { say "FATAL: $*"; raw meta fatal "$*"; REASON=$*; t_result bench 1 0; t_finish; }
 
 # json_get FILE KEY...: top-level values of a manifest, tab-separated
 json_get() {
@@ -314,6 +314,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+guest_begin "$OUT" "${SECTION_TIMEOUT:-3600}" # the watchdog's bound is per section
 mkdir -p "$W" "$OUT" && : >"$RAW"
 grep -q '^cgroup2 /sys/fs/cgroup ' /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup || die "no cgroup v2"
 [ -e /dev/dri/card0 ] || modprobe vgem || die "modprobe vgem failed"
@@ -330,9 +331,9 @@ say "kernel $(uname -r), $(nproc) vCPUs; sections: $SECTIONS"
 start=$(date +%s)
 for s in $SECTIONS; do
 	t=$(date +%s)
-	"section_$s"
+	t_run "section_$s" "section_$s"
 	raw meta "seconds_$s" $(($(date +%s) - t))
-	say "section $s took $(($(date +%s) - t)) s"
 done
 raw meta seconds_total $(($(date +%s) - start))
 echo finished >"$OUT/guest-done"
+t_finish

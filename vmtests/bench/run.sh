@@ -33,31 +33,15 @@ for b in bench_ioctl bench_syscall bench_hold bench_floor; do
 	[ -x "$build/vmtests/$b" ] || die "$build/vmtests/$b missing: cmake --build $build"
 done
 
-out=${2:-$build/vm-bench}
-if [ -d "$out" ] && [ -n "$(ls -A "$out")" ] && [ ! -e "$out/.vm-bench" ]; then
-	die "$out exists and is not a previous vm-bench directory: refusing to empty it"
-fi
-rm -rf "$out" && mkdir -p "$out" && touch "$out/.vm-bench" || die "cannot create $out"
-out=$(cd "$out" && pwd)
-lane_map "$build" && lane_out "$out" || exit 2
-
-guest_cmd=$(printf '%s GPUWATCH=%q WL_DIR=%q OUT=%q bash %q >%q 2>&1' \
-	"${GUEST_ENV:-}" "$gpuwatch" "$build/vmtests" "$LANE_GUEST_OUT" "$here/guest.sh" "$LANE_GUEST_OUT/guest.log")
+lane_results "${2:-$build/vm-bench}" && lane_map "$build" || exit 2
+out=$LANE_RESULTS
+guest_cmd=$(printf '%s GPUWATCH=%q WL_DIR=%q OUT=%q bash %q' \
+	"${GUEST_ENV:-}" "$gpuwatch" "$build/vmtests" "$LANE_GUEST_OUT" "$here/guest.sh")
 echo "vm-bench: lane $LANE_DESC, results in $out"
-start=$(date +%s)
-# multi-threaded TCG, unlike the test suites: the figures stay comparable with earlier runs
-LANE_TCG_THREAD=multi lane_boot "${VM_TIMEOUT:-2400}" "${VM_MEMORY:-3G}" "$out/console.log" "$guest_cmd" &
-vng_pid=$!
-touch "$out/guest.log"
-tail -n +1 -F --pid="$vng_pid" "$out/guest.log" 2>/dev/null
-wait "$vng_pid"
-rc=$?
-echo "vm-bench: boot + benchmarks took $(($(date +%s) - start)) s (vng exit status $rc)"
-if [ ! -s "$out/raw.tsv" ]; then
-	echo "vm-bench: no measurements from the VM; last lines of $out/console.log:"
-	tail -n 20 "$out/console.log" | sed 's/^/    /'
-	exit 1
-fi
+# multi-threaded TCG, unlike the test suites: the figures stay comparable with earlier runs.
+# One line per section ("PASS section_criu (N s)": it ran to its end) and a summary.
+LANE_TCG_THREAD=multi lane_run vm-bench "${VM_TIMEOUT:-2400}" "${VM_MEMORY:-3G}" "$guest_cmd"
+[ -s "$out/raw.tsv" ] || { echo "vm-bench: no measurements from the VM"; exit 1; }
 [ -e "$out/guest-done" ] || echo "vm-bench: WARNING: the guest did not finish (partial results below)"
 machine="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1), $(nproc) cores, host $(uname -r)"
 echo

@@ -36,43 +36,34 @@
 #             --import; the workload's checks pass after each, then its after-work. CRIU 3.x
 #             (no action script under RPC, no CHECKPOINT_DEVICES): the checkpoint fails and
 #             the container carries on intact, as the README says
-# Prints PASS/FAIL/SKIP per case, then "N passed, N failed, N skipped" and ALL PASS.
+# Prints PASS/FAIL/SKIP per case, then "N passed, N failed, N skipped" (guest/common.sh).
 set -u
-exec 3>&- 4>&- 5>&-   # virtme's serial ports: a checkpointed container must not hold them
 build=$1 out=$2
+. "$(dirname "$0")/../guest/common.sh"
+guest_begin "$out" "${SCENARIO_TIMEOUT:-900}"   # podman under TCG: a case takes minutes
 here=$(cd "$(dirname "$0")" && pwd)
 GW=$build/gpuwatch
-WL=$build/criu-plugin-tests/wl_criu_scratch_static
+WL=$build/vmtests/wl_criu_scratch_static
 CASES=${CASES:-config drm export annot plain gone i915}
 RUNTIMES=${RUNTIMES:-runc}
 KO_DIR=${KO_DIR:-$build/vmtests}
 T=/run/gwct
 CONF=/etc/criu/default.conf
-passed=0 failed=0 skipped=0
 
 say() { echo "[$(date +%T)] $*"; }
 pm() { timeout -k 5 "${PM_TIMEOUT:-300}" podman "$@"; } # a hung podman fails its case, not the suite
-fail() { echo "FAIL ${name:-$CASE}: $*"; return 1; }
-wait_for() { # SECONDS COMMAND...: polls COMMAND every 0.2 s, bounded by the clock
-	local until=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		[ "$(date +%s)" -ge "$until" ] && return 1
-		sleep 0.2
-	done
-}
 
 # --- environment: podman on tmpfs storage, the default config paths on a scratch tmpfs -----
 setup() {
-	modprobe vgem || { echo "FAIL setup: modprobe vgem"; return 1; }
+	modprobe vgem || { fail "modprobe vgem"; return 1; }
 	rm -rf "$T" && mkdir -p "$T"
 	local d
 	for d in /etc/criu /etc/containers/oci/hooks.d /usr/share/containers/oci/hooks.d; do
 		# the Debian 12 lane's root is the host's, read-only (setup.sh makes these); the Debian
 		# 13 root's /etc and /usr are the guest's own overlays
 		[ -d "$d" ] || mkdir -p "$d" 2>/dev/null ||
-			{ echo "FAIL setup: $d does not exist on the host (run setup.sh)"; return 1; }
-		mount -t tmpfs gwct "$d" || { echo "FAIL setup: cannot mount a tmpfs on $d"; return 1; }
+			{ fail "$d does not exist on the host (run setup.sh)"; return 1; }
+		mount -t tmpfs gwct "$d" || { fail "cannot mount a tmpfs on $d"; return 1; }
 	done
 	# podman: vfs storage on /run (bolt's database does not work on 9p), cgroupfs (no systemd
 	# here), file events; the runtime per RUNTIMES (Debian 12's crun refuses checkpoints)
@@ -98,11 +89,11 @@ setup() {
 	mkdir -p "$TMPDIR"
 	local r=$T/rootfs
 	mkdir -p "$r/bin" "$r/dev" "$r/proc" "$r/sys" "$r/w" "$r/tmp"
-	cp /bin/busybox "$r/bin/busybox" && cp "$WL" "$r/wl" || { echo "FAIL setup: image files"; return 1; }
+	cp /bin/busybox "$r/bin/busybox" && cp "$WL" "$r/wl" || { fail "image files"; return 1; }
 	for d in sh sleep cat echo dd ls; do ln -s busybox "$r/bin/$d"; done
 	tar -C "$r" -cf "$T/rootfs.tar" . &&
 		pm import --change 'ENV PATH=/bin' "$T/rootfs.tar" localhost/gwct:1 >"$T/import.log" 2>&1 ||
-		{ echo "FAIL setup: podman import"; cat "$T/import.log"; return 1; }
+		{ cat "$T/import.log"; fail "podman import"; return 1; }
 	say "setup: podman $(podman --version | awk '{print $3}'), runc $(runc --version | awk 'NR==1{print $3}'), $(command -v crun >/dev/null && crun --version | head -n1), $(criu --version | head -n1)"
 }
 
@@ -133,11 +124,11 @@ daemon_of() { # CONTAINER: pid of the daemon the hook recorded, if it runs
 manifest_of() { echo "/run/gpuwatch/containers/$(pm inspect -f '{{.Id}}' "$1")/manifest.json"; }
 
 run_drm() { # NAME DIR [pm run options...]
-	local name=$1 dir=$2
+	local name=$1 dir=$2 rc
 	shift 2
 	rm -rf "$dir" && mkdir -p "$dir"
 	pm run -d --name "$name" --device /dev/dri/card0 --device /dev/dri/renderD128 -v "$dir:/w" "$@" \
-		localhost/gwct:1 /wl /w >"$T/$name.run.log" 2>&1 || { cat "$T/$name.run.log"; fail "pm run exited $?"; return 1; }
+		localhost/gwct:1 /wl /w >"$T/$name.run.log" 2>&1 || { rc=$?; cat "$T/$name.run.log"; fail "pm run exited $rc"; return 1; }
 	wait_for 120 test -e "$dir/ready" || { pm logs "$name" 2>&1 | tail -n 5; fail "the workload never got ready"; return 1; }
 }
 
@@ -232,10 +223,10 @@ case_drm() {
 	[ "$gw2" != "$gw1" ] || fail "the daemon was not restarted" || return 1
 	# the new daemon snapshots the restored container: wait (bounded) until its view settles
 	m=$(manifest_of drm)
-	wait_for 60 python3 "$here/../plugin/compare_manifests.py" --any-pids "$out/drm-manifest-before.json" "$m" \
+	wait_for 60 python3 "$here/../compare_manifests.py" --any-pids "$out/drm-manifest-before.json" "$m" \
 		>/dev/null 2>&1
 	cp "$m" "$out/drm-manifest-after.json"
-	python3 "$here/../plugin/compare_manifests.py" --any-pids "$out/drm-manifest-before.json" \
+	python3 "$here/../compare_manifests.py" --any-pids "$out/drm-manifest-before.json" \
 		"$out/drm-manifest-after.json" | sed 's/^/  manifests: /'
 	[ "${PIPESTATUS[0]}" = 0 ] || fail "the daemon's view after the restore differs" || return 1
 	pm exec drm dd if=/dev/dri/card0 of=/dev/null bs=1 count=0 >"$T/drm.exec.log" 2>&1 ||
@@ -248,7 +239,7 @@ case_drm() {
 }
 
 case_export() {
-	local d=$T/w-export tar=$T/export.tar.gz
+	local d=$T/w-export tar=$T/export.tar.gz rc
 	run_drm export "$d" || return 1
 	checkpoint export --leave-running --export="$tar" || return 1
 	[ "$(pm inspect -f '{{.State.Running}}' export)" = true ] || fail "--leave-running: the container stopped" || return 1
@@ -260,7 +251,7 @@ case_export() {
 	pm rm -f export >/dev/null 2>&1
 	rm -f "$d"/result.* "$d/go"
 	pm container restore --import="$tar" >"$T/export.rst.log" 2>&1 ||
-		{ tail -n 5 "$T/export.rst.log"; fail "podman container restore --import exited $?"; return 1; }
+		{ rc=$?; tail -n 5 "$T/export.rst.log"; fail "podman container restore --import exited $rc"; return 1; }
 	verify "$d" "after --import" || return 1
 	touch "$d/exit"
 	wait_for 60 sh -c "[ \"\$(timeout 30 podman inspect -f '{{.State.Running}}' export)\" = false ]"
@@ -270,7 +261,7 @@ case_export() {
 case_annot() {
 	local d=$T/w-annot
 	if [ "$RUNTIME" = crun ]; then
-		SKIP_WHY="crun $(crun --version | sed -n 's/^crun version //p') hands CRIU no configuration file: it ignores org.criu.config (crun 1.26 and later with CRIU 4.2 read it); $CONF configures crun's CRIU"
+		REASON="crun $(crun --version | sed -n 's/^crun version //p') hands CRIU no configuration file: it ignores org.criu.config (crun 1.26 and later with CRIU 4.2 read it); $CONF configures crun's CRIU"
 		return 2
 	fi
 	mv "$CONF" "$T/default.conf.saved"
@@ -334,7 +325,7 @@ case_gone() {
 i915_node() {
 	local ko=$KO_DIR/gwi915.ko n
 	if ! grep -q '^gwi915 ' /proc/modules; then
-		[ -e "$ko" ] || { SKIP_WHY="$ko not built ($(cat "$KO_DIR/gwi915.skip" 2>/dev/null || echo 'see vmtests/i915test/build.sh'))"; return 2; }
+		[ -e "$ko" ] || { REASON="$ko not built ($(cat "$KO_DIR/gwi915.skip" 2>/dev/null || echo 'see vmtests/i915test/build.sh'))"; return 2; }
 		modprobe drm_shmem_helper 2>/dev/null
 		insmod "$ko" 2>"$T/insmod.txt" || { fail "insmod $ko: $(cat "$T/insmod.txt")"; return 1; }
 	fi
@@ -429,12 +420,18 @@ case_i915() {
 	n=$(sum_log "$(latest_log dump)" 'dump: [0-9]+ i915 mappings were replaced by placeholders and 0 by copies')
 	[ "$n" = "$want" ] || { fail "dump.log: $n of $want i915 mappings converted"; return 1; }
 	restore i915 --keep || return 1
+	cp "$(latest_log restore)" "$out/$name-restore1.log" 2>/dev/null
 	n=$(sum_log "$(latest_log restore)" 'pid [0-9]+: [0-9]+ i915 mappings back at their addresses')
 	[ "$n" = "$want" ] || { fail "restore.log: $n of $want i915 mappings mapped back"; return 1; }
 	i915_verified "$d" "after restore" || return 1
 	daemon_of i915 >/dev/null || { fail "no daemon follows the restored container"; return 1; }
-	# --leave-running + --export, then --import
+	# --leave-running + --export, then --import. The workload holds its file writes meanwhile:
+	# the original runs on and would rename away a verify.<pid>.tmp the image holds open.
+	touch "$d/hold"
+	wait_for 30 sh -c "[ \$(ls $d | grep -cE '^held\.[0-9]+\$') -ge 2 ]" ||
+		{ fail "the workload did not hold its writes"; return 1; }
 	checkpoint i915 --keep --leave-running --export="$tar" || return 1
+	rm -f "$d/hold" "$d"/held.*
 	cp "$(latest_log dump)" "$out/$name-dump2.log" 2>/dev/null
 	mkdir -p "$out/$name-images2" && cp "$T/root/vfs-containers/$(pm inspect -f '{{.Id}}' i915)"/userdata/checkpoint/gpuwatch-* \
 		"$out/$name-images2/" 2>/dev/null
@@ -444,7 +441,7 @@ case_i915() {
 	i915_verified "$d" "the original after --leave-running" || return 1
 	pm rm -f i915 >/dev/null 2>&1
 	pm container restore --keep --import="$tar" >"$T/i915.import.log" 2>&1 ||
-		{ tail -n 5 "$T/i915.import.log"; criu_log i915 restore; fail "podman container restore --import exited $?"; return 1; }
+		{ rc=$?; tail -n 5 "$T/i915.import.log"; criu_log i915 restore; fail "podman container restore --import exited $rc"; return 1; }
 	cp "$(latest_log restore)" "$out/$name-import.log" 2>/dev/null
 	n=$(sum_log "$(latest_log restore)" 'pid [0-9]+: [0-9]+ i915 mappings back at their addresses')
 	[ "$n" = "$want" ] || { fail "--import: $n of $want i915 mappings mapped back"; return 1; }
@@ -462,6 +459,14 @@ case_i915() {
 	pm rm -f i915 >/dev/null 2>&1
 }
 
+# one_case CASE: CASE of the current runtime (the configuration config makes, first)
+one_case() {
+	if [ "$1" != config ] && ! grep -q '^libdir ' "$CONF" 2>/dev/null; then
+		"$GW" container-config >"$T/config.auto" 2>&1 || { cat "$T/config.auto"; fail "container-config"; return 1; }
+	fi
+	"case_$1"
+}
+
 if setup; then
 	first=1
 	for RUNTIME in $RUNTIMES; do
@@ -471,26 +476,14 @@ if setup; then
 			name=$CASE
 			[ "$(echo $RUNTIMES | wc -w)" -gt 1 ] && name=$CASE@$RUNTIME
 			say "case $name"
-			# every case but config needs the configuration config makes (when config did not run)
-			if [ "$CASE" != config ] && ! grep -q '^libdir ' "$CONF" 2>/dev/null; then
-				"$GW" container-config >"$T/config.auto" 2>&1 || { cat "$T/config.auto"; echo "FAIL $name: container-config"; failed=$((failed + 1)); continue; }
-			fi
-			SKIP_WHY=
-			"case_$CASE"
-			case $? in
-			0) echo "PASS $name"; passed=$((passed + 1)) ;;
-			2) echo "SKIP $name: $SKIP_WHY"; skipped=$((skipped + 1)) ;;
-			*) failed=$((failed + 1)) ;; # fail() said why
-			esac
+			t_run "$name" one_case "$CASE"
 			pm rm -f "$CASE" >/dev/null 2>&1
 		done
 		first=0
 	done
 else
-	failed=1
+	t_result setup 1 0
 fi
 cp "$T"/*.log "$out/" 2>/dev/null
 cp -r /run/gpuwatch/containers "$out/daemons" 2>/dev/null
-echo "$passed passed, $failed failed, $skipped skipped"
-[ $failed = 0 ] && echo "ALL PASS"
-exit 0
+t_finish

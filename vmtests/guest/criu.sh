@@ -40,13 +40,14 @@ criu_need() {
 	echo "$out" >"$WORK/criu-args"
 }
 
-# criu_run WHAT LOG CRIU-ARGS...: runs criu (bounded by CRIU_TIMEOUT) with -v4 -o LOG;
-# CRIU_RC is its exit status; WHAT, the time and the status go to timings.txt.
+# criu_run WHAT LOG CRIU-ARGS...: runs criu (bounded by CRIU_TIMEOUT) with -v4 -o LOG, in the
+# environment plus CRIU_ENV (an array of NAME=VALUE, if set); CRIU_RC is its exit status;
+# WHAT, the time and the status go to timings.txt.
 criu_run() {
 	local what=$1 log=$2 t0 t1 ms
 	shift 2
 	t0=$(date +%s%N)
-	timeout -k 5 "$CRIU_TIMEOUT" "$CRIU" "$@" -v4 -o "$log" >>"$WORK/criu.out" 2>&1
+	timeout -k 5 "$CRIU_TIMEOUT" env ${CRIU_ENV[@]+"${CRIU_ENV[@]}"} "$CRIU" "$@" -v4 -o "$log" >>"$WORK/criu.out" 2>&1
 	CRIU_RC=$?
 	t1=$(date +%s%N)
 	ms=$(((t1 - t0) / 1000000))

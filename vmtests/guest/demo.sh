@@ -5,10 +5,12 @@
 # and carries on drawing, checking every pixel it drew before the checkpoint.
 # Environment as for run-scenarios.sh (GPUWATCH, WL_DIR, RESULTS).
 set -u
+. "$(dirname "$0")/common.sh"
+guest_begin "$RESULTS"
+t0=$SECONDS
 step() { printf '\n=== %s\n' "$*"; }
-result() { echo "$1" >"$RESULTS/summary"; echo "$2" >"$RESULTS/status"; exit "$2"; }
-fail() { echo "demo: $*"; result "demo failed: $*" 1; }
-exec 3>&- 4>&- 5>&- # virtme's serial ports: not the workload's business
+# the demo is one case: its first failure ends it
+fail() { REASON="demo failed: $*"; t_result demo 1 $((SECONDS - t0)); t_finish; }
 
 step "kernel $(uname -r): loading vgem (a real DRM driver)"
 modprobe vgem || fail "modprobe vgem"
@@ -72,4 +74,6 @@ step "gpuwatch show: the daemon, still attached, sees the restored process with 
 kill -TERM "$wl"
 kill -TERM "$gw"
 wait "$gw"
-result "demo completed: attach, checkpoint, kill, restore, and the workload carried on with every buffer intact" 0
+echo "demo completed: attach, checkpoint, kill, restore, and the workload carried on with every buffer intact"
+t_result demo 0 $((SECONDS - t0))
+t_finish

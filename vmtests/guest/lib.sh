@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Helpers of the guest-side runner (sourced by run-scenarios.sh; bash, runs as root in the VM).
+# Helpers of the guest-side runner (sourced by run-scenarios.sh after common.sh, which has
+# fail, last_line, indent and wait_for; bash, runs as root in the VM).
 #
 # A scenario function uses these and returns 0 (pass), 1 (fail) or 2 (skip), with the reason
 # in REASON. Per scenario, the runner sets NAME and WORK (a fresh directory on tmpfs), and
@@ -8,15 +9,6 @@
 # path the runner put this scenario on, empty for auto).
 
 CG_ROOT=/sys/fs/cgroup
-
-# shellcheck disable=SC2034 # REASON is read by run-scenarios.sh
-fail() { REASON=$*; return 1; }
-
-# last_line FILE: its last non-empty line, prefixed with ": " (nothing if there is none)
-last_line() { local l; l=$(grep -v '^[[:space:]]*$' "$1" 2>/dev/null | tail -n1); [ -n "$l" ] && echo ": $l"; }
-
-# indent FILE: show a log or diff under the scenario, indented
-indent() { sed 's/^/    /' "$1" 2>/dev/null | head -n "${2:-40}"; }
 
 # cg_make VAR NAME: create the cgroup NAME (under the root) and store its path in VAR. It
 # is removed by the runner's cleanup. Not to be called in $(...): the cleanup list would be lost.

@@ -21,6 +21,7 @@
 set -u
 
 VMTESTS=$(cd "$(dirname "$0")/.." && pwd)
+. "$VMTESTS/guest/common.sh"
 . "$VMTESTS/guest/lib.sh"
 . "$VMTESTS/guest/scenarios.sh"
 
@@ -35,21 +36,13 @@ PHASE_TIMEOUT=${PHASE_TIMEOUT:-120}
 STOP_TIMEOUT=${STOP_TIMEOUT:-30}
 HOOK_PATHS=${HOOK_PATHS:-tracepoint fexit}
 WORK_ROOT=/run/gpuwatch-vmtests
-. "$VMTESTS/guest/watchdog.sh"
-passed=0 failed=0 skipped=0
 PASSED=()
 declare -A per_path=()
 
 finish() {
-	local line="$passed passed, $failed failed, $skipped skipped" p
-	watchdog_stop
+	local p
 	for p in "${!per_path[@]}"; do echo "ran under $p: ${per_path[$p]} scenarios"; done | sort
-	echo "$line"
-	echo "$line" >"$RESULTS/summary"
-	local st=0
-	[ $failed = 0 ] || st=1
-	echo $st >"$RESULTS/status"
-	exit $st
+	t_finish
 }
 
 setup() {
@@ -155,23 +148,16 @@ run_one() {
 		same_as_other_paths || rc=1
 	fi
 	per_path[${HOOKS:-auto}]=$((${per_path[${HOOKS:-auto}]:-0} + 1))
-	case $rc in
-	0) echo "PASS $NAME ($((SECONDS - t0)) s)"; passed=$((passed + 1)); PASSED+=("$NAME") ;;
-	2) echo "SKIP $NAME ($((SECONDS - t0)) s): $REASON"; skipped=$((skipped + 1)) ;;
-	*) echo "FAIL $NAME ($((SECONDS - t0)) s): ${REASON:-scenario function returned $rc without a reason}"; failed=$((failed + 1)) ;;
-	esac
-	watchdog_counts $passed $failed $skipped
+	[ $rc = 0 ] && PASSED+=("$NAME")
+	t_result "$NAME" $rc $((SECONDS - t0))
 	watchdog_end
 }
 
-mkdir -p "$RESULTS"
-cut -d' ' -f1 /proc/uptime >"$RESULTS/uptime-at-start"
+guest_begin "$RESULTS"
 if ! setup; then
-	echo "FAIL setup: $REASON"
-	failed=1
+	t_result setup 1 0
 	finish
 fi
-watchdog_start
 echo "kernel $(uname -r); gpuwatch: ${GPUWATCH:-none}$([ "$HAVE_GW" = 1 ] || echo ' (missing)'); workloads: $WL_DIR"
 echo "hook paths: $HOOK_PATHS (per-path scenarios), auto (check_hooks, CRIU)"
 for entry in "${SCENARIOS[@]}"; do

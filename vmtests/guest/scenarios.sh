@@ -1,6 +1,6 @@
 # shellcheck shell=bash
-# The VM scenarios (sourced by run-scenarios.sh). Add one: write a function (see lib.sh for
-# the contract) or reuse sc_simple with another workload, and add a line to SCENARIOS.
+# The VM scenarios (sourced by run-scenarios.sh). Add one: write a function (see common.sh
+# and lib.sh for the contract) or reuse sc_simple with another workload, and add a line to SCENARIOS.
 
 # shellcheck disable=SC2034 # SCENARIOS is read by run-scenarios.sh
 # name                   function         arguments
@@ -37,12 +37,23 @@ SCENARIOS=(
 	"criu_minor_changed        sc_criu_minor_changed"
 	# xe (guest/criu_xe.sh): the gwxe fixture; VMs, bindings, exec queues through CRIU
 	"criu_xe                   sc_criu_xe"
+	# the plugin's scratch workload (guest/criu_scratch.sh): the plugin alone, its inputs
+	# (a given manifest, none, damaged images, a pre-dump, another device); device is last:
+	# it leaves bochs on card0
+	"criu_scratch_daemon       sc_scratch_daemon"
+	"criu_scratch_manifest     sc_scratch_manifest"
+	"criu_scratch_degraded     sc_scratch_degraded"
+	"criu_scratch_corrupt      sc_scratch_corrupt"
+	"criu_scratch_predump      sc_scratch_predump"
+	"criu_scratch_criuargs     sc_scratch_criuargs"
+	"criu_scratch_device       sc_scratch_device"
 )
 . "$VMTESTS/guest/criu.sh"
 . "$VMTESTS/guest/criu_dummydrm.sh"
 . "$VMTESTS/guest/i915.sh"
 . "$VMTESTS/guest/criu_i915.sh"
 . "$VMTESTS/guest/criu_xe.sh"
+. "$VMTESTS/guest/criu_scratch.sh"
 
 # Scenarios that run once, under gpuwatch's own choice (auto); every other one runs under each
 # hook path of HOOK_PATHS as NAME@PATH (run-scenarios.sh).

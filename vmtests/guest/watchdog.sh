@@ -1,16 +1,17 @@
 # shellcheck shell=bash
-# A scenario watchdog for run-scenarios.sh (sourced). Every wait of a scenario is bounded, but a
-# scenario can still hang where no bound reaches: a command blocked in the kernel (a process
-# stuck after SIGKILL was seen once). Without the watchdog the host kills the whole VM at
-# VM_TIMEOUT and learns nothing. (A guest whose CPUs all spin, as with multi-threaded TCG, runs
-# no watchdog either: run.sh then shows the kernel's soft-lockup report from console.log.) With it, a scenario running longer than SCENARIO_TIMEOUT seconds is reported
-# FAIL with the kernel's view (hang.txt in RESULTS: blocked tasks and their stacks), the
-# summary so far is written, and the VM powers off so that the host prints that summary.
+# The case watchdog of every guest script (sourced by common.sh's guest_begin). Every wait of a
+# case is bounded, but a case can still hang where no bound reaches: a command blocked in the
+# kernel (a process stuck after SIGKILL was seen once). Without the watchdog the host kills the
+# whole VM at VM_TIMEOUT and learns nothing. (A guest whose CPUs all spin, as with
+# multi-threaded TCG, runs no watchdog either: lane_run then shows the kernel's soft-lockup
+# report from console.log.) With it, a case running longer than SCENARIO_TIMEOUT seconds is
+# reported FAIL with the kernel's view (hang.txt in RESULTS: blocked tasks and their stacks),
+# the summary so far is written, and the VM powers off so that the host prints that summary.
 #
 # Also the task helpers the runner's cleanup uses (task_state, tasks_not_sleeping).
 #
-# Contract with the runner: watchdog_begin NAME before a scenario, watchdog_end after it;
-# watchdog_counts PASSED FAILED SKIPPED after each result.
+# Contract (common.sh's t_run and t_result keep it): watchdog_begin NAME before a case,
+# watchdog_end after it; watchdog_counts PASSED FAILED SKIPPED after each result.
 
 SCENARIO_TIMEOUT=${SCENARIO_TIMEOUT:-420}
 WATCHDOG_STATE=$WORK_ROOT/.watchdog
@@ -54,13 +55,13 @@ watchdog_report() {
 watchdog_loop() {
 	local name since age p f s
 	while sleep 10; do
-		read -r name since <"$WATCHDOG_STATE.current" 2>/dev/null || continue
+		read -r name since 2>/dev/null <"$WATCHDOG_STATE.current" || continue
 		age=$(($(date +%s) - since))
 		[ "$age" -ge "$SCENARIO_TIMEOUT" ] || continue
 		# the report may block on a stuck task: it gets 30 s in the background, then we go on
 		watchdog_report "$name" "$age" >"$RESULTS/hang.txt" 2>&1 &
 		sleep 30
-		read -r p f s <"$WATCHDOG_STATE.counts" 2>/dev/null || { p=0 f=0 s=0; }
+		read -r p f s 2>/dev/null <"$WATCHDOG_STATE.counts" || { p=0 f=0 s=0; }
 		f=$((f + 1))
 		echo "FAIL $name ($age s): hung, no bounded wait returned; the kernel's view is in hang.txt"
 		grep -A3 "^--- tasks not sleeping" "$RESULTS/hang.txt" 2>/dev/null | sed 's/^/    /'

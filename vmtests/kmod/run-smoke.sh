@@ -33,8 +33,10 @@ lane_init || exit 2
 
 mkdir -p "$results" || die "cannot create $results"
 results=$(cd "$results" && pwd)
+# not lane_results: the smoke program and the modules are built into it first
 lane_out "$results" || exit 2
-rm -f "$results"/guest.log "$results"/status "$results"/smoke.log "$results"/dmesg.txt
+LANE_RESULTS=$results
+rm -f "$results"/guest.log "$results"/summary "$results"/status "$results"/smoke.log "$results"/dmesg.txt
 if [ -z "$LANE_ROOT" ]; then
 	# the lane boots this host's root: the module is built against the 6.1 headers here
 	KDIR=/lib/modules/$LANE_KVER/build "$build_sh" "$results" || exit $?
@@ -67,12 +69,13 @@ fi
 
 cat >"$results/guest.sh" <<'GUEST'
 # runs inside the VM: $1 = results directory (shared with the host), $2 module, $3 driver,
-# $4 smoke program, $5 the directory of the modules built for this kernel
+# $4 smoke program, $5 the directory of the modules built for this kernel, $6 guest/common.sh
 cd "$1" || exit 1
 module=$2 driver=$3 smoke=$4 ko_dir=$5
-fails=0
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; fails=$((fails + 1)); }
+. "$6"
+guest_begin "$1" 120
+pass() { REASON=; t_result "$1" 0 0; }
+fail() { REASON=$2; t_result "$1" 1 0; }
 node_driver() { basename "$(readlink "/sys/class/drm/$1/device" 2>/dev/null)" 2>/dev/null; }
 echo "guest: $(uname -r), up $(cut -d' ' -f1 /proc/uptime) s"
 dmesg -C 2>/dev/null
@@ -89,7 +92,7 @@ if modprobe drm_shmem_helper && insmod "$ko_dir/$module.ko" 2>insmod.err; then
 	fi
 	"./$smoke" "/dev/dri/$card" >smoke.log 2>&1
 	rc=$?
-	grep -E '^(PASS|FAIL)' smoke.log
+	grep -E '^(PASS|FAIL)' smoke.log | sed 's/^/    smoke: /'
 	tail -n1 smoke.log | grep -q ' passed, 0 failed$' && [ $rc = 0 ] ||
 		fail smoke "exit status $rc: $(tail -n1 smoke.log)"
 	if rmmod "$module" 2>rmmod.err; then pass rmmod; else fail rmmod "$(cat rmmod.err)"; fi
@@ -120,25 +123,11 @@ else
 	pass kernel_log
 fi
 echo "guest: done, up $(cut -d' ' -f1 /proc/uptime) s"
-echo $fails >status
+t_finish
 GUEST
 
 echo "run-smoke: lane $LANE_DESC, kernel $LANE_KERNEL, modules in $ko_dir, results in $results"
-start=$(date +%s%N)
 g=$LANE_GUEST_OUT
-cmd=$(printf 'bash %q %q %q %q %q %q >%q 2>&1' "$g/guest.sh" "$g" "$module" "$driver" "$smoke" "$guest_ko_dir" "$g/guest.log")
-lane_boot "${VM_TIMEOUT:-300}" 1G "$results/console.log" "$cmd"
-vng_rc=$?
-ms=$((($(date +%s%N) - start) / 1000000))
-cat "$results/guest.log" 2>/dev/null
-printf 'run-smoke: boot + test took %d.%d s\n' $((ms / 1000)) $((ms % 1000 / 100))
-if [ ! -s "$results/status" ]; then
-	echo "run-smoke: last lines of the VM console ($results/console.log):"
-	tail -n 20 "$results/console.log" | sed 's/^/    /'
-	echo "FAIL: the VM reported no result (vng exit status $vng_rc)"
-	exit 1
-fi
-npass=$(grep -c '^PASS' "$results/guest.log")
-nfail=$(grep -c '^FAIL' "$results/guest.log")
-echo "$npass passed, $nfail failed"
-[ "$(cat "$results/status")" = 0 ] && [ "$nfail" = 0 ]
+cmd=$(printf 'bash %q %q %q %q %q %q %q' "$g/guest.sh" "$g" "$module" "$driver" "$smoke" "$guest_ko_dir" \
+	"$LANE_SRC/vmtests/guest/common.sh")
+lane_run run-smoke "${VM_TIMEOUT:-300}" 1G "$cmd"

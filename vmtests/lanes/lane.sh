@@ -16,6 +16,20 @@
 #                                      when it is not under the source tree), read-only
 # lane_out HOST_DIR                    the suite's results directory: writable in the guest;
 #                                      sets LANE_GUEST_OUT to its path there
+# lane_results DIR                     the suite's results directory, emptied (only when it is a
+#                                      previous one: it holds .gpuwatch-results) and made
+#                                      writable in the guest (lane_out); sets LANE_RESULTS
+# lane_run SUITE TIMEOUT MEMORY CMD [vng options...]
+#                                      THE way a suite runs: boots the lane (lane_boot, console
+#                                      in LANE_RESULTS/console.log) and runs CMD, a guest script
+#                                      that sources vmtests/guest/common.sh, with its output in
+#                                      LANE_RESULTS/guest.log, shown here live; the guest writes
+#                                      LANE_RESULTS/summary ("N passed, N failed, N skipped") and
+#                                      LANE_RESULTS/status. Prints the time taken and that line
+#                                      last; without it (the VM hung, was killed at TIMEOUT or
+#                                      crashed), the kernel's first report and the console's last
+#                                      lines, and counts the unfinished suite as one failure.
+#                                      Returns 0 (all passed or skipped) or 1.
 # lane_boot TIMEOUT MEMORY CONSOLE CMD [vng options...]
 #                                      boots the lane's kernel and runs CMD (a shell command
 #                                      line) as root; the guest kernel's console goes to
@@ -142,4 +156,55 @@ lane_modules() {
 	local dir=$build/lanes/$LANE
 	"$LANE_SRC/vmtests/lanes/build-modules.sh" "$LANE_ROOT" "$dir" >&2 || return 1
 	echo "$dir"
+}
+
+lane_results() {
+	local d=$1 m
+	if [ -d "$d" ] && [ -n "$(ls -A "$d")" ]; then
+		# the markers of earlier versions count too, and the guest log every suite's results had
+		for m in .gpuwatch-results .vmtests-results .vm-bench guest.log ''; do
+			[ -n "$m" ] || { echo "lane: $d exists and is not a previous results directory: refusing to empty it" >&2; return 2; }
+			[ -e "$d/$m" ] && break
+		done
+	fi
+	rm -rf "$d" && mkdir -p "$d" && touch "$d/.gpuwatch-results" || { echo "lane: cannot create $d" >&2; return 2; }
+	LANE_RESULTS=$(cd "$d" && pwd)
+	lane_out "$LANE_RESULTS"
+}
+
+lane_run() {
+	local suite=$1 timeout=$2 memory=$3 cmd=$4 out=$LANE_RESULTS
+	shift 4
+	local start pid rc ms first p f s
+	start=$(date +%s%N)
+	: >"$out/guest.log"
+	rm -f "$out/summary" "$out/status"
+	lane_boot "$timeout" "$memory" "$out/console.log" \
+		"$cmd >$(printf %q "$LANE_GUEST_OUT/guest.log") 2>&1" "$@" &
+	pid=$!
+	tail -n +1 -F --pid="$pid" "$out/guest.log" 2>/dev/null
+	wait "$pid"
+	rc=$?
+	ms=$((($(date +%s%N) - start) / 1000000))
+	printf '%s: lane %s: boot + suite took %d.%d s (guest uptime when the suite started: %s s)\n' "$suite" "$LANE" \
+		$((ms / 1000)) $((ms % 1000 / 100)) "$(cat "$out/uptime-at-start" 2>/dev/null || echo '?')"
+	if [ -s "$out/summary" ] && [ -s "$out/status" ]; then
+		cat "$out/summary"
+		[ "$(cat "$out/status")" = 0 ]
+		return
+	fi
+	[ "$rc" = 124 ] && echo "$suite: the VM was killed after ${timeout}s"
+	first=$(grep -nE 'INFO: task .* blocked|soft lockup|hard LOCKUP|rcu_tasks.*(stall|grace period)|BUG:|WARNING:|Oops' \
+		"$out/console.log" | head -n 1 | cut -d: -f1)
+	if [ -n "$first" ]; then
+		echo "$suite: the guest kernel reported (from line $first of $out/console.log):"
+		tail -n +"$first" "$out/console.log" | head -n 80 | sed 's/^/    /'
+	fi
+	echo "$suite: last lines of the VM console ($out/console.log):"
+	tail -n 20 "$out/console.log" | sed 's/^/    /'
+	echo "FAIL $suite: the VM reported no result (vng exit status $rc)"
+	# what the guest finished before it went silent counts; the unfinished suite is one failure
+	p=$(grep -c '^PASS ' "$out/guest.log") f=$(grep -c '^FAIL ' "$out/guest.log") s=$(grep -c '^SKIP ' "$out/guest.log")
+	echo "$p passed, $((f + 1)) failed, $s skipped (the suite did not finish: its last line is above)"
+	return 1
 }

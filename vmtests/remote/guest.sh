@@ -32,11 +32,8 @@ build=$1 out=$2
 helper=$build/gpuwatch-criu-action
 wl=$build/vmtests/wl_i915_va
 peek=$build/vmtests/gwr_peek
-exec 3>&- 4>&- 5>&-   # virtme's serial ports: not the workload's business
-passed=0 failed=0 skipped=0
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
-skip() { echo "SKIP $1: $2"; skipped=$((skipped + 1)); }
+. "$(dirname "$0")/../guest/common.sh"
+guest_begin "$out"
 export GPUWATCH_WATCH_TIMEOUT_S=${GPUWATCH_WATCH_TIMEOUT_S:-120}
 
 # (bounded by the clock, not by a count of polls: under TCG a poll costs far more than its sleep)
@@ -62,9 +59,11 @@ ko_dir=${KO_DIR:-$build/vmtests}   # the test modules for this kernel (lane.sh's
 ko=$ko_dir/gwi915.ko
 if [ ! -e "$ko" ] || ! insmod "$ko" 2>"$out/insmod.txt"; then
 	why="gwi915.ko not loaded: $(cat "$ko_dir/gwi915.skip" "$out/insmod.txt" 2>/dev/null | head -n1)"
-	for c in convert criu_killed copy criu_noplugin criu_plugin criu_sigkill root_cgroup criu_cgroup no_i915 legacy entry_stop; do skip $c "$why"; done
-	echo "$passed passed, $failed failed, $skipped skipped"
-	exit 0
+	REASON=$why
+	for c in ${CASES:-convert criu_killed copy criu_noplugin criu_plugin criu_sigkill root_cgroup criu_cgroup no_i915 legacy entry_stop exit_stop}; do
+		t_result "$c" 2 0
+	done
+	t_finish
 fi
 
 # start NAME [--no-daemon] [--root]: a wl_i915_va in cgroup CG (or the root cgroup) followed by
@@ -82,7 +81,7 @@ start() {
 	if [ $daemon = 1 ]; then
 		"$build/gpuwatch" attach --cgroup "$CG" --manifest "$W/manifest.json" >"$W/gpuwatch.log" 2>&1 &
 		GW=$!
-		wait_file "$W/manifest.json" 30 || { fail "$name" "gpuwatch wrote no manifest"; return 1; }
+		wait_file "$W/manifest.json" 30 || { echo "gpuwatch wrote no manifest"; return 1; }
 	fi
 	if [ $root = 1 ]; then
 		setsid sh -c "echo \$\$ > /sys/fs/cgroup/cgroup.procs && exec $wl $W" </dev/null >"$W/wl.out" 2>&1 &
@@ -90,7 +89,7 @@ start() {
 		setsid sh -c "echo \$\$ > $CG/cgroup.procs && exec $wl $W" </dev/null >"$W/wl.out" 2>&1 &
 	fi
 	PID=$!
-	wait_file "$W/ready.1" 60 || { fail "$name" "workload not ready: $(cat "$W/wl.out")"; return 1; }
+	wait_file "$W/ready.1" 60 || { echo "workload not ready: $(cat "$W/wl.out")"; return 1; }
 	CHILD=$(cat "/proc/$PID/task/$PID/children")
 	sleep 1 # the manifest is rewritten within 100 ms of a change
 	return 0
@@ -233,27 +232,28 @@ criu_3x_only() {
 	case $1 in criu_noplugin | criu_plugin | criu_sigkill) [ "${criu_major:-0}" -ge 4 ] ;; *) return 1 ;; esac
 }
 
-run_case() { # NAME: runs case_NAME, PASS or FAIL with its last output line
-	local name=$1 log t0=$SECONDS
+# remote_case NAME: case_NAME with its output in NAME/case.log; a failed case's last line says why
+remote_case() {
+	local name=$1 log=$out/$1/case.log
 	if criu_3x_only "$name"; then
-		skip "$name" "CRIU $criu_major.x converts i915 mappings in the plugin (CHECKPOINT_DEVICES); the helper's path with a real criu is CRIU 3.x's"
-		return
+		REASON="CRIU $criu_major.x converts i915 mappings in the plugin (CHECKPOINT_DEVICES); the helper's path with a real criu is CRIU 3.x's"
+		return 2
 	fi
 	mkdir -p "$out/$name"
-	log=$out/$name/case.log
-	if "case_$name" >"$log" 2>&1; then
-		pass "$name"
-	else
-		fail "$name" "$(tail -n 1 "$log")"
-	fi
-	echo "$name $((SECONDS - t0)) s" >>"$out/timings.txt"
+	"case_$name" >"$log" 2>&1 || fail "$(tail -n 1 "$log")"
+}
+
+run_case() { # NAME: one case (common.sh's t_run), then its artefacts and leftovers
+	local name=$1
+	t_run "$name" remote_case "$name"
 	[ -n "${W:-}" ] && cp -r "$W"/*.maps.* "$W"/*.hash "$W"/predump.err "$W"/wl.out "$IMG"/*.json "$IMG"/*.log "$out/$name/" 2>/dev/null
 	# leftovers of a failed case must not disturb the next one
 	[ -n "${STANDIN:-}" ] && { kill -9 "$STANDIN"; wait "$STANDIN"; } 2>/dev/null
 	[ -n "${CG:-}" ] && [ -e "$CG/cgroup.freeze" ] && echo 0 >"$CG/cgroup.freeze"
 	[ -n "${PID:-}" ] && kill -9 "$PID" ${CHILD:-} 2>/dev/null
 	[ -n "${GW:-}" ] && kill -INT "$GW" 2>/dev/null
-	wait 2>/dev/null
+	local j # every background job of the case, not the watchdog (common.sh)
+	for j in $(jobs -p); do [ "$j" = "${WATCHDOG_PID:-}" ] || wait "$j"; done 2>/dev/null
 	W= PID= CHILD= GW= STANDIN= CG=
 }
 
@@ -531,11 +531,7 @@ case_exit_stop() {
 	survives_untraced "$PID"
 }
 
-start_s=$SECONDS
 for c in ${CASES:-convert criu_killed copy criu_noplugin criu_plugin criu_sigkill root_cgroup criu_cgroup no_i915 legacy entry_stop exit_stop}; do
 	run_case "$c"
 done
-echo "guest time: $((SECONDS - start_s)) s"
-echo "$passed passed, $failed failed, $skipped skipped"
-[ $failed = 0 ] && echo "ALL PASS"
-exit 0
+t_finish

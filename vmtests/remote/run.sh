@@ -2,7 +2,8 @@
 # The i915 pre-dump's VM check (run by tests/run-all.sh): boots one lane's kernel once under
 # virtme-ng, loads the gwi915 fixture and runs vmtests/remote/guest.sh, which drives the real
 # action-script helper (gpuwatch-criu-action) as criu does, and real `criu dump` runs, on
-# wl_i915_va. Prints PASS/FAIL/SKIP per case and ends with "N passed, N failed, N skipped".
+# wl_i915_va. Prints PASS/FAIL/SKIP per case and ends with "N passed, N failed, N skipped"
+# (lanes/lane.sh's lane_run). Exit: 0 all passed or skipped, 1 failures, 2 bad setup.
 #
 # usage: vmtests/remote/run.sh BUILD_DIR [OUT_DIR]      (as root)
 #   env LANE=debian12|debian13   the stack (vmtests/lanes/lane.sh; default debian12)
@@ -12,25 +13,15 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?usage: $0 BUILD_DIR [OUT_DIR]}" && pwd)
 . "$here/../lanes/lane.sh"
-lane_init || { echo "FAIL remote-vm: lane ${LANE:-debian12} unavailable"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
-out=${2:-$build/remote-vm-results-$LANE}
-rm -rf "$out" && mkdir -p "$out"
-out=$(cd "$out" && pwd)
+lane_init || exit 2
 [ -x "$build/gpuwatch-criu-action" ] && [ -x "$build/vmtests/gwr_peek" ] && [ -x "$build/vmtests/wl_i915_va" ] &&
 	[ -x "$build/vmtests/gwr_legacy" ] || {
-	echo "FAIL remote-vm: $build lacks gpuwatch-criu-action, vmtests/gwr_peek, gwr_legacy or wl_i915_va"
-	echo "0 passed, 1 failed, 0 skipped"
-	exit 1
+	echo "remote-vm: $build lacks gpuwatch-criu-action, vmtests/gwr_peek, gwr_legacy or wl_i915_va (cmake --build $build)" >&2
+	exit 2
 }
-lane_map "$build" && lane_out "$out" || { echo "0 passed, 1 failed, 0 skipped"; exit 1; }
+lane_results "${2:-$build/remote-vm-results-$LANE}" && lane_map "$build" || exit 2
 ko_dir=$(lane_modules "$build")
-cmd=$(printf 'KO_DIR=%q CASES=%q SIGKILL_AT=%q bash %q %q %q >%q 2>&1' "${ko_dir:-$build/vmtests}" "${CASES:-}" \
-	"${SIGKILL_AT:-}" "$here/guest.sh" "$build" "$LANE_GUEST_OUT" "$LANE_GUEST_OUT/guest.log")
-echo "remote-vm: lane $LANE_DESC, results in $out"
-start=$SECONDS
-lane_boot "${VM_TIMEOUT:-900}" 1G "$out/console.log" "$cmd"
-cat "$out/guest.log" 2>/dev/null
-echo "remote-vm: boot + cases took $((SECONDS - start)) s (per case: $(tr '\n' ',' <"$out/timings.txt" 2>/dev/null | sed 's/,$//'); artefacts in $out)"
-grep -q '^[0-9]* passed, [0-9]* failed' "$out/guest.log" 2>/dev/null ||
-	{ echo "FAIL remote-vm: the VM reported no result (see $out/console.log)"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
-grep -q '^ALL PASS' "$out/guest.log"
+cmd=$(printf 'KO_DIR=%q CASES=%q SIGKILL_AT=%q bash %q %q %q' "${ko_dir:-$build/vmtests}" "${CASES:-}" \
+	"${SIGKILL_AT:-}" "$here/guest.sh" "$build" "$LANE_GUEST_OUT")
+echo "remote-vm: lane $LANE_DESC, results in $LANE_RESULTS"
+lane_run remote-vm "${VM_TIMEOUT:-900}" 1G "$cmd"

@@ -30,6 +30,10 @@
  *   verify.<pid>               rewritten every ~100 ms: "PASS <round>", or "FAIL <round> <reason>"
  *                              from the first failed round on (sticky); verify.<pid>.log lists
  *                              every failure of that round
+ *   hold                       while it exists, neither process writes a file: each writes
+ *                              held.<pid> once and waits (a --leave-running checkpoint must not
+ *                              catch a verify.<pid>.tmp open that the running original then
+ *                              renames away before the image is restored elsewhere)
  *   sabotage                   (tests of this test) the parent breaks one thing, see sabotage()
  *   go.after                   each process writes new patterns through every mapping and reads
  *                              them back through a fresh mapping of the same handle (or PREAD),
@@ -1011,7 +1015,18 @@ static int run(bool is_parent, pid_t child)
 	unsigned long round = 0;
 	char sticky[600] = "";
 	bool sabotaged = !is_parent;
+	bool held = false;
 	while (!exists("go.after")) {
+		if (exists("hold")) {
+			if (!held) {
+				snprintf(name, sizeof name, "held.%d", getpid());
+				write_file(name, "held\n");
+				held = true;
+			}
+			usleep(50000);
+			continue;
+		}
+		held = false;
 		if (!sabotaged && exists("sabotage")) {
 			char path[512], kind[64] = "";
 			snprintf(path, sizeof path, "%s/sabotage", g_dir);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Scratch workload for the CRIU plugin (restore/plugin/tests/vm_criu.sh): builds DRM state on
+ * Scratch workload for the CRIU plugin (vmtests/guest/criu_scratch.sh): builds DRM state on
  * vgem, waits to be dumped and restored, then checks that everything came back.
  *
  *   A = card0: dumb handles 1..5, 2 and 4 destroyed (holes); 1 and 3 mapped and filled;

@@ -1,0 +1,232 @@
+# shellcheck shell=bash
+# The CRIU scenarios of the plugin's scratch workload (sourced by scenarios.sh; bash, root, in
+# the VM). wl_criu_scratch (workloads/wl_criu_scratch.c: a window into a buffer, files kept
+# only by mappings, flink names, a buffer only a render node still holds, holes in handle
+# tables) runs as a detached session in a cgroup, is dumped and restored by the VM's CRIU with
+# gpuwatch's plugin alone (--libdir: no action script), then checks itself (result.<pid>:
+# "OK"). Where wl_criu (criu.sh) checks exact state against a model, this workload checks
+# what a real program would notice, and the cases stress the plugin's inputs:
+#   daemon     gpuwatch attach follows the cgroup; the plugin syncs the daemon at dump; after
+#              the restore the daemon's manifest lists what it listed before the dump
+#   manifest   the plugin is given the daemon's manifest file (GPUWATCH_MANIFEST) and a run
+#              directory without daemons (GPUWATCH_RUN_DIR)
+#   degraded   no daemon, no manifest
+#   corrupt    damaged copies of the images (a bad path, a huge handle, a wrong type, a
+#              mapping outside its buffer...) must each fail the restore with gpuwatch's error
+#              line and no crash; then the intact images restore
+#   predump    a criu pre-dump first, then new contents: only the final dump has them
+#   criuargs   $(gpuwatch criu-args) (plugin and action script), with the action script's
+#              post-resume signal (GPUWATCH_RESTORE_SIGNAL)
+#   device     after the dump vgem is unloaded and bochs loaded (card0 is now bochs): the
+#              restore fails naming the missing device; vgem loaded again (card1): it picks
+#              card1. The suite's last scenario: bochs keeps card0 after it
+# Artefacts per scenario: wl/ (the workload's files), dump.log, restore*.log, manifests,
+# img-gpuwatch/ (the plugin's images).
+
+SCR_WL=wl_criu_scratch
+
+# scr_start [--no-daemon] [WORKLOAD ARGS...]: the cgroup, the daemon, the workload built and
+# ready. Sets SCR_DIR, SCR_IMG, SCR_CG, SCR_PID and SCR_ARGS (CRIU's options for gpuwatch:
+# --libdir with the plugin only, or those of `gpuwatch criu-args` when SCR_CRIU_ARGS=full).
+scr_start() {
+	local daemon=1 a
+	[ "${1:-}" = --no-daemon ] && { daemon=0; shift; }
+	criu_need plugin || return $?
+	[ -x "$WL_DIR/$SCR_WL" ] || { fail "workload $WL_DIR/$SCR_WL not found (build vmtests/ first)"; return 1; }
+	SCR_ARGS=()
+	if [ "${SCR_CRIU_ARGS:-}" = full ]; then
+		SCR_ARGS=("${CRIU_GW_ARGS[@]}")
+	else
+		for ((a = 0; a < ${#CRIU_GW_ARGS[@]}; a++)); do
+			[ "${CRIU_GW_ARGS[a]}" = --libdir ] && SCR_ARGS=(--libdir "${CRIU_GW_ARGS[a + 1]}")
+		done
+		[ ${#SCR_ARGS[@]} = 2 ] || { fail "no --libdir in gpuwatch's CRIU options: ${CRIU_GW_ARGS[*]}"; return 1; }
+	fi
+	SCR_DIR=$WORK/wl SCR_IMG=$WORK/img
+	mkdir -p "$SCR_DIR" "$SCR_IMG"
+	cg_make SCR_CG "gwt-$NAME" || return 1
+	[ $daemon = 1 ] && { gw_start "$SCR_CG" || return 1; }
+	(cd "$SCR_DIR" && exec setsid "$VMTESTS/guest/incgroup" "$SCR_CG" "$WL_DIR/$SCR_WL" "$SCR_DIR" "$@" \
+		</dev/null >"$SCR_DIR/wl.out" 2>&1 3>&- 4>&- 5>&-) &
+	SCR_PID=$!
+	disown "$SCR_PID" # no "Killed" job notice when criu dump kills it
+	CLEANUP_PIDS+=("$SCR_PID")
+	wait_for "$PHASE_TIMEOUT" test -e "$SCR_DIR/ready" ||
+		{ indent "$SCR_DIR/wl.out"; fail "workload not ready after ${PHASE_TIMEOUT}s$(last_line "$SCR_DIR/wl.out")"; return 1; }
+	if [ -n "$GW_PID" ]; then
+		sleep 1 # the daemon rewrites its manifest within 100 ms of a change
+		cp "$MANIFEST" "$WORK/manifest-before-dump.json"
+	fi
+}
+
+# scr_dump [--criu-option...] [ENV=VALUE...]
+scr_dump() {
+	local opts=()
+	while [ $# -gt 0 ] && [ "${1#--}" != "$1" ]; do opts+=("$1"); shift; done
+	CRIU_ENV=("$@")
+	criu_run dump "$WORK/dump.log" dump -t "$SCR_PID" -D "$SCR_IMG" --shell-job "${SCR_ARGS[@]}" "${opts[@]}"
+	CRIU_ENV=()
+	grep -h "gpuwatch: " "$WORK/dump.log" | grep -v "mapping 0x" | sed 's/^([0-9. ]*) /    dump: /' | head -n 8
+	if [ "$CRIU_RC" != 0 ]; then
+		criu_show "$WORK/dump.log"
+		fail "criu dump exited $CRIU_RC$(criu_why "$WORK/dump.log")"
+		return 1
+	fi
+	wait_for 10 sh -c "! kill -0 $SCR_PID 2>/dev/null" # criu killed it after the dump
+}
+
+# scr_restore IMG LOG [ENV=VALUE...]: criu restore (detached); CRIU_RC is its exit status
+scr_restore() {
+	local img=$1 log=$2
+	shift 2
+	CRIU_ENV=("$@")
+	criu_run restore "$log" restore -D "$img" --shell-job -d "${SCR_ARGS[@]}"
+	CRIU_ENV=()
+	return "$CRIU_RC"
+}
+
+# scr_finish: the restore (done) brought back what the daemon saw, and what the workload checks
+scr_finish() {
+	local r n bad=0
+	grep -h "gpuwatch: " "$WORK/restore.log" | grep -vE 'mapping 0x|buffer of [0-9]+ bytes' |
+		sed 's/^([0-9. ]*) *[0-9]*:* */    restore: /' | head -n 8
+	if [ -n "$GW_PID" ]; then
+		# the restored processes' fds, handles and mappings as before the dump (no filler left)
+		if ! wait_for "$SETTLE_TIMEOUT" sh -c "cp '$MANIFEST' '$WORK/manifest-after-restore.json' &&
+			python3 '$VMTESTS/compare_manifests.py' '$WORK/manifest-before-dump.json' \
+				'$WORK/manifest-after-restore.json' >'$WORK/compare.txt' 2>&1"; then
+			indent "$WORK/compare.txt"
+			fail "the daemon's manifest after the restore differs from the one before the dump: $(head -n1 "$WORK/compare.txt")"
+			return 1
+		fi
+		echo "    the daemon's manifest after the restore: $(head -n1 "$WORK/compare.txt")"
+	fi
+	touch "$SCR_DIR/go"
+	wait_for "$PHASE_TIMEOUT" sh -c "[ \$(ls '$SCR_DIR' | grep -c '^result\.') -ge 2 ]"
+	for n in "$SCR_DIR"/notes.*; do [ -s "$n" ] && sed "s/^/    note (${n##*/}): /" "$n"; done
+	n=$(ls "$SCR_DIR" | grep -c '^result\.')
+	touch "$SCR_DIR/exit"
+	[ "$n" = 2 ] || { indent "$SCR_DIR/wl.out"; fail "$n of 2 result files after the restore$(last_line "$SCR_DIR/wl.out")"; return 1; }
+	for r in "$SCR_DIR"/result.*; do
+		[ "$(cat "$r")" = OK ] && continue
+		bad=1
+		echo "    ${r##*/}:"
+		indent "$r" 20
+	done
+	[ $bad = 0 ] || { fail "the workload found its state damaged after the restore: $(grep -v '^OK' "$SCR_DIR"/result.* | head -n1)"; return 1; }
+	mkdir -p "$WORK/img-gpuwatch" && cp "$SCR_IMG"/gpuwatch-* "$WORK/img-gpuwatch/" 2>/dev/null
+	gw_stop
+}
+
+# scr_restore_finish [ENV=VALUE...]
+scr_restore_finish() {
+	scr_restore "$SCR_IMG" "$WORK/restore.log" "$@" ||
+		{ criu_show "$WORK/restore.log"; fail "criu restore exited $CRIU_RC$(criu_why "$WORK/restore.log")"; return 1; }
+	scr_finish
+}
+
+sc_scratch_daemon() { scr_start && scr_dump && scr_restore_finish; }
+
+sc_scratch_manifest() {
+	scr_start && scr_dump GPUWATCH_MANIFEST="$MANIFEST" GPUWATCH_RUN_DIR="$WORK/no-daemons" && scr_restore_finish
+}
+
+sc_scratch_degraded() {
+	scr_start --no-daemon && scr_dump || return 1
+	grep -qE 'gpuwatch: .*no manifest' "$WORK/dump.log" ||
+		{ fail "dump without a daemon: dump.log does not say that there was no manifest"; return 1; }
+	scr_restore_finish
+}
+
+sc_scratch_predump() {
+	scr_start || return 1
+	mkdir -p "$WORK/pre"
+	criu_run pre-dump "$WORK/pre-dump.log" pre-dump -t "$SCR_PID" -D "$WORK/pre" --shell-job "${SCR_ARGS[@]}"
+	[ "$CRIU_RC" = 0 ] || { criu_show "$WORK/pre-dump.log"; fail "criu pre-dump exited $CRIU_RC$(criu_why "$WORK/pre-dump.log")"; return 1; }
+	grep -q 'Plugin "gpuwatch"' "$WORK/pre-dump.log" || { fail "the pre-dump did not load the plugin"; return 1; }
+	# new contents after the pre-dump: only the final dump can bring them back
+	touch "$SCR_DIR/rewrite"
+	wait_for 30 test -e "$SCR_DIR/rewritten" || { fail "the workload did not rewrite A.3 after the pre-dump"; return 1; }
+	echo "    pre-dump done; A.3 rewritten since"
+	scr_dump --prev-images-dir=../pre --track-mem && scr_restore_finish
+}
+
+sc_scratch_criuargs() {
+	local n
+	SCR_CRIU_ARGS=full scr_start && scr_dump || return 1
+	echo "    criu-args: ${SCR_ARGS[*]}"
+	scr_restore_finish GPUWATCH_RESTORE_SIGNAL=SIGUSR2 || return 1
+	n=$(ls "$SCR_DIR" | grep -c '^signalled\.')
+	[ "$n" = 2 ] || { fail "$n of the 2 restored processes got GPUWATCH_RESTORE_SIGNAL=SIGUSR2"; return 1; }
+	echo "    post-resume: both restored processes got SIGUSR2"
+}
+
+# scr_damage LABEL EXPECTED-TEXT PYTHON: a copy of the images, damaged by PYTHON (run in it),
+# must fail the restore with a gpuwatch error naming EXPECTED-TEXT, and no crash
+scr_damage() {
+	local label=$1 want=$2 bad=$WORK/bad-$1
+	rm -rf "$bad" && cp -a "$SCR_IMG" "$bad" && rm -f "$bad"/*.log
+	(cd "$bad" && python3 -c "$3") || { fail "corrupt/$label: cannot damage the copy"; return 1; }
+	scr_restore "$bad" "$WORK/restore-$label.log"
+	if [ "$CRIU_RC" = 0 ] || [ "$CRIU_RC" -ge 128 ] || ! grep -q -- "$want" "$WORK/restore-$label.log"; then
+		criu_show "$WORK/restore-$label.log"
+		fail "corrupt/$label: criu restore exited $CRIU_RC; expected a gpuwatch error with '$want'"
+		return 1
+	fi
+	echo "    refused ($label): $(grep -h "gpuwatch: " "$WORK/restore-$label.log" | grep -m1 -- "$want" | sed 's/.*gpuwatch: //' | cut -c1-200)"
+	rm -rf "$bad"
+}
+
+sc_scratch_corrupt() {
+	local f
+	scr_start && scr_dump || return 1
+	f=$(cd "$SCR_IMG" && ls gpuwatch-file-*.json | head -n1)
+	scr_damage truncated-object "truncated" \
+		"import os; os.truncate('gpuwatch-object-1.bin', os.path.getsize('gpuwatch-object-1.bin') // 2)" || return 1
+	scr_damage missing-object "is missing" "import os; os.unlink('gpuwatch-object-2.bin')" || return 1
+	scr_damage flipped-byte "do not match their checksum" \
+		"f = open('gpuwatch-object-1.bin', 'r+b'); f.seek(100); b = f.read(1); f.seek(100); f.write(bytes([b[0] ^ 0xff]))" || return 1
+	scr_damage truncated-json "not valid JSON" \
+		"t = open('$f').read(); open('$f', 'w').write(t[:len(t) // 2])" || return 1
+	scr_damage bad-size "not a positive multiple" \
+		"import json; j = json.load(open('$f')); j['handles'][0]['size'] = 12345; json.dump(j, open('$f', 'w'))" || return 1
+	scr_damage bad-path "is not /dev/dri/cardN" \
+		"import json; j = json.load(open('$f')); j['device']['path'] = '/etc/shadow'; json.dump(j, open('$f', 'w'))" || return 1
+	scr_damage dotdot-path "is not /dev/dri/cardN" \
+		"import json; j = json.load(open('$f')); j['device']['path'] = '/dev/dri/../../etc/passwd'; json.dump(j, open('$f', 'w'))" || return 1
+	scr_damage huge-handle "more than" \
+		"import json; j = json.load(open('$f')); j['handles'][-1]['handle'] = 4000000000; json.dump(j, open('$f', 'w'))" || return 1
+	scr_damage wrong-type "is not an unsigned integer" \
+		"import json; j = json.load(open('$f')); j['handles'][0]['object'] = 'x'; json.dump(j, open('$f', 'w'))" || return 1
+	scr_damage no-vmas "gpuwatch-vmas.json is missing" "import os; os.unlink('gpuwatch-vmas.json')" || return 1
+	scr_damage vma-outside "outside its object" \
+		"import json; j = json.load(open('gpuwatch-vmas.json')); v = [v for v in j['vmas'] if v['object']][0]; v['delta'] = v['object_size']; json.dump(j, open('gpuwatch-vmas.json', 'w'))" || return 1
+	scr_damage not-json "not valid JSON" "open('$f', 'wb').write(bytes(range(256)))" || return 1
+	scr_restore_finish
+}
+
+sc_scratch_device() {
+	local rc
+	scr_start --no-daemon && scr_dump || return 1
+	if ! { rmmod vgem && modprobe bochs; }; then
+		modprobe vgem
+		fail "cannot swap vgem for bochs (the suite boots with -device bochs-display)"
+		return 1
+	fi
+	ls /dev/dri | tr '\n' ' ' | sed 's/^/    bochs only: /; s/$/\n/'
+	scr_restore "$SCR_IMG" "$WORK/restore-nodevice.log"
+	rc=$CRIU_RC
+	if [ "$rc" = 0 ] || ! grep -q "gpuwatch: .*no DRM device for /dev/dri/card0 (driver vgem" "$WORK/restore-nodevice.log"; then
+		criu_show "$WORK/restore-nodevice.log"
+		rmmod bochs
+		modprobe vgem
+		fail "the restore without vgem exited $rc without naming the missing device"
+		return 1
+	fi
+	echo "    refused without vgem: $(grep -ho "gpuwatch: .*no DRM device.*" "$WORK/restore-nodevice.log" | head -n1 | cut -c1-200)"
+	modprobe vgem
+	wait_for 10 test -c /dev/dri/card1 -a -c /dev/dri/renderD128
+	ls /dev/dri | tr '\n' ' ' | sed 's/^/    bochs, then vgem: /; s/$/\n/'
+	# the suite's last scenario: bochs stays card0 (vgem card1) after it
+	scr_restore_finish
+}
