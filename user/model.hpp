@@ -260,7 +260,7 @@ public:
 
 private:
 	// implementation details are the model's own
-	friend struct ModelOps; // model.cpp: the per-record state changes
+	friend struct ModelOps; // model_ops.hpp: the per-record state changes
 	std::string cgroup_;
 	std::map<uint32_t, Process> procs_;
 	std::map<uint64_t, DrmFile> files_;

@@ -1,4 +1,4 @@
-// Internal to the model (model.cpp, model_gem.cpp): the state changes one record makes.
+// Internal to the model (model*.cpp): the state changes one record makes.
 //
 // Ownership mirrors the kernel: fds and mappings keep a DRM file alive; handles, mappings
 // and known dma-bufs keep a GEM object alive; a flink name lives while its object has a
@@ -7,6 +7,7 @@
 // (collect) when the record only dropped fds, mappings or handles, else the full walk (gc).
 #pragma once
 
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,6 +19,12 @@
 
 namespace gw
 {
+
+// a fixed-size, possibly unterminated char array of a record (comm, names) as a string
+template <std::size_t N> std::string bounded(const char (&s)[N])
+{
+	return std::string(s, strnlen(s, N));
+}
 
 struct ModelOps {
 	Model &m;
@@ -32,7 +39,7 @@ struct ModelOps {
 	Process *process(uint32_t tgid);
 	Process &process_or_create(uint32_t tgid);
 
-	// files (model.cpp)
+	// files (model_files.cpp)
 	DrmFile &new_file(uint64_t kfile, bool handles_known);
 	void learn_meta(DrmFile &f, const gw_ev_fd &ev);
 	DrmFile &file_seen(uint64_t kfile);
@@ -47,7 +54,7 @@ struct ModelOps {
 	void uncount_mappings(const Process &p);
 	void count_handle(uint64_t object, int delta);
 
-	// fds and mappings (model.cpp)
+	// fds and mappings (model_tasks.cpp)
 	static bool holds_fd(const Process &p, uint64_t kfile);
 	void install_fd(Process &p, int fd, FdEntry e);
 	void learn_fd(Process &p, int fd, uint64_t kfile, bool dmabuf);
@@ -55,7 +62,8 @@ struct ModelOps {
 	void map(Process &p, const Mapping &mp);
 	std::optional<uint64_t> object_at(const DrmFile &f, uint64_t offset) const;
 
-	// records (model.cpp; on_ioctl in model_gem.cpp)
+	// records (dispatch: model.cpp; processes, fds, mappings: model_tasks.cpp; on_ioctl in
+	// model_gem.cpp)
 	ApplyStatus dispatch(std::span<const std::byte> rec);
 	ApplyStatus on_fd(const gw_ev_fd &ev);
 	ApplyStatus on_other_fd(Process &p, const gw_ev_fd &ev);

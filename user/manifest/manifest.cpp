@@ -1,6 +1,8 @@
-// The manifest's types <-> JSON: the reader validates while it converts, the writer writes
-// exactly what the reader reads.
+// The manifest's reader: JSON -> types, validating while it converts (each error names the
+// field's path); lookups; parse and read_file. The writer is writer.cpp, the typed views of
+// driver-defined values views.cpp.
 #include "manifest.hpp"
+#include "json_util.hpp"
 
 #include <cerrno>
 #include <climits>
@@ -39,6 +41,7 @@ namespace
 {
 
 using json = nlohmann::json;
+using detail::is_unsigned;
 
 // --- reading: one field at a time, each error naming the field's path ------------------
 const char *type_name(const json &v)
@@ -55,11 +58,6 @@ const char *type_name(const json &v)
 	case json::value_t::object: return "an object";
 	default: return "something else";
 	}
-}
-
-bool is_unsigned(const json &v)
-{
-	return v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
 }
 
 [[noreturn]] void wrong(const std::string &path, const json &v, const char *expected)
@@ -193,108 +191,6 @@ struct Obj {
 	}
 };
 
-// --- typed views of driver-defined values (lenient: what does not fit stays unset) ---------
-std::optional<uint64_t> unsigned_of(const json &o, const char *key)
-{
-	if (!o.is_object())
-		return std::nullopt;
-	auto it = o.find(key);
-	return it != o.end() && is_unsigned(*it) ? std::optional<uint64_t>(it->get<uint64_t>()) : std::nullopt;
-}
-
-std::optional<uint32_t> u32_of(const json &o, const char *key)
-{
-	auto v = unsigned_of(o, key);
-	return v && *v <= UINT32_MAX ? std::optional<uint32_t>(static_cast<uint32_t>(*v)) : std::nullopt;
-}
-
-const json &member(const json &o, const char *key)
-{
-	static const json null;
-	if (!o.is_object())
-		return null;
-	auto it = o.find(key);
-	return it == o.end() ? null : *it;
-}
-
-CreateParams create_params_of(const json &p)
-{
-	CreateParams c;
-	c.flags = u32_of(p, "flags");
-	c.protected_content = member(p, "protected") == true;
-	c.pat_index = u32_of(p, "pat_index");
-	if (member(p, "placements").is_array())
-		for (const json &r : member(p, "placements")) {
-			Placement pl;
-			if (member(r, "class").is_string())
-				pl.memory_class = member(r, "class").get<std::string>();
-			if (auto i = unsigned_of(r, "instance"); i && *i <= UINT16_MAX)
-				pl.instance = static_cast<uint16_t>(*i);
-			c.placements.push_back(std::move(pl));
-		}
-	c.user_ptr = unsigned_of(p, "user_ptr");
-	c.placement = u32_of(p, "placement");
-	c.vm_id = u32_of(p, "vm_id");
-	c.cpu_caching = u32_of(p, "cpu_caching");
-	c.extensions = member(p, "properties").is_object() && !member(p, "properties").empty();
-	return c;
-}
-
-std::optional<std::vector<uint8_t>> unhex(const json &v)
-{
-	if (!v.is_string())
-		return std::nullopt;
-	const std::string &s = v.get_ref<const std::string &>();
-	if (s.size() % 2 != 0 || s.find_first_not_of("0123456789abcdef") != std::string::npos)
-		return std::nullopt;
-	std::vector<uint8_t> out;
-	for (std::size_t i = 0; i < s.size(); i += 2)
-		out.push_back(static_cast<uint8_t>(std::stoul(s.substr(i, 2), nullptr, 16)));
-	return out;
-}
-
-void fill_param_view(ContextParam &p)
-{
-	const json &v = p.value;
-	p.number.reset();
-	if (v.is_number_unsigned())
-		p.number = v.get<uint64_t>();
-	else if (v.is_number_integer()) // negative priorities: the kernel takes the two's complement
-		p.number = static_cast<uint64_t>(v.get<int64_t>());
-	p.bytes = unhex(member(v, "bytes"));
-	p.engines.reset();
-	if (member(v, "engines").is_array()) {
-		std::vector<Engine> l;
-		bool whole = true;
-		for (const json &e : member(v, "engines")) {
-			auto c = unsigned_of(e, "class"), i = unsigned_of(e, "instance");
-			whole = whole && c && i && *c <= UINT16_MAX && *i <= UINT16_MAX;
-			if (whole)
-				l.push_back({static_cast<uint16_t>(*c), static_cast<uint16_t>(*i)});
-		}
-		if (whole)
-			p.engines = std::move(l);
-	}
-	p.extensions_not_recorded = member(v, "extensions_not_recorded") == true;
-}
-
-void fill_origin_view(FenceOrigin &f)
-{
-	const json &o = f.raw;
-	f.properties.reset();
-	if (member(o, "ioctl").is_string())
-		f.ioctl = member(o, "ioctl").get<std::string>();
-	f.file = unsigned_of(o, "file");
-	f.complete = member(o, "complete") == true;
-	f.flags = u32_of(o, "flags");
-	if (member(o, "properties").is_array()) {
-		f.properties.emplace();
-		for (const json &p : member(o, "properties"))
-			if (p.is_array() && p.size() == 2 && is_unsigned(p[0]) && is_unsigned(p[1]))
-				f.properties->push_back({p[0].get<uint64_t>(), p[1].get<uint64_t>()});
-	}
-}
-
 // --- reading, entity by entity ------------------------------------------------------------
 Handle read_handle(const Obj &o)
 {
@@ -381,22 +277,6 @@ ExecQueue read_queue(const Obj &o)
 		});
 	q.params = o.opt_object("params");
 	return q;
-}
-
-void fill_queue_view(ExecQueue &q)
-{
-	q.properties.clear();
-	q.other_params.clear();
-	for (const auto &[name, v] : q.params.items()) {
-		unsigned long n = 0;
-		int used = 0;
-		if (name.rfind("property_", 0) == 0 && is_unsigned(v) &&
-		    std::sscanf(name.c_str() + 9, "%lu%n", &n, &used) == 1 &&
-		    name.size() == 9 + static_cast<std::size_t>(used) && n <= UINT32_MAX)
-			q.properties.push_back({static_cast<uint32_t>(n), v.get<uint64_t>()});
-		else
-			q.other_params.push_back(name);
-	}
 }
 
 File read_file_entry(const Obj &o, std::set<uint64_t> &ids)
@@ -489,11 +369,6 @@ Mmap read_mmap(const Obj &o, const std::set<uint64_t> &ids)
 	m.object = o.u64_or_null("object", false);
 	m.via = o.opt_str("via").value_or("device");
 	return m;
-}
-
-json opt(const std::optional<uint64_t> &v)
-{
-	return v ? json(*v) : json(nullptr);
 }
 
 } // namespace
@@ -602,199 +477,9 @@ Manifest from_json(const json &j)
 	return m;
 }
 
-void fill_views(Manifest &m)
-{
-	for (File &f : m.files) {
-		for (Handle &h : f.handles)
-			h.create = create_params_of(h.params);
-		if (f.contexts)
-			for (Context &c : *f.contexts)
-				for (ContextParam &p : c.params)
-					fill_param_view(p);
-		if (f.exec_queues)
-			for (ExecQueue &q : *f.exec_queues)
-				fill_queue_view(q);
-	}
-	for (Process &p : m.processes)
-		for (Fd &d : p.fds)
-			fill_origin_view(d.origin);
-}
-
 void validate(const json &j)
 {
 	(void)from_json(j);
-}
-
-// --- types -> JSON --------------------------------------------------------------------------
-namespace
-{
-
-json handle_json(const Handle &h)
-{
-	json hj = {{"handle", h.handle},
-		   {"size", h.size},
-		   {"origin", h.origin},
-		   {"object", h.object},
-		   {"params", h.params.is_null() ? json::object() : h.params},
-		   {"imports", h.imports},
-		   {"flink_name", opt(h.flink_name)},
-		   {"mmap_offsets", h.mmap_offsets}};
-	if (!h.mmap_types.empty()) {
-		json types = json::object();
-		for (const auto &[off, type] : h.mmap_types)
-			types[std::to_string(off)] = type;
-		hj["mmap_types"] = types;
-	}
-	if (h.tiling) {
-		json t = {{"swizzle", h.tiling->swizzle}};
-		if (h.tiling->mode)
-			t["mode"] = *h.tiling->mode;
-		if (h.tiling->stride)
-			t["stride"] = *h.tiling->stride;
-		hj["tiling"] = t;
-	}
-	if (h.caching)
-		hj["caching"] = *h.caching;
-	return hj;
-}
-
-json file_json(const File &f)
-{
-	json handles = json::array(), syncobjs = json::array(), caps = json::array();
-	for (const Handle &h : f.handles)
-		handles.push_back(handle_json(h));
-	for (const Syncobj &s : f.syncobjs)
-		syncobjs.push_back({{"handle", s.handle}, {"flags", s.flags}});
-	for (const Cap &c : f.caps)
-		caps.push_back({{"capability", c.capability}, {"value", c.value}});
-	json fj = {{"id", f.id},
-		   {"path", f.path},
-		   {"rdev", std::to_string(f.major) + ":" + std::to_string(f.minor)},
-		   {"driver", f.driver},
-		   {"flags", f.flags},
-		   {"f_flags", f.f_flags},
-		   {"handles_known", f.handles_known},
-		   {"handles", handles},
-		   {"syncobjs", syncobjs},
-		   {"caps", caps}};
-	if (f.contexts) {
-		json list = json::array();
-		for (const Context &c : *f.contexts) {
-			json params = json::object();
-			for (const ContextParam &p : c.params)
-				params[p.name] = p.value;
-			json cj = {{"id", c.id}, {"flags", c.flags}, {"vm", opt(c.vm)}, {"params", params}};
-			if (c.vm_destroyed)
-				cj["vm_destroyed"] = true;
-			if (c.truncated)
-				cj["truncated"] = true;
-			list.push_back(std::move(cj));
-		}
-		fj["contexts"] = list;
-	}
-	if (f.vms) {
-		json list = json::array();
-		for (const Vm &vm : *f.vms) {
-			json binds = json::array();
-			for (const Binding &b : vm.bindings) {
-				json bj = {{"addr", b.addr},
-					   {"range", b.range},
-					   {"pat_index", b.pat_index},
-					   {"flags", b.flags}};
-				if (b.userptr) {
-					bj["userptr"] = *b.userptr;
-				} else {
-					bj["handle"] = opt(b.handle);
-					bj["object"] = opt(b.object);
-					bj["offset"] = b.offset;
-				}
-				binds.push_back(std::move(bj));
-			}
-			list.push_back(
-				{{"id", vm.id}, {"flags", vm.flags}, {"params", vm.params}, {"bindings", binds}});
-		}
-		fj["vms"] = list;
-	}
-	if (f.exec_queues) {
-		json list = json::array();
-		for (const ExecQueue &q : *f.exec_queues) {
-			json inst = json::array();
-			for (const QueueInstance &e : q.instances)
-				inst.push_back({{"class", e.engine_class}, {"instance", e.instance}, {"gt", e.gt}});
-			list.push_back({{"id", q.id},
-					{"vm", q.vm},
-					{"flags", q.flags},
-					{"width", q.width},
-					{"num_placements", q.num_placements},
-					{"instances", inst},
-					{"params", q.params}});
-		}
-		fj["exec_queues"] = list;
-	}
-	return fj;
-}
-
-json fd_json(const Fd &d)
-{
-	switch (d.kind) {
-	case Fd::Kind::drm: return {{"fd", d.fd}, {"file", opt(d.file)}, {"cloexec", d.cloexec}};
-	case Fd::Kind::dmabuf:
-		return {{"fd", d.fd},
-			{"dmabuf", {{"file", opt(d.file)}, {"handle", opt(d.handle)}, {"object", opt(d.object)}}},
-			{"cloexec", d.cloexec}};
-	case Fd::Kind::sync_file:
-	case Fd::Kind::i915_perf:
-		return {{"fd", d.fd},
-			{d.kind == Fd::Kind::sync_file ? "sync_file" : "i915_perf", {{"origin", d.origin.raw}}},
-			{"cloexec", d.cloexec}};
-	}
-	return nullptr;
-}
-
-} // namespace
-
-json to_json(const Manifest &m)
-{
-	json procs = json::array(), files = json::array(), objects = json::array();
-	for (const Process &p : m.processes) {
-		json fds = json::array(), mmaps = json::array();
-		for (const Fd &d : p.fds)
-			fds.push_back(fd_json(d));
-		for (const Mmap &mp : p.mmaps)
-			mmaps.push_back({{"start", mp.start},
-					 {"length", mp.length},
-					 {"prot", mp.prot},
-					 {"shared", mp.shared},
-					 {"file", mp.file},
-					 {"offset", mp.offset},
-					 {"handle", opt(mp.handle)},
-					 {"object", opt(mp.object)},
-					 {"via", mp.via}});
-		procs.push_back({{"pid", p.pid}, {"comm", p.comm}, {"fds", fds}, {"mmaps", mmaps}});
-	}
-	for (const File &f : m.files)
-		files.push_back(file_json(f));
-	for (const Object &o : m.objects)
-		objects.push_back({{"id", o.id}, {"size", o.size}, {"flink_name", opt(o.flink_name)}});
-	json j = {{"schema", kSchema},
-		  {"cgroup", m.cgroup},
-		  {"complete", m.complete},
-		  {"incomplete_reasons", m.incomplete_reasons},
-		  {"generation", m.generation},
-		  {"lost_events", m.lost_events},
-		  {"failed_reads", m.failed_reads},
-		  {"malformed_records", m.malformed_records},
-		  {"processes", procs},
-		  {"files", files},
-		  {"objects", objects}};
-	if (m.hooks)
-		j["hooks"] = *m.hooks;
-	return j;
-}
-
-std::string serialize(const Manifest &m)
-{
-	return to_json(m).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 Manifest parse(const std::string &text, const std::string &what)
