@@ -72,12 +72,16 @@ int main(int argc, char **argv)
 	uint8_t *p = (uint8_t *)(uintptr_t)m.addr_ptr;
 	for (int i = 0; i < SIZE; i++)
 		p[i] = (uint8_t)(i * 7 + 3);
+	/* written whole, then renamed: the harness reads it as soon as it exists */
+	char tmp[sizeof path + 8];
 	snprintf(path, sizeof path, "%s/legacy.info", argv[1]);
-	FILE *f = fopen(path, "w");
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
 	if (!f)
 		return 1;
 	fprintf(f, "%d %u 0x%llx %d\n", fd, c.handle, (unsigned long long)m.addr_ptr, SIZE);
-	fclose(f);
+	if (fclose(f) || rename(tmp, path))
+		return 1;
 	snprintf(path, sizeof path, "%s/go", argv[1]);
 	while (access(path, F_OK) != 0)
 		usleep(20000);
