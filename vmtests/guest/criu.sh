@@ -79,15 +79,16 @@ crwl_pids() { cat "$1/pid.parent" "$1/pid.child" 2>/dev/null; }
 
 crwl_role() { [ "$(cat "$1/pid.parent" 2>/dev/null)" = "$2" ] && echo parent || echo child; }
 
-# crwl_start CG DIR [WORKLOAD ARGS...]: wl_criu as a detached session leader (setsid: the
-# dumped tree is a whole session, stdio are files) that joins CG before it starts. Sets
-# WL_PID. With CRWL_WRAP set (a command, e.g. for a mount namespace), it runs the workload.
+# crwl_start CG DIR [WORKLOAD ARGS...]: wl_criu (or the workload CRWL_WL names) as a detached
+# session leader (setsid: the dumped tree is a whole session, stdio are DIR/stdout and
+# DIR/stderr) that joins CG before it starts. Sets WL_PID. With CRWL_WRAP set (a command, e.g.
+# for a mount namespace), it runs the workload.
 crwl_start() {
 	local cg=$1 dir=$2
 	shift 2
 	mkdir -p "$dir"
 	# shellcheck disable=SC2086 # CRWL_WRAP is a word list by design
-	(cd "$dir" && exec ${CRWL_WRAP:-} setsid "$VMTESTS/guest/incgroup" "$cg" "$WL_DIR/wl_criu" "$dir" "$@" \
+	(cd "$dir" && exec ${CRWL_WRAP:-} setsid "$VMTESTS/guest/incgroup" "$cg" "$WL_DIR/${CRWL_WL:-wl_criu}" "$dir" "$@" \
 		</dev/null >"$dir/stdout" 2>"$dir/stderr" 3>&- 4>&- 5>&-) &
 	WL_PID=$!
 	disown "$WL_PID"         # no "Killed" job notice when criu dump kills it

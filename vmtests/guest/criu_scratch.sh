@@ -46,13 +46,10 @@ scr_start() {
 	mkdir -p "$SCR_DIR" "$SCR_IMG"
 	cg_make SCR_CG "gwt-$NAME" || return 1
 	[ $daemon = 1 ] && { gw_start "$SCR_CG" || return 1; }
-	(cd "$SCR_DIR" && exec setsid "$VMTESTS/guest/incgroup" "$SCR_CG" "$WL_DIR/$SCR_WL" "$SCR_DIR" "$@" \
-		</dev/null >"$SCR_DIR/wl.out" 2>&1 3>&- 4>&- 5>&-) &
-	SCR_PID=$!
-	disown "$SCR_PID" # no "Killed" job notice when criu dump kills it
-	CLEANUP_PIDS+=("$SCR_PID")
+	CRWL_WL=$SCR_WL crwl_start "$SCR_CG" "$SCR_DIR" "$@"
+	SCR_PID=$WL_PID
 	wait_for "$PHASE_TIMEOUT" test -e "$SCR_DIR/ready" ||
-		{ indent "$SCR_DIR/wl.out"; fail "workload not ready after ${PHASE_TIMEOUT}s$(last_line "$SCR_DIR/wl.out")"; return 1; }
+		{ indent "$SCR_DIR/stderr"; fail "workload not ready after ${PHASE_TIMEOUT}s$(last_line "$SCR_DIR/stderr")"; return 1; }
 	if [ -n "$GW_PID" ]; then
 		sleep 1 # the daemon rewrites its manifest within 100 ms of a change
 		cp "$MANIFEST" "$WORK/manifest-before-dump.json"
@@ -106,7 +103,7 @@ scr_finish() {
 	for n in "$SCR_DIR"/notes.*; do [ -s "$n" ] && sed "s/^/    note (${n##*/}): /" "$n"; done
 	n=$(ls "$SCR_DIR" | grep -c '^result\.')
 	touch "$SCR_DIR/exit"
-	[ "$n" = 2 ] || { indent "$SCR_DIR/wl.out"; fail "$n of 2 result files after the restore$(last_line "$SCR_DIR/wl.out")"; return 1; }
+	[ "$n" = 2 ] || { indent "$SCR_DIR/stderr"; fail "$n of 2 result files after the restore$(last_line "$SCR_DIR/stderr")"; return 1; }
 	for r in "$SCR_DIR"/result.*; do
 		[ "$(cat "$r")" = OK ] && continue
 		bad=1

@@ -74,30 +74,31 @@ cd "$1" || exit 1
 module=$2 driver=$3 smoke=$4 ko_dir=$5
 . "$6"
 guest_begin "$1" 120
-pass() { REASON=; t_result "$1" 0 0; }
-fail() { REASON=$2; t_result "$1" 1 0; }
+# each check is one result line: passed NAME, or failed NAME WHY
+passed() { REASON=; t_result "$1" 0 0; }
+failed() { REASON=$2; t_result "$1" 1 0; }
 node_driver() { basename "$(readlink "/sys/class/drm/$1/device" 2>/dev/null)" 2>/dev/null; }
 echo "guest: $(uname -r), up $(cut -d' ' -f1 /proc/uptime) s"
 dmesg -C 2>/dev/null
 modprobe vgem 2>/dev/null && echo "guest: vgem loaded first: $(ls /dev/dri | tr '\n' ' ')"
 if modprobe drm_shmem_helper && insmod "$ko_dir/$module.ko" 2>insmod.err; then
-	pass insmod
+	passed insmod
 	sleep 0.2
 	card=$(basename "$(ls -d "/sys/bus/platform/devices/$module/drm/card"* 2>/dev/null | head -n1)")
 	drv=$(basename "$(readlink "/sys/bus/platform/devices/$module/driver")")
 	if [ -n "$card" ] && [ "$drv" = "$driver" ] && [ -c "/dev/dri/$card" ]; then
-		pass "sysfs_nodes ($card, platform driver $drv)"
+		passed "sysfs_nodes ($card, platform driver $drv)"
 	else
-		fail sysfs_nodes "expected /dev/dri/cardN of platform device $module bound to driver $driver, got card '$card' driver '$drv'"
+		failed sysfs_nodes "expected /dev/dri/cardN of platform device $module bound to driver $driver, got card '$card' driver '$drv'"
 	fi
 	"./$smoke" "/dev/dri/$card" >smoke.log 2>&1
 	rc=$?
 	grep -E '^(PASS|FAIL)' smoke.log | sed 's/^/    smoke: /'
 	tail -n1 smoke.log | grep -q ' passed, 0 failed$' && [ $rc = 0 ] ||
-		fail smoke "exit status $rc: $(tail -n1 smoke.log)"
-	if rmmod "$module" 2>rmmod.err; then pass rmmod; else fail rmmod "$(cat rmmod.err)"; fi
+		failed smoke "exit status $rc: $(tail -n1 smoke.log)"
+	if rmmod "$module" 2>rmmod.err; then passed rmmod; else failed rmmod "$(cat rmmod.err)"; fi
 else
-	fail insmod "$(cat insmod.err 2>/dev/null)"
+	failed insmod "$(cat insmod.err 2>/dev/null)"
 fi
 # gwdummy before vgem: card0 = gwdummy, card1 = vgem, renderD128 = vgem
 if [ -e "$ko_dir/gwdummy.ko" ]; then
@@ -105,22 +106,22 @@ if [ -e "$ko_dir/gwdummy.ko" ]; then
 		for _ in $(seq 50); do [ -c /dev/dri/card1 ] && [ -c /dev/dri/renderD128 ] && break; sleep 0.1; done
 		got="card0=$(node_driver card0) card1=$(node_driver card1) renderD128=$(node_driver renderD128)"
 		if [ "$got" = "card0=gwdummy card1=vgem renderD128=vgem" ]; then
-			pass "gwdummy_minor ($got)"
+			passed "gwdummy_minor ($got)"
 		else
-			fail gwdummy_minor "expected card0=gwdummy card1=vgem renderD128=vgem, got $got"
+			failed gwdummy_minor "expected card0=gwdummy card1=vgem renderD128=vgem, got $got"
 		fi
-		rmmod vgem && rmmod gwdummy 2>rmmod.err || fail gwdummy_rmmod "$(cat rmmod.err)"
+		rmmod vgem && rmmod gwdummy 2>rmmod.err || failed gwdummy_rmmod "$(cat rmmod.err)"
 	else
-		fail gwdummy_minor "$(cat rmmod.err insmod.err 2>/dev/null | head -n1)"
+		failed gwdummy_minor "$(cat rmmod.err insmod.err 2>/dev/null | head -n1)"
 	fi
 else
 	echo "guest: no gwdummy.ko in $ko_dir ($(cat "$ko_dir/gwdummy.skip" 2>/dev/null)): its minor check not run"
 fi
 dmesg >dmesg.txt 2>&1
 if grep -qE 'BUG:|WARNING:|general protection|Oops|refcount_t|use-after-free' dmesg.txt; then
-	fail kernel_log "$(grep -m1 -E 'BUG:|WARNING:|general protection|Oops|refcount_t|use-after-free' dmesg.txt)"
+	failed kernel_log "$(grep -m1 -E 'BUG:|WARNING:|general protection|Oops|refcount_t|use-after-free' dmesg.txt)"
 else
-	pass kernel_log
+	passed kernel_log
 fi
 echo "guest: done, up $(cut -d' ' -f1 /proc/uptime) s"
 t_finish

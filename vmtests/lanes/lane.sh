@@ -159,13 +159,12 @@ lane_modules() {
 }
 
 lane_results() {
-	local d=$1 m
-	if [ -d "$d" ] && [ -n "$(ls -A "$d")" ]; then
-		# the markers of earlier versions count too, and the guest log every suite's results had
-		for m in .gpuwatch-results .vmtests-results .vm-bench guest.log ''; do
-			[ -n "$m" ] || { echo "lane: $d exists and is not a previous results directory: refusing to empty it" >&2; return 2; }
-			[ -e "$d/$m" ] && break
-		done
+	local d=$1
+	# a previous results directory: its marker, an earlier version's, or the guest log they all had
+	if [ -d "$d" ] && [ -n "$(ls -A "$d")" ] && [ ! -e "$d/.gpuwatch-results" ] && [ ! -e "$d/.vmtests-results" ] &&
+		[ ! -e "$d/.vm-bench" ] && [ ! -e "$d/guest.log" ]; then
+		echo "lane: $d exists and is not a previous results directory: refusing to empty it" >&2
+		return 2
 	fi
 	rm -rf "$d" && mkdir -p "$d" && touch "$d/.gpuwatch-results" || { echo "lane: cannot create $d" >&2; return 2; }
 	LANE_RESULTS=$(cd "$d" && pwd)

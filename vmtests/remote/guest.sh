@@ -34,6 +34,7 @@ wl=$build/vmtests/wl_i915_va
 peek=$build/vmtests/gwr_peek
 . "$(dirname "$0")/../guest/common.sh"
 guest_begin "$out"
+CASES=${CASES:-convert criu_killed copy criu_noplugin criu_plugin criu_sigkill root_cgroup criu_cgroup no_i915 legacy entry_stop exit_stop}
 export GPUWATCH_WATCH_TIMEOUT_S=${GPUWATCH_WATCH_TIMEOUT_S:-120}
 
 # (bounded by the clock, not by a count of polls: under TCG a poll costs far more than its sleep)
@@ -60,7 +61,7 @@ ko=$ko_dir/gwi915.ko
 if [ ! -e "$ko" ] || ! insmod "$ko" 2>"$out/insmod.txt"; then
 	why="gwi915.ko not loaded: $(cat "$ko_dir/gwi915.skip" "$out/insmod.txt" 2>/dev/null | head -n1)"
 	REASON=$why
-	for c in ${CASES:-convert criu_killed copy criu_noplugin criu_plugin criu_sigkill root_cgroup criu_cgroup no_i915 legacy entry_stop exit_stop}; do
+	for c in $CASES; do
 		t_result "$c" 2 0
 	done
 	t_finish
@@ -531,7 +532,7 @@ case_exit_stop() {
 	survives_untraced "$PID"
 }
 
-for c in ${CASES:-convert criu_killed copy criu_noplugin criu_plugin criu_sigkill root_cgroup criu_cgroup no_i915 legacy entry_stop exit_stop}; do
+for c in $CASES; do
 	run_case "$c"
 done
 t_finish
