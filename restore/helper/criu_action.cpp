@@ -40,12 +40,14 @@
 #include "drm_devices.hpp"
 #include "dump_marker.hpp"
 #include "i915_predump.hpp"
+#include "manifest/json_reader.hpp"
 #include "manifest/manifest.hpp"
 #include "nodes.hpp"
 #include "proc_tree.hpp"
 #include "sysutil.hpp"
 
 using namespace gw;
+namespace jsonin = gw::jsonin;
 
 namespace
 {
@@ -154,15 +156,25 @@ int pre_dump()
 	return 0;
 }
 
-nlohmann::json read_json(const std::string &path)
+// A small regular file of the image directory, not through a symlink and never blocking on a
+// FIFO (the image may come from elsewhere); nullopt when absent.
+std::optional<std::string> read_small_image(const std::string &name, std::size_t max)
 {
-	std::ifstream in(path);
-	if (!in)
-		throw Error("cannot read " + path + ": " + errno_text(errno));
-	nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-	if (j.is_discarded())
-		throw Error(path + ": not valid JSON");
-	return j;
+	std::string path = image_dir() + "/" + name;
+	UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+	if (!fd) {
+		if (errno == ENOENT)
+			return std::nullopt;
+		throw Error("cannot open " + name + " in the image: " + errno_text(errno));
+	}
+	struct stat st {
+	};
+	if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::size_t>(st.st_size) > max)
+		throw Error(name + " in the image is not a regular file of at most " + std::to_string(max) + " bytes");
+	std::string text(static_cast<std::size_t>(st.st_size), '\0');
+	if (::read(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+		throw Error("cannot read " + name + " in the image: " + errno_text(errno));
+	return text;
 }
 
 // A backstop after the plugin (which creates the nodes the DRM files need): every recorded
@@ -172,23 +184,24 @@ int check_nodes()
 {
 	uint32_t pid = init_pid();
 	std::string dir = image_dir();
-	struct stat st;
-	if (::stat((dir + "/" + kNodes).c_str(), &st) != 0) {
-		log("no " + std::string(kNodes) + " in the image: no device nodes to check");
-		return 0;
-	}
 	nlohmann::json nodes;
 	try {
-		nodes = read_json(dir + "/" + kNodes);
+		auto text = read_small_image(kNodes, 1 << 20);
+		if (!text) {
+			log("no " + std::string(kNodes) + " in the image: no device nodes to check");
+			return 0;
+		}
+		nodes = jsonin::parse(*text);
 		if (!nodes.is_array())
-			throw Error(std::string(kNodes) + ": not a list of nodes");
+			jsonin::wrong("", nodes, "a list of nodes");
 	} catch (const std::exception &e) {
-		log(std::string("post-restore: ") + e.what() + ": device nodes not checked");
+		log(std::string("post-restore: ") + kNodes + ": " + e.what() + ": device nodes not checked");
 		return 0;
 	}
-	for (const auto &j : nodes) {
+	for (std::size_t i = 0; i < nodes.size(); ++i) {
 		try {
-			action::NodeInfo n = action::node_from_json(j);
+			action::NodeInfo n =
+				action::node_from_json(jsonin::Obj(nodes[i], "[" + std::to_string(i) + "]"));
 			SavedDevice saved{n.path, n.major, n.minor, n.driver, n.pci_id, n.pci_slot};
 			std::string why;
 			auto dev = choose_equivalent_device(saved, &why);
@@ -237,27 +250,6 @@ int parse_signal(const std::string &s)
 	return (int)v;
 }
 
-// A small regular file of the image directory, not through a symlink and never blocking on a
-// FIFO (the image may come from elsewhere); nullopt when absent.
-std::optional<std::string> read_small_image(const std::string &name, std::size_t max)
-{
-	std::string path = image_dir() + "/" + name;
-	UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-	if (!fd) {
-		if (errno == ENOENT)
-			return std::nullopt;
-		throw Error("cannot open " + name + " in the image: " + errno_text(errno));
-	}
-	struct stat st {
-	};
-	if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::size_t>(st.st_size) > max)
-		throw Error(name + " in the image is not a regular file of at most " + std::to_string(max) + " bytes");
-	std::string text(static_cast<std::size_t>(st.st_size), '\0');
-	if (::read(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()))
-		throw Error("cannot read " + name + " in the image: " + errno_text(errno));
-	return text;
-}
-
 // The gpuwatch binary of this installation: next to the helper in a build tree, <prefix>/bin
 // when installed (the helper is <prefix>/libexec/gpuwatch/gpuwatch-criu-action).
 std::string gpuwatch_binary()
@@ -287,9 +279,13 @@ int follow_restored_container()
 	auto text = read_small_image(kContainerImage, 4096);
 	if (!text)
 		return 0;
-	nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-	if (j.is_discarded() || !j.is_object() || j.value("schema", "") != kContainerSchema)
-		throw Error(std::string(kContainerImage) + " in the image is not a " + kContainerSchema + " record");
+	try {
+		nlohmann::json j = jsonin::parse(*text);
+		if (jsonin::Obj(j, "").req_str("schema", 64) != kContainerSchema)
+			throw jsonin::FormatError("is not a " + std::string(kContainerSchema) + " record");
+	} catch (const jsonin::FormatError &e) {
+		throw Error(std::string(kContainerImage) + " in the image: " + e.what());
+	}
 	uint32_t pid = init_pid();
 	std::string run = control::default_run_dir();
 	if (auto d = control::daemon_for_pid(run, pid)) {

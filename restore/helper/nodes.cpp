@@ -122,21 +122,23 @@ nlohmann::json to_json(const NodeInfo &n)
 		{"gid", n.gid},   {"driver", n.driver}, {"pci_id", n.pci_id}, {"pci_slot", n.pci_slot}};
 }
 
-NodeInfo node_from_json(const nlohmann::json &j)
+NodeInfo node_from_json(const jsonin::Obj &o)
 {
 	try {
 		NodeInfo n;
-		n.path = j.at("path").get<std::string>();
-		n.major = j.at("major").get<uint32_t>();
-		n.minor = j.at("minor").get<uint32_t>();
-		n.mode = j.at("mode").get<uint32_t>() & 0777;
-		n.uid = j.at("uid").get<uint32_t>();
-		n.gid = j.at("gid").get<uint32_t>();
-		n.driver = j.value("driver", "");
-		n.pci_id = j.value("pci_id", "");
-		n.pci_slot = j.value("pci_slot", "");
+		n.path = o.req_str("path", 256);
+		if (!is_drm_node_path(n.path))
+			o.fail("path", "is not /dev/dri/cardN or /dev/dri/renderDN");
+		n.major = o.req_u32("major");
+		n.minor = o.req_u32("minor", (1u << 20) - 1);
+		n.mode = o.req_u32("mode") & 0777;
+		n.uid = o.req_u32("uid");
+		n.gid = o.req_u32("gid");
+		n.driver = o.opt_str("driver").value_or("");
+		n.pci_id = o.opt_str("pci_id").value_or("");
+		n.pci_slot = o.opt_str("pci_slot").value_or("");
 		return n;
-	} catch (const nlohmann::json::exception &e) {
+	} catch (const jsonin::FormatError &e) {
 		throw Error(std::string("malformed node entry: ") + e.what());
 	}
 }

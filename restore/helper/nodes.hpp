@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "manifest/json_reader.hpp"
 
 namespace gw::action
 {
@@ -33,6 +33,6 @@ bool create_node_in_root(uint32_t pid, const NodeInfo &node, uint32_t minor);
 bool create_node_at(int root, const NodeInfo &node, uint32_t minor);
 
 nlohmann::json to_json(const NodeInfo &n);
-NodeInfo node_from_json(const nlohmann::json &j); // throws gw::Error on a malformed entry
+NodeInfo node_from_json(const jsonin::Obj &o); // throws gw::Error on a malformed entry
 
 } // namespace gw::action

@@ -10,8 +10,8 @@
 //
 // Object numbers N are the dump's own: one per buffer object, shared by every handle (in any
 // file), dma-buf and mapping that names the object. Everything read back is untrusted: the
-// parsers check every field, count and size and throw ImageError with one line naming the
-// image and the field.
+// parsers (images.cpp, file_image.cpp, on gw::jsonin's strict reader) check every field, count
+// and size and throw ImageError with one line naming the image and the field.
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 
 #include "i915_maps.hpp"
+#include "manifest/json_reader.hpp"
 #include "sysutil.hpp"
 
 namespace gwremote
@@ -34,57 +35,29 @@ template <class T> json opt(const std::optional<T> &v)
 	return v ? json(*v) : json(nullptr);
 }
 
-[[noreturn]] void bad(const std::string &field, const std::string &why)
-{
-	throw gw::Error(std::string(kMapsRecordName) + ": field " + field + ": " + why);
-}
+using gw::jsonin::Obj;
 
-const json &need(const json &o, const std::string &path, const char *key)
+// an unsigned field within [min, max]
+uint64_t ranged(const Obj &o, const char *key, uint64_t min, uint64_t max)
 {
-	auto it = o.find(key);
-	if (it == o.end())
-		bad(path + key, "missing");
-	return *it;
-}
-
-uint64_t u64(const json &o, const std::string &path, const char *key, uint64_t min, uint64_t max)
-{
-	const json &v = need(o, path, key);
-	if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
-		bad(path + key, "not a non-negative integer");
-	uint64_t x = v.get<uint64_t>();
-	if (x < min || x > max)
-		bad(path + key,
-		    std::to_string(x) + " out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+	uint64_t x = o.req_u64(key, max);
+	if (x < min)
+		o.fail(key, "is " + std::to_string(x) + ", less than " + std::to_string(min));
 	return x;
 }
 
-template <class T>
-std::optional<T> opt_u(const json &o, const std::string &path, const char *key, uint64_t min, uint64_t max)
+// the same, or null
+template <class T> std::optional<T> ranged_or_null(const Obj &o, const char *key, uint64_t min, uint64_t max)
 {
-	if (need(o, path, key).is_null())
-		return std::nullopt;
-	return static_cast<T>(u64(o, path, key, min, max));
+	auto x = o.u64_or_null(key, true, max);
+	if (x && *x < min)
+		o.fail(key, "is " + std::to_string(*x) + ", less than " + std::to_string(min));
+	return x ? std::optional<T>(static_cast<T>(*x)) : std::nullopt;
 }
 
-std::string str(const json &o, const std::string &path, const char *key)
+int parse_prot(const Obj &o, const char *key)
 {
-	const json &v = need(o, path, key);
-	if (!v.is_string())
-		bad(path + key, "not a string");
-	return v.get<std::string>();
-}
-
-void only_keys(const json &o, const std::string &path, std::initializer_list<const char *> keys)
-{
-	std::set<std::string> known(keys.begin(), keys.end());
-	for (auto it = o.begin(); it != o.end(); ++it)
-		if (!known.count(it.key()))
-			bad(path + it.key(), "unknown field");
-}
-
-int parse_prot(const std::string &s, const std::string &field)
-{
+	std::string s = o.req_str(key, 8);
 	if (s == "none")
 		return PROT_NONE;
 	static const std::map<std::string, int> ok = {{"r", PROT_READ},
@@ -96,7 +69,7 @@ int parse_prot(const std::string &s, const std::string &field)
 						      {"rwx", PROT_READ | PROT_WRITE | PROT_EXEC}};
 	auto it = ok.find(s);
 	if (it == ok.end())
-		bad(field, "'" + s + "' is not a protection (r, rw, rwx, ..., none)");
+		o.fail(key, "is '" + s + "', not a protection (r, rw, rwx, ..., none)");
 	return it->second;
 }
 
@@ -104,66 +77,59 @@ constexpr uint64_t kPage = 4096;
 constexpr uint64_t kUserTop = 1ULL << 56; // above any user address x86_64 has (5-level paging: 2^56)
 constexpr uint64_t kPidMax = 4194304;     // PID_MAX_LIMIT on 64-bit
 
-MapRecord parse_map(const json &j, const std::string &p)
+MapRecord parse_map(const Obj &o)
 {
-	if (!j.is_object())
-		bad(p.substr(0, p.size() - 1), "not an object");
-	only_keys(j, p,
-		  {"pid", "vpid", "start", "length", "prot", "kind", "mode", "offset", "fd", "file", "handle", "object",
-		   "mmap_type", "wc"});
+	o.only({"pid", "vpid", "start", "length", "prot", "kind", "mode", "offset", "fd", "file", "handle", "object",
+		"mmap_type", "wc"});
 	MapRecord m;
-	m.pid = (uint32_t)u64(j, p, "pid", 1, kPidMax);
-	m.vpid = (uint32_t)u64(j, p, "vpid", 1, kPidMax);
-	m.start = u64(j, p, "start", kPage, kUserTop);
+	m.pid = static_cast<uint32_t>(ranged(o, "pid", 1, kPidMax));
+	m.vpid = static_cast<uint32_t>(ranged(o, "vpid", 1, kPidMax));
+	m.start = ranged(o, "start", kPage, kUserTop);
 	if (m.start % kPage)
-		bad(p + "start", "not page-aligned");
-	m.length = u64(j, p, "length", kPage, kUserTop);
+		o.fail("start", "is not page-aligned");
+	m.length = ranged(o, "length", kPage, kUserTop);
 	if (m.length % kPage)
-		bad(p + "length", "not a multiple of the page size");
+		o.fail("length", "is not a multiple of the page size");
 	if (m.start + m.length > kUserTop)
-		bad(p + "length", "the mapping ends beyond the user address space");
-	m.prot = parse_prot(str(j, p, "prot"), p + "prot");
-	std::string kind = str(j, p, "kind");
+		o.fail("length", "ends the mapping beyond the user address space");
+	m.prot = parse_prot(o, "prot");
+	std::string kind = o.req_str("kind", 16);
 	if (kind == "gem")
 		m.kind = MapKind::Gem;
 	else if (kind == "shmem")
 		m.kind = MapKind::Shmem;
 	else
-		bad(p + "kind", "'" + kind + "' is neither gem nor shmem");
-	std::string mode = str(j, p, "mode");
+		o.fail("kind", "is '" + kind + "', neither gem nor shmem");
+	std::string mode = o.req_str("mode", 16);
 	if (mode == "placeholder")
 		m.mode = MapMode::Placeholder;
 	else if (mode == "copy")
 		m.mode = MapMode::Copy;
 	else
-		bad(p + "mode", "'" + mode + "' is neither placeholder nor copy");
-	m.offset = u64(j, p, "offset", 0, UINT64_MAX - kPage);
+		o.fail("mode", "is '" + mode + "', neither placeholder nor copy");
+	m.offset = o.req_u64("offset", UINT64_MAX - kPage);
 	if (m.offset % kPage)
-		bad(p + "offset", "not page-aligned");
-	m.fd = opt_u<int>(j, p, "fd", 0, INT32_MAX);
-	m.file = opt_u<uint32_t>(j, p, "file", 0, UINT32_MAX);
-	m.handle = opt_u<uint32_t>(j, p, "handle", 1, UINT32_MAX);
-	m.object = opt_u<uint64_t>(j, p, "object", 0, UINT64_MAX);
-	const json &t = need(j, p, "mmap_type");
-	if (!t.is_null()) {
-		std::string s = str(j, p, "mmap_type");
+		o.fail("offset", "is not page-aligned");
+	m.fd = ranged_or_null<int>(o, "fd", 0, INT32_MAX);
+	m.file = ranged_or_null<uint32_t>(o, "file", 0, UINT32_MAX);
+	m.handle = ranged_or_null<uint32_t>(o, "handle", 1, UINT32_MAX);
+	m.object = ranged_or_null<uint64_t>(o, "object", 0, UINT64_MAX);
+	if (!o.need("mmap_type").is_null()) {
+		std::string s = o.req_str("mmap_type", 16);
 		if (s != "gtt" && s != "wc" && s != "wb" && s != "uc" && s != "fixed")
-			bad(p + "mmap_type", "'" + s + "' is not an i915 mmap type (gtt, wc, wb, uc, fixed)");
+			o.fail("mmap_type", "is '" + s + "', not an i915 mmap type (gtt, wc, wb, uc, fixed)");
 		m.mmap_type = s;
 	}
-	const json &wc = need(j, p, "wc");
-	if (!wc.is_boolean())
-		bad(p + "wc", "not a boolean");
-	m.wc = wc.get<bool>();
+	m.wc = o.req_bool("wc");
 	if (m.mode == MapMode::Placeholder) {
 		if (!m.fd)
-			bad(p + "fd", "null in a placeholder (nothing could map it back)");
+			o.fail("fd", "is null in a placeholder (nothing could map it back)");
 		if (!m.handle)
-			bad(p + "handle", "null in a placeholder (nothing could map it back)");
+			o.fail("handle", "is null in a placeholder (nothing could map it back)");
 		if (!m.file)
-			bad(p + "file", "null in a placeholder");
+			o.fail("file", "is null in a placeholder");
 		if (m.kind == MapKind::Gem && m.offset < (1ULL << 32))
-			bad(p + "offset", "below 4 GiB: not a GEM fake offset");
+			o.fail("offset", "is below 4 GiB: not a GEM fake offset");
 	}
 	return m;
 }
@@ -197,37 +163,34 @@ json to_json(const MapsRecord &r)
 
 MapsRecord parse_maps_record(const std::string &text)
 {
-	json j = json::parse(text, nullptr, false);
-	if (j.is_discarded())
-		throw gw::Error(std::string(kMapsRecordName) + ": not valid JSON");
-	if (!j.is_object())
-		bad("(top)", "not an object");
-	only_keys(j, "", {"schema", "cgroup", "criu_pid", "watcher_pid", "maps"});
-	if (std::string s = str(j, "", "schema"); s != kMapsSchema)
-		bad("schema", "'" + s + "' is not " + kMapsSchema);
-	MapsRecord r;
-	r.cgroup = str(j, "", "cgroup");
-	if (r.cgroup.empty() || r.cgroup[0] != '/' || r.cgroup.find("/../") != std::string::npos ||
-	    r.cgroup.find('\0') != std::string::npos)
-		bad("cgroup", "not an absolute path");
-	r.criu_pid = (uint32_t)u64(j, "", "criu_pid", 1, kPidMax);
-	r.watcher_pid = opt_u<uint32_t>(j, "", "watcher_pid", 1, kPidMax);
-	const json &maps = need(j, "", "maps");
-	if (!maps.is_array())
-		bad("maps", "not a list");
-	std::map<uint32_t, std::map<uint64_t, uint64_t>> seen; // pid -> start -> end
-	for (std::size_t i = 0; i < maps.size(); i++) {
-		std::string p = "maps[" + std::to_string(i) + "].";
-		MapRecord m = parse_map(maps[i], p);
-		auto &mine = seen[m.pid];
-		auto next = mine.lower_bound(m.start);
-		if ((next != mine.end() && next->first < m.start + m.length) ||
-		    (next != mine.begin() && std::prev(next)->second > m.start))
-			bad(p + "start", "overlaps another map of process " + std::to_string(m.pid));
-		mine.emplace(m.start, m.start + m.length);
-		r.maps.push_back(std::move(m));
+	try {
+		json j = gw::jsonin::parse(text);
+		Obj top(j, "");
+		top.only({"schema", "cgroup", "criu_pid", "watcher_pid", "maps"});
+		if (std::string s = top.req_str("schema", 64); s != kMapsSchema)
+			top.fail("schema", "is '" + s + "', not " + kMapsSchema);
+		MapsRecord r;
+		r.cgroup = top.req_str("cgroup", 4096);
+		if (r.cgroup.empty() || r.cgroup[0] != '/' || r.cgroup.find("/../") != std::string::npos ||
+		    r.cgroup.find('\0') != std::string::npos)
+			top.fail("cgroup", "is not an absolute path");
+		r.criu_pid = static_cast<uint32_t>(ranged(top, "criu_pid", 1, kPidMax));
+		r.watcher_pid = ranged_or_null<uint32_t>(top, "watcher_pid", 1, kPidMax);
+		std::map<uint32_t, std::map<uint64_t, uint64_t>> seen; // pid -> start -> end
+		top.each(top.req_array("maps"), "maps", [&](const Obj &o) {
+			MapRecord m = parse_map(o);
+			auto &mine = seen[m.pid];
+			auto next = mine.lower_bound(m.start);
+			if ((next != mine.end() && next->first < m.start + m.length) ||
+			    (next != mine.begin() && std::prev(next)->second > m.start))
+				o.fail("start", "overlaps another map of process " + std::to_string(m.pid));
+			mine.emplace(m.start, m.start + m.length);
+			r.maps.push_back(std::move(m));
+		});
+		return r;
+	} catch (const gw::jsonin::FormatError &e) {
+		throw gw::Error(std::string(kMapsRecordName) + ": " + e.what());
 	}
-	return r;
 }
 
 } // namespace gwremote

@@ -210,7 +210,10 @@ TEST(I915Images, LateMappings)
 	EXPECT_NE(error([](json &m) { m["late"]["mmap_type"] = nullptr; }).find("late.mmap_type is missing"),
 		  std::string::npos);
 	EXPECT_NE(error([](json &m) { m["late"]["mmap_type"] = 9; }).find("late.mmap_type is"), std::string::npos);
-	EXPECT_NE(error([](json &m) { m["late"]["fd"] = -1; }).find("late.fd is not an unsigned"), std::string::npos);
+	EXPECT_NE(error([](json &m) {
+			  m["late"]["fd"] = -1;
+		  }).find("late.fd is a negative integer, expected an unsigned integer"),
+		  std::string::npos);
 	EXPECT_NE(error([](json &m) { m["handle"] = nullptr; }).find("without a file, handle and buffer"),
 		  std::string::npos);
 }

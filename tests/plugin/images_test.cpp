@@ -162,10 +162,11 @@ TEST(Images, RefusesDamage)
 		{"schema", [](json &j) { j["schema"] = "other"; }, "field schema is not"},
 		{"missing field", [](json &j) { j.erase("handles"); }, "missing field handles"},
 		{"wrong type", [](json &j) { j["handles"][0]["object"] = "x"; },
-		 "handles[0].object is not an unsigned integer"},
+		 "handles[0].object is a string, expected an unsigned integer"},
 		{"negative", [](json &j) { j["handles"][0]["size"] = -4096; },
-		 "handles[0].size is not an unsigned integer"},
-		{"fraction", [](json &j) { j["f_flags"] = 1.5; }, "f_flags is not an unsigned integer"},
+		 "handles[0].size is a negative integer, expected an unsigned integer"},
+		{"fraction", [](json &j) { j["f_flags"] = 1.5; },
+		 "f_flags is a fractional number, expected an unsigned integer"},
 		{"unaligned size", [](json &j) { j["handles"][0]["size"] = 12345; },
 		 "not a positive multiple of the page size"},
 		{"zero size", [](json &j) { j["handles"][0]["size"] = 0; }, "not a positive multiple"},
@@ -182,8 +183,9 @@ TEST(Images, RefusesDamage)
 		{"source", [](json &j) { j["source"] = "guess"; }, "source is neither"},
 		{"holder pid", [](json &j) { j["holders"][0]["pid"] = 0; }, "holders[0].pid is 0"},
 		{"holder fd", [](json &j) { j["holders"][0]["fds"][0] = -1; }, "holders[0].fds[0] is not an fd number"},
-		{"params", [](json &j) { j["handles"][0]["params"] = 3; }, "handles[0].params is not an object"},
-		{"not an object", [](json &j) { j = json::array(); }, "not a JSON object"},
+		{"params", [](json &j) { j["handles"][0]["params"] = 3; },
+		 "handles[0].params is an unsigned integer, expected an object"},
+		{"not an object", [](json &j) { j = json::array(); }, "the document is an array, expected an object"},
 	};
 	for (const Case &c : cases) {
 		std::string msg = file_error(damaged(c.damage));

@@ -176,7 +176,8 @@ TEST(XeImages, RefusesDamage)
 	} cases[] = {
 		{"vm 0", [](json &j) { j["xe"]["vms"][0]["id"] = 0; }, "xe.vms[0].id is 0 or not ascending"},
 		{"vm order", [](json &j) { j["xe"]["vms"][1]["id"] = 1; }, "xe.vms[1].id is 0 or not ascending"},
-		{"vm flags", [](json &j) { j["xe"]["vms"][0]["flags"] = -1; }, "xe.vms[0].flags is not an unsigned"},
+		{"vm flags", [](json &j) { j["xe"]["vms"][0]["flags"] = -1; },
+		 "xe.vms[0].flags is a negative integer, expected an unsigned integer"},
 		{"range", [](json &j) { j["xe"]["vms"][0]["bindings"][1]["range"] = 100; },
 		 "bindings[1] is not a page-aligned"},
 		{"overlap", [](json &j) { j["xe"]["vms"][0]["bindings"][1]["addr"] = 1052672; },

@@ -2,7 +2,7 @@
 // field's path); lookups; parse and read_file. The writer is writer.cpp, the typed views of
 // driver-defined values views.cpp.
 #include "manifest.hpp"
-#include "json_util.hpp"
+#include "json_reader.hpp"
 
 #include <cerrno>
 #include <climits>
@@ -41,155 +41,10 @@ namespace
 {
 
 using json = nlohmann::json;
-using detail::is_unsigned;
-
-// --- reading: one field at a time, each error naming the field's path ------------------
-const char *type_name(const json &v)
-{
-	if (v.is_number_integer())
-		return v.get<int64_t>() < 0 && !v.is_number_unsigned() ? "a negative integer" : "an unsigned integer";
-	if (v.is_number_float())
-		return "a fractional number";
-	switch (v.type()) {
-	case json::value_t::null: return "null";
-	case json::value_t::string: return "a string";
-	case json::value_t::boolean: return "a boolean";
-	case json::value_t::array: return "an array";
-	case json::value_t::object: return "an object";
-	default: return "something else";
-	}
-}
-
-[[noreturn]] void wrong(const std::string &path, const json &v, const char *expected)
-{
-	throw ManifestError("field " + path + " is " + type_name(v) + ", expected " + expected);
-}
-
-// A JSON object being read, with its path ("" for the top, "processes[2]" for an element).
-struct Obj {
-	const json &j;
-	std::string where;
-
-	Obj(const json &v, std::string path) : j(v), where(std::move(path))
-	{
-		if (!j.is_object())
-			wrong(where, j, "an object");
-	}
-	std::string path(const char *key) const { return where.empty() ? std::string(key) : where + "." + key; }
-	const json *find(const char *key) const
-	{
-		auto it = j.find(key);
-		return it == j.end() ? nullptr : &*it;
-	}
-	const json &need(const char *key) const
-	{
-		const json *v = find(key);
-		if (!v)
-			throw ManifestError("missing field " + path(key));
-		return *v;
-	}
-	uint64_t u64(const json &v, const char *key) const
-	{
-		if (!is_unsigned(v))
-			wrong(path(key), v, "an unsigned integer");
-		return v.get<uint64_t>();
-	}
-	uint64_t req_u64(const char *key) const { return u64(need(key), key); }
-	uint32_t req_u32(const char *key) const { return narrow32(req_u64(key), key); }
-	uint32_t narrow32(uint64_t v, const char *key) const
-	{
-		if (v > UINT32_MAX)
-			throw ManifestError("field " + path(key) + " is " + std::to_string(v) + ", more than 32 bits");
-		return static_cast<uint32_t>(v);
-	}
-	uint64_t opt_u64(const char *key, uint64_t dflt) const
-	{
-		const json *v = find(key);
-		return v ? u64(*v, key) : dflt;
-	}
-	uint32_t opt_u32(const char *key, uint32_t dflt) const { return narrow32(opt_u64(key, dflt), key); }
-	uint16_t opt_u16(const char *key) const
-	{
-		uint64_t v = opt_u64(key, 0);
-		if (v > UINT16_MAX)
-			throw ManifestError("field " + path(key) + " is " + std::to_string(v) + ", more than 16 bits");
-		return static_cast<uint16_t>(v);
-	}
-	// unsigned or null; `required`: the field must be there
-	std::optional<uint64_t> u64_or_null(const char *key, bool required) const
-	{
-		const json *v = required ? &need(key) : find(key);
-		if (!v || v->is_null())
-			return std::nullopt;
-		if (!is_unsigned(*v))
-			wrong(path(key), *v, "an unsigned integer or null");
-		return v->get<uint64_t>();
-	}
-	std::string req_str(const char *key) const
-	{
-		const json &v = need(key);
-		if (!v.is_string())
-			wrong(path(key), v, "a string");
-		return v.get<std::string>();
-	}
-	std::optional<std::string> opt_str(const char *key) const
-	{
-		const json *v = find(key);
-		if (!v)
-			return std::nullopt;
-		if (!v->is_string())
-			wrong(path(key), *v, "a string");
-		return v->get<std::string>();
-	}
-	bool req_bool(const char *key) const
-	{
-		const json &v = need(key);
-		if (!v.is_boolean())
-			wrong(path(key), v, "a boolean");
-		return v.get<bool>();
-	}
-	bool opt_bool(const char *key, bool dflt) const
-	{
-		const json *v = find(key);
-		if (!v)
-			return dflt;
-		if (!v->is_boolean())
-			wrong(path(key), *v, "a boolean");
-		return v->get<bool>();
-	}
-	const json &req_array(const char *key) const
-	{
-		const json &v = need(key);
-		if (!v.is_array())
-			wrong(path(key), v, "an array");
-		return v;
-	}
-	const json *opt_array(const char *key) const
-	{
-		const json *v = find(key);
-		if (v && !v->is_array())
-			wrong(path(key), *v, "an array");
-		return v;
-	}
-	// an object field; null and absence read as {}
-	const json &opt_object(const char *key) const
-	{
-		static const json empty = json::object();
-		const json *v = find(key);
-		if (!v || v->is_null())
-			return empty;
-		if (!v->is_object())
-			wrong(path(key), *v, "an object");
-		return *v;
-	}
-	std::string at(const char *key, std::size_t i) const { return path(key) + "[" + std::to_string(i) + "]"; }
-	// each element of array field `key` (required or optional) as an Obj
-	template <typename F> void each(const json &list, const char *key, F &&f) const
-	{
-		for (std::size_t i = 0; i < list.size(); ++i)
-			f(Obj(list[i], at(key, i)));
-	}
-};
+using jsonin::is_unsigned;
+using jsonin::Obj;
+using jsonin::type_name;
+using jsonin::wrong;
 
 // --- reading, entity by entity ------------------------------------------------------------
 Handle read_handle(const Obj &o)
@@ -204,7 +59,7 @@ Handle read_handle(const Obj &o)
 	h.flink_name = o.u64_or_null("flink_name", false);
 	if (const json *offs = o.opt_array("mmap_offsets"))
 		for (std::size_t i = 0; i < offs->size(); ++i)
-			h.mmap_offsets.push_back(Obj(json::object(), o.at("mmap_offsets", i)).u64((*offs)[i], ""));
+			h.mmap_offsets.push_back(jsonin::to_u64((*offs)[i], o.at("mmap_offsets", i)));
 	for (const auto &[off, type] : o.opt_object("mmap_types").items()) {
 		uint64_t n = 0;
 		if (std::sscanf(off.c_str(), "%lu", &n) != 1 || std::to_string(n) != off || !type.is_string())
@@ -424,7 +279,9 @@ const Process *Manifest::find_process(uint64_t pid) const
 }
 
 // --- JSON -> types --------------------------------------------------------------------------
-Manifest from_json(const json &j)
+namespace
+{
+Manifest read_manifest(const json &j)
 {
 	if (!j.is_object())
 		throw ManifestError("the manifest is " + std::string(type_name(j)) + ", expected an object");
@@ -477,6 +334,17 @@ Manifest from_json(const json &j)
 	return m;
 }
 
+} // namespace
+
+Manifest from_json(const json &j)
+{
+	try {
+		return read_manifest(j);
+	} catch (const jsonin::FormatError &e) {
+		throw ManifestError(e.what());
+	}
+}
+
 void validate(const json &j)
 {
 	(void)from_json(j);
@@ -486,9 +354,9 @@ Manifest parse(const std::string &text, const std::string &what)
 {
 	json j;
 	try {
-		j = json::parse(text);
-	} catch (const json::parse_error &e) {
-		throw ManifestError(what + ": not valid JSON at byte " + std::to_string(e.byte));
+		j = jsonin::parse(text);
+	} catch (const jsonin::FormatError &e) {
+		throw ManifestError(what + ": " + e.what());
 	}
 	try {
 		return from_json(j);

@@ -2,7 +2,7 @@
 // parameters, context parameters, queue properties, fence origins): lenient, what does not
 // fit stays unset. The reader fills them (fill_views); the writer never reads them.
 #include "manifest.hpp"
-#include "json_util.hpp"
+#include "json_reader.hpp"
 
 #include <climits>
 #include <cstdio>
@@ -15,7 +15,7 @@ namespace
 {
 
 using json = nlohmann::json;
-using detail::is_unsigned;
+using jsonin::is_unsigned;
 
 // --- typed views of driver-defined values (lenient: what does not fit stays unset) ---------
 std::optional<uint64_t> unsigned_of(const json &o, const char *key)

@@ -193,7 +193,7 @@ sc_scratch_corrupt() {
 		"import json; j = json.load(open('$f')); j['device']['path'] = '/dev/dri/../../etc/passwd'; json.dump(j, open('$f', 'w'))" || return 1
 	scr_damage huge-handle "more than" \
 		"import json; j = json.load(open('$f')); j['handles'][-1]['handle'] = 4000000000; json.dump(j, open('$f', 'w'))" || return 1
-	scr_damage wrong-type "is not an unsigned integer" \
+	scr_damage wrong-type "expected an unsigned integer" \
 		"import json; j = json.load(open('$f')); j['handles'][0]['object'] = 'x'; json.dump(j, open('$f', 'w'))" || return 1
 	scr_damage no-vmas "gpuwatch-vmas.json is missing" "import os; os.unlink('gpuwatch-vmas.json')" || return 1
 	scr_damage vma-outside "outside its object" \

@@ -1,0 +1,405 @@
+// The DRM file image (gpuwatch-file-<ID>.json): the file's device, handles with how their
+// buffers were made, its holders, and the i915 contexts and VMs or the xe VMs and exec queues.
+#include "image_records.hpp"
+#include "manifest/manifest.hpp"
+
+#include <algorithm>
+
+namespace gwcriu
+{
+
+using records::json;
+using records::Obj;
+using records::opt;
+namespace jsonin = gw::jsonin;
+
+namespace
+{
+constexpr const char *kFileSchema = "gpuwatch.criu.file/v1";
+
+// --- writing -------------------------------------------------------------------------------------
+json engines_json(const i915::EngineList &e)
+{
+	json a = json::array();
+	for (const auto &[c, i] : e)
+		a.push_back({c, i});
+	return a;
+}
+
+std::string hex(const std::vector<uint8_t> &b)
+{
+	static const char digits[] = "0123456789abcdef";
+	std::string s;
+	for (uint8_t c : b) {
+		s += digits[c >> 4];
+		s += digits[c & 15];
+	}
+	return s;
+}
+
+json i915_buffer_json(const std::optional<I915Buffer> &b)
+{
+	if (!b)
+		return nullptr;
+	json pl = json::array();
+	for (const i915::Region &r : b->placements)
+		pl.push_back({r.mem_class, r.instance});
+	return {{"kind", b->kind},
+		{"flags", b->flags},
+		{"placements", pl},
+		{"protected", b->protected_content},
+		{"pat", opt(b->pat)},
+		{"user_ptr", b->user_ptr},
+		{"tiling", b->tiling ? json{b->tiling->first, b->tiling->second} : json(nullptr)},
+		{"caching", opt(b->caching)}};
+}
+
+json i915_state_json(const std::optional<I915FileState> &st)
+{
+	if (!st)
+		return nullptr;
+	json ctxs = json::array();
+	for (const I915Context &c : st->contexts) {
+		json ps = json::array();
+		for (const i915::CtxParam &p : c.params)
+			ps.push_back({{"param", p.param},
+				      {"value", p.value},
+				      {"data", p.data.empty() ? json(nullptr) : json(hex(p.data))}});
+		ctxs.push_back({{"id", c.id},
+				{"flags", c.flags},
+				{"vm", opt(c.vm)},
+				{"vm_destroyed", c.vm_destroyed},
+				{"engines", c.engines ? engines_json(*c.engines) : json(nullptr)},
+				{"params", ps}});
+	}
+	return {{"vms", st->vms}, {"contexts", ctxs}};
+}
+
+json xe_buffer_json(const std::optional<XeBuffer> &b)
+{
+	if (!b)
+		return nullptr;
+	return {{"placement", b->placement}, {"flags", b->flags}, {"vm_id", b->vm_id}, {"cpu_caching", b->cpu_caching}};
+}
+
+json xe_state_json(const std::optional<XeFileState> &st)
+{
+	if (!st)
+		return nullptr;
+	json vms = json::array(), qs = json::array();
+	for (const XeVm &v : st->vms) {
+		json bs = json::array();
+		for (const XeBinding &b : v.bindings)
+			bs.push_back({{"addr", b.addr},
+				      {"range", b.range},
+				      {"handle", opt(b.handle)},
+				      {"userptr", b.userptr ? json(*b.userptr) : json(nullptr)},
+				      {"offset", b.offset},
+				      {"pat_index", b.pat_index},
+				      {"flags", b.flags}});
+		vms.push_back({{"id", v.id}, {"flags", v.flags}, {"bindings", bs}});
+	}
+	for (const XeQueue &q : st->queues) {
+		json in = json::array(), ps = json::array();
+		for (const xe::Engine &e : q.instances)
+			in.push_back({e.engine_class, e.instance, e.gt});
+		for (const auto &[k, v] : q.properties)
+			ps.push_back({k, v});
+		qs.push_back({{"id", q.id},
+			      {"vm", q.vm},
+			      {"vm_destroyed", q.vm_destroyed},
+			      {"flags", q.flags},
+			      {"width", q.width},
+			      {"num_placements", q.num_placements},
+			      {"instances", in},
+			      {"properties", ps}});
+	}
+	return {{"vms", vms}, {"exec_queues", qs}};
+}
+
+// --- reading -------------------------------------------------------------------------------------
+std::optional<I915Buffer> read_i915_buffer(const Obj &handle)
+{
+	const json *p = handle.maybe("i915");
+	if (!p)
+		return std::nullopt;
+	Obj o(*p, handle.path("i915"));
+	I915Buffer b;
+	b.kind = o.req_str("kind", 16);
+	if (b.kind != "create" && b.kind != "create_ext" && b.kind != "userptr" && !b.kind.empty())
+		o.fail("kind", "is not create, create_ext, userptr or empty");
+	b.flags = o.req_u32("flags");
+	const json &pl = o.req_array("placements");
+	if (pl.size() > 16)
+		o.fail("placements", "has more than 16 regions");
+	for (std::size_t i = 0; i < pl.size(); ++i) {
+		auto [c, n] = jsonin::pair_u64(pl[i], o.at("placements", i), UINT16_MAX, UINT16_MAX);
+		b.placements.push_back({static_cast<uint16_t>(c), static_cast<uint16_t>(n)});
+	}
+	b.protected_content = o.req_bool("protected");
+	b.pat = o.u32_or_null("pat", false);
+	b.user_ptr = o.req_u64("user_ptr");
+	if (b.kind == "userptr" && (b.user_ptr == 0 || b.user_ptr % page_size()))
+		o.fail("user_ptr", "is not a page-aligned address");
+	if (const json *t = o.maybe("tiling")) {
+		auto [mode, stride] = jsonin::pair_u64(*t, o.path("tiling"), 16, UINT32_MAX);
+		b.tiling = {static_cast<uint32_t>(mode), static_cast<uint32_t>(stride)};
+	}
+	b.caching = o.u32_or_null("caching", false, 16);
+	return b;
+}
+
+I915Context read_i915_context(const Obj &c, const I915FileState &st)
+{
+	I915Context ctx;
+	ctx.id = c.req_u32("id", max_handle());
+	if (!st.contexts.empty() && ctx.id <= st.contexts.back().id)
+		c.fail("id", "is not ascending");
+	ctx.flags = c.req_u32("flags");
+	ctx.vm = c.u32_or_null("vm", false, max_handle());
+	ctx.vm_destroyed = c.req_bool("vm_destroyed");
+	if (ctx.vm && !ctx.vm_destroyed && !std::binary_search(st.vms.begin(), st.vms.end(), *ctx.vm))
+		c.fail("vm", "names VM " + std::to_string(*ctx.vm) + ", which is not in i915.vms");
+	if (const json *e = c.maybe("engines")) {
+		if (!e->is_array() || e->size() > 64)
+			c.fail("engines", "is not an array of at most 64 engines");
+		i915::EngineList l;
+		for (std::size_t k = 0; k < e->size(); ++k) {
+			auto [cl, in] = jsonin::pair_u64((*e)[k], c.at("engines", k), UINT16_MAX, UINT16_MAX);
+			l.push_back({static_cast<uint16_t>(cl), static_cast<uint16_t>(in)});
+		}
+		ctx.engines = std::move(l);
+	}
+	c.each(c.req_array("params"), "params", [&](const Obj &p) {
+		i915::CtxParam cp;
+		cp.param = p.req_u64("param", 0xffff);
+		cp.value = p.req_u64("value");
+		if (const json *d = p.maybe("data")) {
+			if (!d->is_string() || d->get_ref<const std::string &>().size() % 2 ||
+			    d->get_ref<const std::string &>().size() > 2048 ||
+			    d->get_ref<const std::string &>().find_first_not_of("0123456789abcdef") !=
+				    std::string::npos)
+				p.fail("data", "is not at most 1 KiB of lowercase hex");
+			const std::string &hx = d->get_ref<const std::string &>();
+			for (std::size_t x = 0; x < hx.size(); x += 2)
+				cp.data.push_back(static_cast<uint8_t>(std::stoul(hx.substr(x, 2), nullptr, 16)));
+		}
+		ctx.params.push_back(std::move(cp));
+	});
+	return ctx;
+}
+
+std::optional<I915FileState> read_i915_state(const Obj &top)
+{
+	const json *p = top.maybe("i915");
+	if (!p)
+		return std::nullopt;
+	Obj o(*p, "i915");
+	I915FileState st;
+	const json &vms = o.req_array("vms");
+	for (std::size_t i = 0; i < vms.size(); ++i) {
+		if (!vms[i].is_number_unsigned() || vms[i].get<uint64_t>() == 0 ||
+		    vms[i].get<uint64_t>() > max_handle())
+			jsonin::fail(o.at("vms", i), "is not a VM id between 1 and GPUWATCH_MAX_HANDLE");
+		uint32_t id = vms[i].get<uint32_t>();
+		if (!st.vms.empty() && id <= st.vms.back())
+			jsonin::fail(o.at("vms", i), "is not ascending");
+		st.vms.push_back(id);
+	}
+	o.each(o.req_array("contexts"), "contexts",
+	       [&](const Obj &c) { st.contexts.push_back(read_i915_context(c, st)); });
+	return st;
+}
+
+std::optional<XeBuffer> read_xe_buffer(const Obj &handle)
+{
+	const json *p = handle.maybe("xe");
+	if (!p)
+		return std::nullopt;
+	Obj o(*p, handle.path("xe"));
+	XeBuffer b;
+	b.placement = o.req_u32("placement");
+	if (b.placement == 0)
+		o.fail("placement", "is 0: no memory region");
+	b.flags = o.req_u32("flags");
+	b.vm_id = o.req_u32("vm_id", max_handle());
+	b.cpu_caching = static_cast<uint16_t>(o.req_u32("cpu_caching", 2));
+	if (b.cpu_caching == 0)
+		o.fail("cpu_caching", "is 0 (neither WB 1 nor WC 2)");
+	return b;
+}
+
+XeBinding read_xe_binding(const Obj &o)
+{
+	XeBinding b;
+	b.addr = o.req_u64("addr");
+	b.range = o.req_u64("range");
+	if (b.addr % page_size() || b.range == 0 || b.range % page_size() || b.addr + b.range < b.addr)
+		jsonin::fail(o.where(), "is not a page-aligned, non-empty range");
+	b.handle = o.u32_or_null("handle", false, max_handle());
+	if (b.handle && *b.handle == 0)
+		o.fail("handle", "is 0");
+	b.userptr = o.u64_or_null("userptr", false);
+	if (b.userptr && (*b.userptr == 0 || *b.userptr % page_size()))
+		o.fail("userptr", "is not a page-aligned address");
+	if (b.userptr && b.handle)
+		jsonin::fail(o.where(), "has both a handle and a userptr");
+	b.offset = o.req_u64("offset");
+	if (b.offset % page_size())
+		o.fail("offset", "is not page-aligned");
+	b.pat_index = static_cast<uint16_t>(o.req_u32("pat_index", UINT16_MAX));
+	b.flags = o.req_u32("flags");
+	return b;
+}
+
+XeQueue read_xe_queue(const Obj &o, const XeFileState &st)
+{
+	XeQueue q;
+	q.id = o.req_u32("id", max_handle());
+	if (q.id == 0 || (!st.queues.empty() && q.id <= st.queues.back().id))
+		o.fail("id", "is 0 or not ascending");
+	q.vm = o.req_u32("vm", max_handle());
+	q.flags = o.req_u32("flags");
+	q.vm_destroyed = o.req_bool("vm_destroyed");
+	q.width = static_cast<uint16_t>(o.req_u32("width", UINT16_MAX));
+	q.num_placements = static_cast<uint16_t>(o.req_u32("num_placements", UINT16_MAX));
+	if (q.width == 0 || q.num_placements == 0 || uint32_t{q.width} * q.num_placements > 64)
+		o.fail("width", "and num_placements give no engine or more than 64");
+	const json &in = o.req_array("instances");
+	if (in.size() != uint32_t{q.width} * q.num_placements)
+		o.fail("instances", "does not hold width * num_placements engines");
+	for (std::size_t k = 0; k < in.size(); ++k) {
+		const json &e = in[k];
+		if (!e.is_array() || e.size() != 3 || !e[0].is_number_unsigned() || !e[1].is_number_unsigned() ||
+		    !e[2].is_number_unsigned() || e[0].get<uint64_t>() > UINT16_MAX ||
+		    e[1].get<uint64_t>() > UINT16_MAX || e[2].get<uint64_t>() > UINT16_MAX)
+			jsonin::fail(o.at("instances", k), "is not [class, instance, gt] of 16-bit numbers");
+		q.instances.push_back({e[0].get<uint16_t>(), e[1].get<uint16_t>(), e[2].get<uint16_t>()});
+	}
+	auto live = [&](uint32_t id) {
+		return std::any_of(st.vms.begin(), st.vms.end(), [&](const XeVm &v) { return v.id == id; });
+	};
+	bool bind_queue = q.instances[0].engine_class == 5; // VM_BIND: no VM taken
+	if (!bind_queue && !q.vm_destroyed && !live(q.vm))
+		o.fail("vm", "names VM " + std::to_string(q.vm) + ", which is not in xe.vms");
+	if (q.vm_destroyed && (q.vm == 0 || live(q.vm)))
+		o.fail("vm_destroyed", "is set for a VM id that is live or 0");
+	const json &ps = o.req_array("properties");
+	if (ps.size() > 16)
+		o.fail("properties", "has more than 16 extensions");
+	for (std::size_t k = 0; k < ps.size(); ++k) {
+		const json &e = ps[k];
+		if (!e.is_array() || e.size() != 2 || !e[0].is_number_unsigned() || !e[1].is_number_unsigned() ||
+		    e[0].get<uint64_t>() > UINT32_MAX)
+			jsonin::fail(o.at("properties", k), "is not a pair [property, value]");
+		q.properties.push_back({e[0].get<uint32_t>(), e[1].get<uint64_t>()});
+	}
+	return q;
+}
+
+std::optional<XeFileState> read_xe_state(const Obj &top, const std::vector<HandleRec> &handles)
+{
+	const json *p = top.maybe("xe");
+	if (!p)
+		return std::nullopt;
+	Obj o(*p, "xe");
+	XeFileState st;
+	o.each(o.req_array("vms"), "vms", [&](const Obj &v) {
+		XeVm vm;
+		vm.id = v.req_u32("id", max_handle());
+		if (vm.id == 0 || (!st.vms.empty() && vm.id <= st.vms.back().id))
+			v.fail("id", "is 0 or not ascending");
+		vm.flags = v.req_u32("flags");
+		v.each(v.req_array("bindings"), "bindings", [&](const Obj &bo) {
+			XeBinding b = read_xe_binding(bo);
+			if (!vm.bindings.empty() && b.addr < vm.bindings.back().addr + vm.bindings.back().range)
+				bo.fail("addr", "overlaps the previous binding or is not ascending");
+			if (b.handle && std::none_of(handles.begin(), handles.end(),
+						     [&](const HandleRec &h) { return h.handle == *b.handle; }))
+				bo.fail("handle",
+					"names handle " + std::to_string(*b.handle) + ", which is not in handles");
+			vm.bindings.push_back(b);
+		});
+		st.vms.push_back(std::move(vm));
+	});
+	o.each(o.req_array("exec_queues"), "exec_queues",
+	       [&](const Obj &q) { st.queues.push_back(read_xe_queue(q, st)); });
+	return st;
+}
+
+HandleRec read_handle(const Obj &o, uint32_t prev)
+{
+	HandleRec h;
+	h.handle = o.req_u32("handle", max_handle());
+	if (h.handle <= prev)
+		o.fail("handle", "is " + std::to_string(h.handle) + ": handles must be ascending and non-zero");
+	h.size = records::object_size(o, "size");
+	h.origin = o.req_str("origin", 32);
+	h.object = o.req_u64("object");
+	if (h.object == 0)
+		o.fail("object", "is 0");
+	h.saved = o.req_bool("saved");
+	h.params = o.req_object("params").value();
+	h.i915 = read_i915_buffer(o);
+	h.xe = read_xe_buffer(o);
+	return h;
+}
+
+} // namespace
+
+json to_json(const FileImage &f)
+{
+	json hs = json::array();
+	for (const HandleRec &h : f.handles)
+		hs.push_back({{"handle", h.handle},
+			      {"size", h.size},
+			      {"origin", h.origin},
+			      {"object", h.object},
+			      {"saved", h.saved},
+			      {"params", h.params},
+			      {"i915", i915_buffer_json(h.i915)},
+			      {"xe", xe_buffer_json(h.xe)}});
+	return {{"schema", kFileSchema},
+		{"criu_id", f.criu_id},
+		{"device", records::device_json(f.device)},
+		{"f_flags", f.f_flags},
+		{"flags", gw::flags_string(f.f_flags)},
+		{"source", f.source},
+		{"handles_known", f.handles_known},
+		{"handles", hs},
+		{"holders", records::holders_json(f.holders)},
+		{"degraded", f.degraded},
+		{"i915", i915_state_json(f.i915)},
+		{"xe", xe_state_json(f.xe)}};
+}
+
+FileImage parse_file_image(const std::string &text, const std::string &name)
+{
+	return records::read_image(text, name, kFileSchema, [](const Obj &top) {
+		FileImage f;
+		f.criu_id = top.req_u32("criu_id");
+		f.device = records::read_device(top);
+		f.f_flags = top.req_u32("f_flags");
+		f.source = top.req_str("source", 16);
+		if (f.source != "manifest" && f.source != "probe")
+			top.fail("source", "is neither \"manifest\" nor \"probe\"");
+		f.handles_known = top.req_bool("handles_known");
+		top.each(top.req_array("handles"), "handles", [&](const Obj &h) {
+			f.handles.push_back(read_handle(h, f.handles.empty() ? 0 : f.handles.back().handle));
+		});
+		f.holders = records::read_holders(top);
+		f.degraded = top.req_strings("degraded");
+		f.i915 = read_i915_state(top);
+		f.xe = read_xe_state(top, f.handles);
+		if (f.xe)
+			for (std::size_t i = 0; i < f.handles.size(); ++i)
+				if (f.handles[i].xe && f.handles[i].xe->vm_id &&
+				    std::none_of(f.xe->vms.begin(), f.xe->vms.end(),
+						 [&](const XeVm &v) { return v.id == f.handles[i].xe->vm_id; }))
+					jsonin::fail(top.at("handles", i) + ".xe.vm_id",
+						     "names a VM that is not in xe.vms");
+		return f;
+	});
+}
+
+} // namespace gwcriu
