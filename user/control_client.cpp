@@ -7,16 +7,17 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "manifest/json_reader.hpp"
 #include "manifest/manifest.hpp"
 
 namespace fs = std::filesystem;
+namespace jsonin = gw::jsonin;
 
 namespace gw::control
 {
@@ -44,17 +45,18 @@ std::vector<DaemonInfo> list_daemons(const std::string &run_dir)
 	for (const auto &ent : fs::directory_iterator(run_dir, ec)) {
 		if (ent.path().extension() != ".json")
 			continue;
-		std::ifstream in(ent.path());
-		nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-		if (j.is_discarded() || !j.is_object())
+		auto text = read_text(ent.path().string());
+		if (!text)
 			continue;
 		DaemonInfo d;
-		try {
-			d.pid = j.at("pid").get<uint32_t>();
-			d.cgroup = j.at("cgroup").get<std::string>();
-			d.manifest = j.at("manifest").get<std::string>();
-			d.socket = j.at("socket").get<std::string>();
-		} catch (const nlohmann::json::exception &) {
+		try { // a registration being written or left half-written is skipped
+			nlohmann::json j = jsonin::parse(*text);
+			jsonin::Obj o(j, "");
+			d.pid = o.req_u32("pid");
+			d.cgroup = o.req_str("cgroup", 4096);
+			d.manifest = o.req_str("manifest", 4096);
+			d.socket = o.req_str("socket", 4096);
+		} catch (const jsonin::FormatError &) {
 			continue;
 		}
 		if (d.pid == 0 || (::kill(d.pid, 0) != 0 && errno == ESRCH))
