@@ -2,7 +2,7 @@
 /*
  * The fast path: what the fentry/fexit programs (BPF trampolines on kernel functions) in
  * gpuwatch.bpf.c need beyond the hook-independent handlers. Userspace loads them only where
- * they load and attach (feature probing, user/hook_probe.cpp), else their tracepoint twins.
+ * they load and attach (feature probing, user/hook_path_probe.cpp), else their tracepoint twins.
  *
  * - drm_ioctl(filp, cmd, arg), drm.ko: every ioctl on a DRM file, for every driver (drivers'
  *   own unlocked_ioctl wrappers and drm_compat_ioctl end in it). fentry stores the argument

@@ -9,7 +9,7 @@
  * - tracepoint path: the syscall tracepoints (tp/syscalls/...), the only kind every kernel
  *   allows. They cost every syscall of every task a cgroup check while attached.
  * - fexit path (fexit.bpf.h): BPF trampolines on kernel functions, loaded per hook group
- *   only where they load and attach (user/hook_probe.cpp probes; never the kernel version):
+ *   only where they load and attach (user/hook_path_probe.cpp probes; never the kernel version):
  *     ioctl    fentry+fexit drm_ioctl         instead of sys_{enter,exit}_ioctl
  *     mmap     fexit mmap_region              instead of sys_{enter,exit}_mmap
  *     cloexec  fexit set_close_on_exec        instead of FIOCLEX/FIONCLEX in sys_*_ioctl

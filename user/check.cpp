@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "daemon.hpp"
-#include "hook_probe.hpp"
+#include "hook_path_probe.hpp"
 #include "sysutil.hpp"
 #include "tracer.hpp"
 

@@ -3,7 +3,7 @@
 // detaches it at once.
 #pragma once
 
-#include "hooks.hpp"
+#include "hook_paths.hpp"
 
 namespace gw
 {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "hooks.hpp"
+#include "hook_paths.hpp"
 #include "tracer.hpp"
 
 namespace gw

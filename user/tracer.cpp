@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "gpuwatch.skel.h"
-#include "hook_probe.hpp"
+#include "hook_path_probe.hpp"
 #include "sysutil.hpp"
 
 namespace gw

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gpuwatch.h"
-#include "hooks.hpp"
+#include "hook_paths.hpp"
 
 namespace gw
 {

@@ -1,4 +1,4 @@
-#include "hook_probe.hpp"
+#include "hook_path_probe.hpp"
 
 #include <bpf/btf.h>
 #include <cerrno>

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "hooks.hpp"
+#include "hook_paths.hpp"
 
 namespace gw
 {

@@ -1,4 +1,4 @@
-#include "hooks.hpp"
+#include "hook_paths.hpp"
 
 #include "sysutil.hpp"
 

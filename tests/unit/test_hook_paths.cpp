@@ -2,7 +2,7 @@
 // the BTF parameter check, and the manifest's "hooks" field.
 #include <gtest/gtest.h>
 
-#include "hooks.hpp"
+#include "hook_paths.hpp"
 #include "model.hpp"
 #include "sysutil.hpp"
 

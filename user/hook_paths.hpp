@@ -1,7 +1,7 @@
 // Hook paths: which kernel hooks feed each group of records (the syscall tracepoints, or
 // fentry/fexit programs on kernel functions), how a choice is requested (auto, tracepoint,
 // fexit: --hooks or GPUWATCH_HOOKS) and the printable result. Pure: the probing itself is in
-// hook_probe.cpp (BTF) and tracer.cpp (a trial load and attach).
+// hook_path_probe.cpp (BTF) and tracer.cpp (a trial load and attach).
 #pragma once
 
 #include <array>
