@@ -6,8 +6,9 @@
 #
 # The image (localhost/gwct) is made here with `podman import`: busybox and the static
 # wl_criu_scratch (vgem buffers, some mapped, holes in the handle tables, a forked child that
-# shares them; it writes /w/ready, waits for /w/go, checks its own state, writes
-# /w/result.<pid>, then keeps running until /w/exit). /w is a directory of this VM's /run.
+# shares them; it speaks the phase protocol of vmtests/workloads/wl.h: /w/ready.1 when built,
+# then it waits for /w/go.1, checks its own state (/w/result.<pid>: PASS), writes /w/ready.2
+# and keeps running until /w/go.2). /w is a directory of this VM's /run.
 #
 # Cases (CASES, default all, in this order):
 #   config    container-config with its defaults writes /etc/criu/default.conf (merged into an
@@ -129,25 +130,25 @@ run_drm() { # NAME DIR [pm run options...]
 	rm -rf "$dir" && mkdir -p "$dir"
 	pm run -d --name "$name" --device /dev/dri/card0 --device /dev/dri/renderD128 -v "$dir:/w" "$@" \
 		localhost/gwct:1 /wl /w >"$T/$name.run.log" 2>&1 || { rc=$?; cat "$T/$name.run.log"; fail "pm run exited $rc"; return 1; }
-	wait_for 120 test -e "$dir/ready" || { pm logs "$name" 2>&1 | tail -n 5; fail "the workload never got ready"; return 1; }
+	wait_for 120 test -e "$dir/ready.1" || { pm logs "$name" 2>&1 | tail -n 5; fail "the workload never got ready"; return 1; }
 }
 
-# the workload checks itself: go, then two results (parent, child) that must read OK
+# the workload checks itself: go.1, then ready.2 when both processes have written their result,
+# which must read PASS
 verify() { # DIR WHAT
 	local dir=$1 what=$2 r bad=0
-	# cdone: the child's "my checks are done" from an earlier round (the export case checks the
-	# original and then the imported copy in the same directory): stale, it would let the
-	# parent check the buffer the child shares before the child wrote it
-	rm -f "$dir"/result.* "$dir"/notes.* "$dir/cdone"
-	touch "$dir/go"
-	wait_for 120 sh -c "[ \$(ls $dir/result.* 2>/dev/null | wc -l) -ge 2 ]" ||
-		{ fail "$what: $(ls "$dir"/result.* 2>/dev/null | wc -l) result file(s)"; return 1; }
-	sleep 0.3
-	for r in "$dir"/result.*; do
-		[ "$(cat "$r")" = OK ] || { bad=1; echo "  $what: ${r##*/}:"; sed 's/^/    /' "$r"; }
+	# what an earlier round left (the export case checks the original and then the imported
+	# copy in the same directory): stale, a cdone would let the parent check the buffer the
+	# child shares before the child wrote it, a cready.2 or ready.2 would end the wait early
+	rm -f "$dir"/result.* "$dir"/notes.* "$dir/cdone" "$dir"/cready.2.* "$dir/ready.2"
+	touch "$dir/go.1"
+	wait_for 120 test -e "$dir/ready.2" ||
+		{ fail "$what: no ready.2 (results: $(ls "$dir"/result.* 2>/dev/null | wc -l))"; return 1; }
+	for r in "$dir"/result.[0-9]*[0-9]; do
+		[ "$(cat "$r")" = PASS ] || { bad=1; echo "  $what: ${r##*/}: $(cat "$r")"; sed 's/^/    /' "$r.log"; }
 	done
 	for r in "$dir"/notes.*; do [ -s "$r" ] && sed "s/^/  note ($what, ${r##*/}): /" "$r"; done
-	rm -f "$dir/go"
+	rm -f "$dir/go.1"
 	[ $bad = 0 ] || fail "$what: the workload found its state damaged"
 }
 
@@ -232,7 +233,7 @@ case_drm() {
 	pm exec drm dd if=/dev/dri/card0 of=/dev/null bs=1 count=0 >"$T/drm.exec.log" 2>&1 ||
 		{ cat "$T/drm.exec.log"; fail "the restored container cannot open /dev/dri/card0 (device cgroup)"; return 1; }
 	verify "$d" "after restore" || return 1
-	touch "$d/exit"
+	touch "$d/go.2"
 	wait_for 60 sh -c "[ \"\$(timeout 30 podman inspect -f '{{.State.Running}}' drm)\" = false ]" || fail "the workload did not exit" || return 1
 	pm rm -f drm >/dev/null 2>&1
 	wait_for 30 sh -c "! kill -0 $gw2 2>/dev/null" || fail "the daemon $gw2 outlived its container" || return 1
@@ -249,11 +250,11 @@ case_export() {
 	grep -q 'gpuwatch-' "$T/export.list" || fail "the exported tarball holds no gpuwatch image" || return 1
 	verify "$d" "the original after --leave-running" || return 1
 	pm rm -f export >/dev/null 2>&1
-	rm -f "$d"/result.* "$d/go"
+	rm -f "$d"/result.* "$d/go.1"
 	pm container restore --import="$tar" >"$T/export.rst.log" 2>&1 ||
 		{ rc=$?; tail -n 5 "$T/export.rst.log"; fail "podman container restore --import exited $rc"; return 1; }
 	verify "$d" "after --import" || return 1
-	touch "$d/exit"
+	touch "$d/go.2"
 	wait_for 60 sh -c "[ \"\$(timeout 30 podman inspect -f '{{.State.Running}}' export)\" = false ]"
 	pm rm -f export >/dev/null 2>&1
 }
@@ -271,7 +272,7 @@ case_annot() {
 	{ run_drm annot "$d" --annotation "org.criu.config=$T/annot.conf" && checkpoint annot && restore annot &&
 		verify "$d" "after restore (annotation)"; } || rc=1
 	mv "$T/default.conf.saved" "$CONF"
-	touch "$d/exit"
+	touch "$d/go.2"
 	pm rm -f annot >/dev/null 2>&1
 	return $rc
 }
@@ -315,7 +316,7 @@ case_gone() {
 	modprobe vgem || { fail "cannot load vgem again"; return 1; }
 	restore gone || return 1
 	verify "$d" "after restore (device back)" || return 1
-	touch "$d/exit"
+	touch "$d/go.2"
 	pm rm -f gone >/dev/null 2>&1
 }
 
@@ -394,7 +395,7 @@ case_i915() {
 	pm run -d --name i915 --cap-add SYS_NICE --device "$I915_NODE" -v "$d:/w" localhost/gwct-i915:1 /wl /w \
 		>"$T/i915.run.log" 2>&1 ||
 		{ cat "$T/i915.run.log"; fail "pm run exited"; return 1; }
-	wait_for 120 test -e "$d/ready" || { pm logs i915 2>&1 | tail -n 5; fail "the workload never got ready"; return 1; }
+	wait_for 120 test -e "$d/ready.1" || { pm logs i915 2>&1 | tail -n 5; fail "the workload never got ready"; return 1; }
 	i915_verified "$d" "before the checkpoint" || return 1
 	want=$(i915_maps_of i915)
 	[ "${want:-0}" -gt 0 ] || { fail "the container holds no i915 mapping"; return 1; }
@@ -409,7 +410,7 @@ case_i915() {
 		echo "  CRIU $major.x: checkpoint refused: $(grep -m1 -E 'Error|anon_inode' "$(latest_log dump)" 2>/dev/null | cut -c1-160)"
 		[ "$(pm inspect -f '{{.State.Running}}' i915)" = true ] || { fail "the container stopped after the failed checkpoint"; return 1; }
 		i915_verified "$d" "after the refused checkpoint" || return 1
-		touch "$d/exit" "$d/go.after"
+		touch "$d/go.1"
 		pm rm -f i915 >/dev/null 2>&1
 		return 0
 	fi
@@ -447,8 +448,8 @@ case_i915() {
 	[ "$n" = "$want" ] || { fail "--import: $n of $want i915 mappings mapped back"; return 1; }
 	i915_verified "$d" "after --import" || return 1
 	# the after-work: new patterns through every mapping, new buffers, contexts and a VM
-	touch "$d/go.after"
-	wait_for 120 sh -c "[ \$(ls $d | grep -cE '^result\.[0-9]+\$') -ge 2 ]" || { fail "no results after go.after"; return 1; }
+	touch "$d/go.1"
+	wait_for 120 sh -c "[ \$(ls $d | grep -cE '^result\.[0-9]+\$') -ge 2 ]" || { fail "no results after go.1"; return 1; }
 	sleep 0.5
 	for f in $(ls "$d" | grep -E '^result\.[0-9]+$'); do
 		[ "$(head -n1 "$d/$f")" = PASS ] || { sed 's/^/    /' "$d/$f.log" 2>/dev/null | head; fail "after-work: $f: $(head -n1 "$d/$f")"; return 1; }

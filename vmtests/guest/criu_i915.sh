@@ -4,12 +4,12 @@
 # with its own file of the gwi915 fixture's render node, libdrm_intel surfaces with GTT
 # mappings, a legacy GEM_MMAP mapping, GEM_CREATE_EXT buffers with placements and PAT mapped
 # WB/WC, userptr, tiling, caching, VMs shared by contexts with priority/engine maps, holes in
-# the handle, context and VM id tables) checks itself every ~100 ms and, after go.after, works.
+# the handle, context and VM id tables) checks itself every ~100 ms and, after go.1, works.
 # Here the kernel's side is compared too: the fixture's debugfs state and /proc/PID/maps before
 # the dump and after the restore (check_i915_restore.py).
 #
-#   criu_i915               dump (the workload is killed), restore -d, compare, go.after
-#   criu_i915_leave_running dump --leave-running, compare on the original, go.after
+#   criu_i915               dump (the workload is killed), restore -d, compare, go.1
+#   criu_i915_leave_running dump --leave-running, compare on the original, go.1
 #   criu_i915_selfcheck     no CRIU: the workload alone passes, and each kind of damage a broken
 #                           restore could do (sabotage) makes the workload's check and/or the
 #                           state comparison fail: the two scenarios above can fail
@@ -44,9 +44,9 @@ ci_start() {
 	CLEANUP_PIDS+=("$WL_PID")
 }
 
-# ci_ready DIR: both processes built and checked their state (DIR/ready)
+# ci_ready DIR: both processes built and checked their state (DIR/ready.1)
 ci_ready() {
-	crwl_wait "$1" ready || return 1
+	crwl_wait "$1" ready.1 || return 1
 	local p
 	for p in $(crwl_pids "$1"); do CLEANUP_PIDS+=("$p"); done
 }
@@ -105,15 +105,15 @@ ci_same() {
 	fail "the kernel's i915 state differs from before the dump: $(grep -m1 '^  - ' "$WORK/compare.txt" | sed 's/^  - //' | cut -c1-240)"
 }
 
-# ci_finish DIR: go.after; both processes work, write result.<pid> PASS and exit; the parent's
+# ci_finish DIR: go.1; both processes work, write result.<pid> PASS and exit; the parent's
 # exit.<pid> says "0 child 0"
 ci_finish() {
 	local dir=$1 parent p deadline=$((SECONDS + PHASE_TIMEOUT)) ex
 	parent=$(cat "$dir/pid.parent")
-	go "$dir" after
+	go "$dir" 1
 	for p in $(crwl_pids "$dir"); do
 		while alive "$p"; do
-			[ $SECONDS -lt $deadline ] || { fail "workload $(crwl_role "$dir" "$p") $p still running ${PHASE_TIMEOUT}s after go.after"; return 1; }
+			[ $SECONDS -lt $deadline ] || { fail "workload $(crwl_role "$dir" "$p") $p still running ${PHASE_TIMEOUT}s after go.1"; return 1; }
 			sleep 0.05
 		done
 	done
@@ -269,7 +269,7 @@ sc_criu_i915_predump() {
 }
 
 # One line per case: KIND, the workload check that must report it (verify: the ~100 ms loop;
-# result: the go.after work) with a phrase of its reason, and whether the kernel-side
+# result: the go.1 work) with a phrase of its reason, and whether the kernel-side
 # comparison (check_i915_restore.py) must see it too (1) or cannot (0: not kernel state).
 CI_SABOTAGE=(
 	"byte      verify contents.differ              0"
@@ -288,7 +288,7 @@ CI_SABOTAGE=(
 )
 
 # criu_i915_selfcheck: no CRIU. The workload alone: ready, its check passes, the kernel state
-# is unchanged a while later (the normalisation hides nothing that changes by itself), go.after
+# is unchanged a while later (the normalisation hides nothing that changes by itself), go.1
 # passes. Then each sabotage case on a fresh workload must be caught as listed in CI_SABOTAGE.
 # The snapshots of the clean run are what vmtests/selftest/i915_restore/ was recorded from.
 sc_criu_i915_selfcheck() {
@@ -307,7 +307,7 @@ sc_criu_i915_selfcheck() {
 	ci_snapshot "$dir" after || return 1
 	ci_same "$dir" || { REASON="the workload alone: $REASON"; return 1; }
 	ci_finish "$dir" || { REASON="the workload alone: $REASON"; return 1; }
-	echo "    the workload alone: ready, self-check PASS, kernel state unchanged, go.after PASS, exit 0"
+	echo "    the workload alone: ready, self-check PASS, kernel state unchanged, go.1 PASS, exit 0"
 	for entry in "${CI_SABOTAGE[@]}"; do
 		read -r kind where phrase kernel <<<"$entry"
 		n=$((n + 1))
@@ -322,7 +322,7 @@ sc_criu_i915_selfcheck() {
 		ci_snapshot "$dir" "sab-$kind-after" || return 1
 		ci_compare "$dir" "sab-$kind-before" "sab-$kind-after" "$WORK/compare-$kind.txt"
 		cmp=$?
-		go "$dir" after
+		go "$dir" 1
 		for _ in $(seq 200); do alive "$parent" || break; sleep 0.05; done
 		crwl_kill "$dir"
 		got=$(head -n1 "$dir/$where.$parent" 2>/dev/null)

@@ -3,8 +3,8 @@
 # the VM). wl_criu_scratch (workloads/wl_criu_scratch.c: a window into a buffer, files kept
 # only by mappings, flink names, a buffer only a render node still holds, holes in handle
 # tables) runs as a detached session in a cgroup, is dumped and restored by the VM's CRIU with
-# gpuwatch's plugin alone (--libdir: no action script), then checks itself (result.<pid>:
-# "OK"). Where wl_criu (criu.sh) checks exact state against a model, this workload checks
+# gpuwatch's plugin alone (--libdir: no action script), then checks itself (the phase protocol
+# of wl.h: ready.1/go.1 around the checkpoint, then result.<pid> "PASS" and ready.2). Where wl_criu (criu.sh) checks exact state against a model, this workload checks
 # what a real program would notice, and the cases stress the plugin's inputs:
 #   daemon     gpuwatch attach follows the cgroup; the plugin syncs the daemon at dump; after
 #              the restore the daemon's manifest lists what it listed before the dump
@@ -48,8 +48,7 @@ scr_start() {
 	[ $daemon = 1 ] && { gw_start "$SCR_CG" || return 1; }
 	CRWL_WL=$SCR_WL crwl_start "$SCR_CG" "$SCR_DIR" "$@"
 	SCR_PID=$WL_PID
-	wait_for "$PHASE_TIMEOUT" test -e "$SCR_DIR/ready" ||
-		{ indent "$SCR_DIR/stderr"; fail "workload not ready after ${PHASE_TIMEOUT}s$(last_line "$SCR_DIR/stderr")"; return 1; }
+	crwl_wait "$SCR_DIR" ready.1 || return 1
 	if [ -n "$GW_PID" ]; then
 		sleep 1 # the daemon rewrites its manifest within 100 ms of a change
 		cp "$MANIFEST" "$WORK/manifest-before-dump.json"
@@ -84,7 +83,7 @@ scr_restore() {
 
 # scr_finish: the restore (done) brought back what the daemon saw, and what the workload checks
 scr_finish() {
-	local r n bad=0
+	local r p bad=0
 	grep -h "gpuwatch: " "$WORK/restore.log" | grep -vE 'mapping 0x|buffer of [0-9]+ bytes' |
 		sed 's/^([0-9. ]*) *[0-9]*:* */    restore: /' | head -n 8
 	if [ -n "$GW_PID" ]; then
@@ -98,19 +97,18 @@ scr_finish() {
 		fi
 		echo "    the daemon's manifest after the restore: $(head -n1 "$WORK/compare.txt")"
 	fi
-	touch "$SCR_DIR/go"
-	wait_for "$PHASE_TIMEOUT" sh -c "[ \$(ls '$SCR_DIR' | grep -c '^result\.') -ge 2 ]"
-	for n in "$SCR_DIR"/notes.*; do [ -s "$n" ] && sed "s/^/    note (${n##*/}): /" "$n"; done
-	n=$(ls "$SCR_DIR" | grep -c '^result\.')
-	touch "$SCR_DIR/exit"
-	[ "$n" = 2 ] || { indent "$SCR_DIR/stderr"; fail "$n of 2 result files after the restore$(last_line "$SCR_DIR/stderr")"; return 1; }
-	for r in "$SCR_DIR"/result.*; do
-		[ "$(cat "$r")" = OK ] && continue
+	touch "$SCR_DIR/go.1"
+	crwl_wait "$SCR_DIR" ready.2 || { touch "$SCR_DIR/go.2"; return 1; }
+	for r in "$SCR_DIR"/notes.*; do [ -s "$r" ] && sed "s/^/    note (${r##*/}): /" "$r"; done
+	touch "$SCR_DIR/go.2"
+	for p in $(crwl_pids "$SCR_DIR"); do
+		r=$SCR_DIR/result.$p
+		[ "$(cat "$r" 2>/dev/null)" = PASS ] && continue
 		bad=1
-		echo "    ${r##*/}:"
-		indent "$r" 20
+		echo "    result.$p: $(cat "$r" 2>/dev/null || echo missing)"
+		indent "$r.log" 20
 	done
-	[ $bad = 0 ] || { fail "the workload found its state damaged after the restore: $(grep -v '^OK' "$SCR_DIR"/result.* | head -n1)"; return 1; }
+	[ $bad = 0 ] || { fail "the workload found its state damaged after the restore: $(cat "$SCR_DIR"/result.*.log | head -n1)"; return 1; }
 	mkdir -p "$WORK/img-gpuwatch" && cp "$SCR_IMG"/gpuwatch-* "$WORK/img-gpuwatch/" 2>/dev/null
 	gw_stop
 }

@@ -17,7 +17,9 @@
  * Phase protocol with the runner (vmtests/guest/): a workload is run as `wl_x DIR [args]`.
  * wl_phase(n) writes DIR/truth.<n>.<pid>.json; in a forked child it then creates
  * DIR/cready.<n>.<pid>; the main process waits for the cready files of its live children,
- * creates DIR/ready.<n>, and every process waits for DIR/go.<n> before going on.
+ * creates DIR/ready.<n>, and every process waits for DIR/go.<n> before going on. wl_sync(n)
+ * is the same without the truth (a workload that checks itself instead of being compared
+ * with a model: wl_criu_scratch).
  */
 #ifndef WL_H
 #define WL_H
@@ -150,7 +152,8 @@ void wl_write_truth(int phase);
 void wl_selfcheck(void); /* probes handles; dies on a model mismatch */
 
 /* wl_phase.c */
-void wl_phase(int phase);                                         /* truth, ready, wait for go */
+void wl_phase(int phase);                                         /* truth, then wl_sync */
+void wl_sync(int phase, void (*idle)(void));                      /* ready, wait for go (idle at each poll) */
 pid_t wl_fork(void);                                              /* like fork(); the parent tracks the child */
 void wl_reap(pid_t pid);                                          /* waitpid, dies unless it exited 0 */
 int wl_finish(void);                                              /* reaps all children; returns the exit status */

@@ -20,11 +20,15 @@
  *       (C.1 = A.3, a buffer shared across processes).
  * D.2, F.1 and W cannot come back exactly (their contents or sharing are not reachable at
  * dump, or the driver refuses the window): they are reported in DIR/notes.<pid>, not failed.
- * While it waits for DIR/go, DIR/rewrite makes the parent fill A.3 with a new pattern and write
- * DIR/rewritten (the predump case: written after `criu pre-dump`, only the final dump has it).
- * usage: wl_criu_scratch DIR    writes DIR/ready when built, waits for DIR/go, then writes
- *        DIR/result.<pid> ("OK" or the failures) and DIR/notes.<pid> in both processes, then
- *        waits for DIR/exit; exit status 0 when all is well.
+ * usage: wl_criu_scratch DIR [--big=MiB]. It speaks the workloads' phase protocol (wl.h,
+ * wl_sync; pids in DIR/pid.parent and DIR/pid.child):
+ *   phase 1 (ready.1)  built; the harness dumps and restores, then go.1. While it waits for
+ *                      go.1, DIR/rewrite makes the parent fill A.3 with a new pattern and write
+ *                      DIR/rewritten (the predump case: written after `criu pre-dump`, only the
+ *                      final dump has it).
+ *   each process checks itself: result.<pid> ("PASS" or "FAIL n"), result.<pid>.log (the
+ *   failures), notes.<pid> (what could not come back exactly)
+ *   phase 2 (ready.2)  both have reported; go.2 ends them. Exit status 0 when all is well.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -46,6 +50,8 @@
 #include <unistd.h>
 #include <drm.h>
 #include <drm_mode.h>
+
+#include "wl.h"
 
 static const char *dir;
 static char failures[8192], notes[4096];
@@ -218,6 +224,7 @@ static int exists(const char *name)
 	return access(p, F_OK) == 0;
 }
 
+/* the child's cdone: its checks are done (the parent then checks what it wrote) */
 static void wait_for(const char *name)
 {
 	struct timespec ts = {0, 50 * 1000 * 1000};
@@ -240,8 +247,11 @@ static void write_file(const char *kind, const char *text)
 
 static void report(void)
 {
+	char verdict[32];
+	snprintf(verdict, sizeof verdict, nfail ? "FAIL %d\n" : "PASS\n", nfail);
 	write_file("notes", notes);
-	write_file("result", nfail ? failures : "OK\n");
+	write_file("result.log", failures);
+	write_file("result", verdict);
 }
 
 /* The fds are exactly `want` (and 0-2); plugin fds >= 1000 are noted, others fail. */
@@ -312,19 +322,38 @@ static void on_sigusr2(int sig)
 	close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 }
 
-static void wait_exit(void)
+/* while phase 1 waits for go.1: DIR/rewrite fills A.3 anew (the predump case) */
+static unsigned char *a3_map;
+static uint64_t a3_size;
+static unsigned a3_seed = 3;
+
+static void rewrite_if_asked(void)
 {
-	wait_for("exit");
+	if (a3_seed == 3 && exists("rewrite")) {
+		fill(a3_map, a3_size, 33);
+		a3_seed = 33;
+		touch("rewritten");
+	}
+}
+
+static void write_pid(const char *name)
+{
+	char text[32];
+	snprintf(text, sizeof text, "%d\n", (int)getpid());
+	char p[512], tmp[520];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	snprintf(tmp, sizeof tmp, "%s.tmp", p);
+	FILE *f = fopen(tmp, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, p) != 0)
+		die(p);
 }
 
 int main(int argc, char **argv)
 {
 	uint64_t s1, s2, s3, s4, s5, cs1, cs2;
-	if (argc < 2) {
-		fprintf(stderr, "usage: wl_criu_scratch DIR [--big=MiB]\n");
-		return 2;
-	}
-	dir = argv[1];
+	wl_init(argc, argv);
+	dir = wl.dir;
+	write_pid("pid.parent");
 	unsigned big_mib = argc > 2 && strncmp(argv[2], "--big=", 6) == 0 ? (unsigned)atoi(argv[2] + 6) : 0;
 	signal(SIGUSR2, on_sigusr2);
 
@@ -437,10 +466,9 @@ int main(int argc, char **argv)
 		fill_big(mg, gs);
 	}
 
-	pid_t child = fork();
-	if (child < 0)
-		die("fork");
+	pid_t child = wl_fork();
 	if (child == 0) {
+		write_pid("pid.child");
 		unsigned char *m1b = map(A, 1, s1);
 		memset(m1b, 0xc5, 4096); /* the parent's m1 sees it too: same buffer */
 		int C = open("/dev/dri/card0", O_RDWR);
@@ -458,8 +486,7 @@ int main(int argc, char **argv)
 			errno = EINVAL;
 			die("C.1 = E");
 		}
-		touch("cready");
-		wait_for("go");
+		wl_sync(1, NULL);
 		int cfds[] = {A, E, R, B, D, C, G};
 		check_fd_set(cfds, G >= 0 ? 7 : 6);
 		check_fd("C", C, 0, O_RDWR, 0);
@@ -478,21 +505,12 @@ int main(int argc, char **argv)
 		m1b[8192] ^= 0xff; /* seen by the parent through its own mapping? */
 		touch("cdone");
 		report();
-		wait_exit();
+		wl_sync(2, NULL);
 		return nfail ? 1 : 0;
 	}
-	wait_for("cready");
-	touch("ready");
-	unsigned a3_seed = 3;
-	while (!exists("go")) {
-		if (a3_seed == 3 && exists("rewrite")) {
-			fill(m3, s3, 33);
-			a3_seed = 33;
-			touch("rewritten");
-		}
-		struct timespec ts = {0, 50 * 1000 * 1000};
-		nanosleep(&ts, NULL);
-	}
+	a3_map = m3;
+	a3_size = s3;
+	wl_sync(1, rewrite_if_asked);
 	wait_for("cdone");
 
 	int pfds[] = {A, E, R, B, D, G};
@@ -569,7 +587,7 @@ int main(int argc, char **argv)
 		fail("B.1 is not A.5's buffer");
 
 	report();
-	wait_exit();
+	wl_sync(2, NULL);
 	int st = 0;
 	waitpid(child, &st, 0);
 	return nfail || !WIFEXITED(st) || WEXITSTATUS(st) ? 1 : 0;

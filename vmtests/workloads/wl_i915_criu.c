@@ -23,10 +23,10 @@
  *     mapped GTT through MMAP_OFFSET), 4 (userptr); 2 destroyed.
  * Every buffer and userptr range holds its own pattern.
  *
- * Protocol (files in DIR):
+ * Protocol (files in DIR; the phases are the workloads' protocol of wl.h, wl_sync):
  *   pid.parent, pid.child      pids
  *   expect.<pid>.txt           what each process expects of itself (for the record)
- *   ready                      both processes built their state and verified it once
+ *   ready.1                    both processes built their state and verified it once (phase 1)
  *   verify.<pid>               rewritten every ~100 ms: "PASS <round>", or "FAIL <round> <reason>"
  *                              from the first failed round on (sticky); verify.<pid>.log lists
  *                              every failure of that round
@@ -35,7 +35,7 @@
  *                              catch a verify.<pid>.tmp open that the running original then
  *                              renames away before the image is restored elsewhere)
  *   sabotage                   (tests of this test) the parent breaks one thing, see sabotage()
- *   go.after                   each process writes new patterns through every mapping and reads
+ *   go.1                       each process writes new patterns through every mapping and reads
  *                              them back through a fresh mapping of the same handle (or PREAD),
  *                              makes new buffers, contexts and a VM (they must get the lowest
  *                              free ids), probes VM ids and engine maps; result.<pid>: "PASS" or
@@ -71,6 +71,8 @@
 #include <i915_drm.h>
 #include <intel_bufmgr.h>
 #include <xf86drm.h>
+
+#include "wl.h"
 
 #define MT_NONE   (-1)
 #define MT_LEGACY 100 /* legacy GEM_MMAP (a shmem mapping made inside the ioctl) */
@@ -985,8 +987,55 @@ static void build_child(void)
 	M.hole_h[M.nhh++] = gone;
 }
 
-/* builds, checks once, says ready (cready.<pid> for the child), then the loop */
-static int run(bool is_parent, pid_t child)
+/* while phase 1 waits for go.1 (wl_sync's idle): hold, sabotage, a verification round every
+ * ~100 ms into verify.<pid> */
+static bool g_sabotaged, g_held;
+static unsigned long g_round;
+static char g_sticky[600];
+static uint64_t g_next_round_ns;
+
+static void check_round(void)
+{
+	char name[64];
+	if (exists("hold")) {
+		if (!g_held) {
+			snprintf(name, sizeof name, "held.%d", getpid());
+			write_file(name, "held\n");
+			g_held = true;
+		}
+		return;
+	}
+	g_held = false;
+	if (wl_now_ns() < g_next_round_ns)
+		return;
+	if (!g_sabotaged && exists("sabotage")) {
+		char path[512], kind[64] = "";
+		snprintf(path, sizeof path, "%s/sabotage", g_dir);
+		/* the shell creates the file before it writes the kind: an empty read is tried
+		 * again next round, not taken as done */
+		FILE *f = fopen(path, "r");
+		if (f && fscanf(f, "%63s", kind) == 1) {
+			sabotage(kind);
+			g_sabotaged = true;
+		}
+		if (f)
+			fclose(f);
+	}
+	g_round++;
+	snprintf(name, sizeof name, "verify.%d", getpid());
+	if (!g_sticky[0]) {
+		if (run_check(verify, "verify"))
+			snprintf(g_sticky, sizeof g_sticky, "FAIL %lu %s", g_round, g_fail);
+		else
+			write_file(name, "PASS %lu\n", g_round);
+	}
+	if (g_sticky[0])
+		write_file(name, "%s\n", g_sticky);
+	g_next_round_ns = wl_now_ns() + 100 * 1000 * 1000ull;
+}
+
+/* builds, checks once, phase 1 (ready.1) verifying every ~100 ms until go.1, then works */
+static int run(bool is_parent)
 {
 	char name[64];
 	if (is_parent)
@@ -998,60 +1047,8 @@ static int run(bool is_parent, pid_t child)
 	if (run_check(verify, "verify"))
 		die("the state just built does not verify: %s", g_fail);
 	write_file(is_parent ? "pid.parent" : "pid.child", "%d\n", getpid());
-	if (is_parent) {
-		snprintf(name, sizeof name, "cready.%d", child);
-		while (!exists(name)) {
-			int st;
-			if (waitpid(child, &st, WNOHANG) == child)
-				die("the child exited before it was ready (status 0x%x)", st);
-			usleep(20000);
-		}
-		write_file("ready", "");
-	} else {
-		snprintf(name, sizeof name, "cready.%d", getpid());
-		write_file(name, "");
-	}
-
-	unsigned long round = 0;
-	char sticky[600] = "";
-	bool sabotaged = !is_parent;
-	bool held = false;
-	while (!exists("go.after")) {
-		if (exists("hold")) {
-			if (!held) {
-				snprintf(name, sizeof name, "held.%d", getpid());
-				write_file(name, "held\n");
-				held = true;
-			}
-			usleep(50000);
-			continue;
-		}
-		held = false;
-		if (!sabotaged && exists("sabotage")) {
-			char path[512], kind[64] = "";
-			snprintf(path, sizeof path, "%s/sabotage", g_dir);
-			/* the shell creates the file before it writes the kind: an empty read is tried
-			 * again next round, not taken as done */
-			FILE *f = fopen(path, "r");
-			if (f && fscanf(f, "%63s", kind) == 1) {
-				sabotage(kind);
-				sabotaged = true;
-			}
-			if (f)
-				fclose(f);
-		}
-		round++;
-		snprintf(name, sizeof name, "verify.%d", getpid());
-		if (!sticky[0]) {
-			if (run_check(verify, "verify"))
-				snprintf(sticky, sizeof sticky, "FAIL %lu %s", round, g_fail);
-			else
-				write_file(name, "PASS %lu\n", round);
-		}
-		if (sticky[0])
-			write_file(name, "%s\n", sticky);
-		usleep(100000);
-	}
+	g_sabotaged = !is_parent;
+	wl_sync(1, check_round);
 	int fails = run_check(after_work, "result");
 	snprintf(name, sizeof name, "result.%d", getpid());
 	if (fails)
@@ -1063,18 +1060,15 @@ static int run(bool is_parent, pid_t child)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2)
-		die("usage: wl_i915_criu DIR");
-	g_dir = argv[1];
+	wl_init(argc, argv);
+	g_dir = wl.dir;
 	close_range(3, ~0u, 0); /* virtme's ports and anything else CRIU could not dump */
 	signal(SIGBUS, on_fault);
 	signal(SIGSEGV, on_fault);
-	pid_t child = fork();
-	if (child < 0)
-		die("fork: %s", strerror(errno));
+	pid_t child = wl_fork();
 	if (child == 0)
-		exit(run(false, 0));
-	int rc = run(true, child), st = 0;
+		exit(run(false));
+	int rc = run(true), st = 0;
 	if (waitpid(child, &st, 0) != child)
 		st = -1;
 	int cst = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);

@@ -26,8 +26,9 @@ static void touch(const char *name)
 	close(fd);
 }
 
-/* Waits until DIR/name exists; dies after WAIT_TIMEOUT_S or when child `watch` (if > 0) exits. */
-static void wait_for(const char *name, pid_t watch)
+/* Waits until DIR/name exists; dies after WAIT_TIMEOUT_S or when child `watch` (if > 0) exits.
+ * idle (if set) runs at every poll. */
+static void wait_for(const char *name, pid_t watch, void (*idle)(void))
 {
 	struct timespec tick = {0, 10 * 1000 * 1000};
 	char path[300];
@@ -41,28 +42,35 @@ static void wait_for(const char *name, pid_t watch)
 			wl_die("child %d ended (status %#x) while waiting for %s", (int)watch, status, name);
 		if (wl_now_ns() > deadline)
 			wl_die("timed out waiting for %s", path);
+		if (idle)
+			idle();
 		nanosleep(&tick, NULL);
 	}
 }
 
-void wl_phase(int phase)
+void wl_sync(int phase, void (*idle)(void))
 {
 	char name[64];
 
-	wl_write_truth(phase);
 	if (wl.is_child) {
 		snprintf(name, sizeof(name), "cready.%d.%d", phase, (int)getpid());
 		touch(name);
 	} else {
 		for (int i = 0; i < wl.nchildren; i++) {
 			snprintf(name, sizeof(name), "cready.%d.%d", phase, (int)wl.children[i]);
-			wait_for(name, wl.children[i]);
+			wait_for(name, wl.children[i], NULL);
 		}
 		snprintf(name, sizeof(name), "ready.%d", phase);
 		touch(name);
 	}
 	snprintf(name, sizeof(name), "go.%d", phase);
-	wait_for(name, 0);
+	wait_for(name, 0, idle);
+}
+
+void wl_phase(int phase)
+{
+	wl_write_truth(phase);
+	wl_sync(phase, NULL);
 }
 
 pid_t wl_fork(void)
