@@ -191,4 +191,64 @@ std::optional<DrmDevice> choose_equivalent_device(const SavedDevice &saved, std:
 	return devices[*c.index];
 }
 
+nlohmann::json to_json(const SavedDevice &d)
+{
+	return {{"path", d.path},         {"kind", d.kind}, {"major", d.major},   {"minor", d.minor},
+		{"driver", d.driver},     {"bus", d.bus},   {"pci_id", d.pci_id}, {"pci_slot", d.pci_slot},
+		{"platform", d.platform}, {"mode", d.mode}, {"uid", d.uid},       {"gid", d.gid}};
+}
+
+SavedDevice read_saved_device(const jsonin::Obj &o)
+{
+	SavedDevice d;
+	d.path = o.req_str("path", 256);
+	if (!is_drm_node_path(d.path, &d.kind))
+		o.fail("path", "is not /dev/dri/cardN or /dev/dri/renderDN");
+	if (o.req_str("kind", 16) != d.kind)
+		o.fail("kind", "does not match the path");
+	d.major = o.req_u32("major");
+	if (d.major != kDrmMajor)
+		o.fail("major", "is not the DRM major " + std::to_string(kDrmMajor));
+	d.minor = o.req_u32("minor", (1u << 20) - 1);
+	d.driver = o.req_str("driver", 64);
+	if (d.driver.empty())
+		o.fail("driver", "is empty");
+	d.bus = o.req_str("bus", 64);
+	d.pci_id = o.req_str("pci_id", 64);
+	d.pci_slot = o.req_str("pci_slot", 64);
+	d.platform = o.req_str("platform", 128);
+	d.mode = o.req_u32("mode");
+	d.uid = o.req_u32("uid");
+	d.gid = o.req_u32("gid");
+	return d;
+}
+
+namespace
+{
+constexpr const char *kDevicesSchema = "gpuwatch.criu.devices/v1";
+constexpr std::size_t kMaxDevices = 1024;
+} // namespace
+
+nlohmann::json devices_image_json(const std::vector<SavedDevice> &devices)
+{
+	nlohmann::json a = nlohmann::json::array();
+	for (const SavedDevice &d : devices)
+		a.push_back(to_json(d));
+	return {{"schema", kDevicesSchema}, {"devices", a}};
+}
+
+std::vector<SavedDevice> parse_devices_image(const std::string &text)
+{
+	nlohmann::json j = jsonin::parse(text);
+	jsonin::Obj top(j, "");
+	if (top.req_str("schema", 64) != kDevicesSchema)
+		top.fail("schema", "is not " + std::string(kDevicesSchema));
+	const nlohmann::json &list = top.req_array("devices");
+	if (list.size() > kMaxDevices)
+		top.fail("devices", "has more than " + std::to_string(kMaxDevices) + " entries");
+	std::vector<SavedDevice> out;
+	top.each(list, "devices", [&](const jsonin::Obj &o) { out.push_back(read_saved_device(o)); });
+	return out;
+}
+
 } // namespace gw

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "manifest/json_reader.hpp"
+
 namespace gw
 {
 
@@ -53,14 +55,34 @@ std::string driver_name_of_node(const DrmDevice &d);
 std::vector<DrmDevice> list_drm_devices(const std::string &sysfs_root = "/sys",
 					const DriverNamer &namer = driver_name_of_node);
 
-// What was saved about a device at dump.
+// A DRM node as a task saw it at dump: the one record of a device that the images hold (the
+// plugin's file, dma-buf, mapping and fence images, the action script's node list), and what
+// the equivalent-device rule below and node creation at restore work from.
 struct SavedDevice {
 	std::string path; // "/dev/dri/card0" as the task saw it
 	uint32_t major = kDrmMajor, minor = 0;
-	std::string driver;   // DRM_IOCTL_VERSION name
-	std::string pci_id;   // may be empty
-	std::string pci_slot; // may be empty
+	std::string driver;                  // DRM_IOCTL_VERSION name
+	std::string pci_id;                  // may be empty
+	std::string pci_slot;                // may be empty
+	std::string kind;                    // "card" or "render": the path's
+	std::string bus;                     // "pci", "platform", ... or "" when unknown
+	std::string platform;                // platform device name, or ""
+	uint32_t mode = 0, uid = 0, gid = 0; // st_mode and owner of the node as the task saw it
+					     // (mode 0: not visible at its path)
 };
+
+// Its JSON form in the images, and its strict reading: the path must be a DRM node path of the
+// kind given, the major DRM's, the driver named (errors: jsonin::FormatError naming the field).
+nlohmann::json to_json(const SavedDevice &d);
+SavedDevice read_saved_device(const jsonin::Obj &o);
+
+// The image holding every device a dump's images name, once (gpuwatch.criu.devices/v1,
+// written by the CRIU plugin at dump): {"schema", "devices": [record...]}. The plugin's other
+// images name a device by its index in that list; the action script checks its nodes at restore.
+inline constexpr const char *kDevicesImage = "gpuwatch-devices.json";
+nlohmann::json devices_image_json(const std::vector<SavedDevice> &devices);
+// Throws jsonin::FormatError naming the field.
+std::vector<SavedDevice> parse_devices_image(const std::string &text);
 
 // The equivalent of `saved` among `candidates`: the same kind of node (card/render) of the same
 // driver, and of the same PCI id where both are known (a candidate known not to be PCI does not

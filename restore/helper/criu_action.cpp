@@ -2,16 +2,16 @@
 // CRIU execs it with no arguments and CRTOOLS_SCRIPT_ACTION, CRTOOLS_IMAGE_DIR and
 // CRTOOLS_INIT_PID in the environment; a non-zero exit aborts the dump or restore.
 //   pre-dump          sync the daemon following CRTOOLS_INIT_PID, copy its manifest into the
-//                     image dir (gpuwatch-manifest.json) and record the DRM nodes the tasks
-//                     see (gpuwatch-nodes.json); then, if the tree has i915 GEM mappings
+//                     image dir (gpuwatch-manifest.json); then, if the tree has i915 GEM mappings
 //                     (anon_inode:i915.gem, legacy GEM_MMAP), which CRIU cannot dump, and the
 //                     CRIU running it is a 3.x (4.x runs the plugin's CHECKPOINT_DEVICES),
 //                     freeze its cgroup, convert them in the tasks and leave a watcher behind
 //                     (i915_predump.hpp; gpuwatch-i915-maps.json, gpuwatch-watcher.log)
 //   post-setup-namespaces  (CRIU >= 3.19) a restored container that no runtime hook follows
 //                     (crun runs none at restore) gets its daemon, as the prestart hook starts it
-//   post-restore      create the recorded DRM nodes still missing in the restored root (the
-//                     plugin has created those its files needed, from inside the tasks)
+//   post-restore      create the DRM nodes the tasks saw (the plugin's gpuwatch-devices.json)
+//                     still missing in the restored root (the plugin has created those its
+//                     files needed, from inside the tasks)
 //   post-resume       if GPUWATCH_RESTORE_SIGNAL is set (e.g. SIGUSR2), send it to the
 //                     restored processes (CRTOOLS_INIT_PID and its descendants) that hold a
 //                     DRM or dma-buf fd: their GPU engine state is gone
@@ -53,7 +53,6 @@ namespace
 {
 
 constexpr const char *kManifest = "gpuwatch-manifest.json";
-constexpr const char *kNodes = "gpuwatch-nodes.json";
 
 void log(const std::string &msg)
 {
@@ -137,21 +136,8 @@ int pre_dump()
 	manifest::Manifest m = control::sync(*daemon);
 	write_file_atomic(dir + "/" + kManifest, manifest::serialize(m), 0600);
 
-	nlohmann::json nodes = nlohmann::json::array();
-	std::set<std::string> seen;
-	for (const manifest::File &f : m.files) {
-		const std::string &path = f.path;
-		if (!is_drm_node_path(path) || !seen.insert(path).second)
-			continue;
-		if (auto n = action::stat_node_in_root(pid, path)) {
-			n->driver = f.driver;
-			nodes.push_back(action::to_json(*n));
-		} else
-			log(path + " is not visible in the root of process " + std::to_string(pid) + ": not recorded");
-	}
-	write_file_atomic(dir + "/" + kNodes, nodes.dump() + "\n", 0600);
 	log("manifest of daemon " + std::to_string(daemon->pid) + " (" + daemon->cgroup + ", generation " +
-	    std::to_string(m.generation) + ") and " + std::to_string(nodes.size()) + " device node(s) saved in " + dir);
+	    std::to_string(m.generation) + ") saved in " + dir);
 	i915_predump_if_needed(pid, criu, dir, &m);
 	return 0;
 }
@@ -184,27 +170,24 @@ int check_nodes()
 {
 	uint32_t pid = init_pid();
 	std::string dir = image_dir();
-	nlohmann::json nodes;
+	std::vector<SavedDevice> devices;
 	try {
-		auto text = read_small_image(kNodes, 1 << 20);
+		auto text = read_small_image(kDevicesImage, 1 << 20);
 		if (!text) {
-			log("no " + std::string(kNodes) + " in the image: no device nodes to check");
+			log("no " + std::string(kDevicesImage) + " in the image: no device nodes to check");
 			return 0;
 		}
-		nodes = jsonin::parse(*text);
-		if (!nodes.is_array())
-			jsonin::wrong("", nodes, "a list of nodes");
+		devices = parse_devices_image(*text);
 	} catch (const std::exception &e) {
-		log(std::string("post-restore: ") + kNodes + ": " + e.what() + ": device nodes not checked");
+		log(std::string("post-restore: ") + kDevicesImage + ": " + e.what() + ": device nodes not checked");
 		return 0;
 	}
-	for (std::size_t i = 0; i < nodes.size(); ++i) {
+	for (const SavedDevice &n : devices) {
+		if (!n.mode)
+			continue; // the tasks did not see this node at its path
 		try {
-			action::NodeInfo n =
-				action::node_from_json(jsonin::Obj(nodes[i], "[" + std::to_string(i) + "]"));
-			SavedDevice saved{n.path, n.major, n.minor, n.driver, n.pci_id, n.pci_slot};
 			std::string why;
-			auto dev = choose_equivalent_device(saved, &why);
+			auto dev = choose_equivalent_device(n, &why);
 			if (!dev)
 				throw Error(why);
 			if (action::create_node_in_root(pid, n, dev->minor))

@@ -40,51 +40,14 @@ static void check_path(const std::string &path, uint32_t major)
 			    std::to_string(kDrmMajor) + ")");
 }
 
-std::optional<NodeInfo> stat_node_in_root(uint32_t pid, const std::string &path)
-{
-	if (!is_drm_node_path(path))
-		throw Error("refusing device node " + path + ": not /dev/dri/cardN or /dev/dri/renderDN");
-	UniqueFd root = open_root(pid);
-	UniqueFd dri(openat2_in_root(root.get(), "dev/dri", O_PATH | O_DIRECTORY | O_CLOEXEC));
-	if (!dri) {
-		if (errno == ENOENT)
-			return std::nullopt;
-		throw Error("/dev/dri of process " + std::to_string(pid) + ": " + errno_text(errno));
-	}
-	std::string name = path.substr(sizeof("/dev/dri/") - 1);
-	struct stat st {
-	};
-	if (::fstatat(dri.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-		if (errno == ENOENT)
-			return std::nullopt;
-		throw Error(path + " of process " + std::to_string(pid) + ": " + errno_text(errno));
-	}
-	if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != kDrmMajor)
-		return std::nullopt;
-	NodeInfo n;
-	n.path = path;
-	n.major = major(st.st_rdev);
-	n.minor = minor(st.st_rdev);
-	n.mode = st.st_mode & 07777;
-	n.uid = st.st_uid;
-	n.gid = st.st_gid;
-	DrmDevice dev;
-	dev.major = n.major;
-	dev.minor = n.minor;
-	read_bus_identity(dev);
-	n.pci_id = dev.pci_id;
-	n.pci_slot = dev.pci_slot;
-	return n;
-}
-
-bool create_node_in_root(uint32_t pid, const NodeInfo &node, uint32_t minor)
+bool create_node_in_root(uint32_t pid, const SavedDevice &node, uint32_t minor)
 {
 	check_path(node.path, node.major);
 	UniqueFd root = open_root(pid);
 	return create_node_at(root.get(), node, minor);
 }
 
-bool create_node_at(int root, const NodeInfo &node, uint32_t minor)
+bool create_node_at(int root, const SavedDevice &node, uint32_t minor)
 {
 	check_path(node.path, node.major);
 	UniqueFd dev(openat2_in_root(root, "dev", O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -114,33 +77,6 @@ bool create_node_at(int root, const NodeInfo &node, uint32_t minor)
 		throw Error("cannot set owner/mode of " + node.path + ": " + errno_text(err));
 	}
 	return true;
-}
-
-nlohmann::json to_json(const NodeInfo &n)
-{
-	return {{"path", n.path}, {"major", n.major},   {"minor", n.minor},   {"mode", n.mode},        {"uid", n.uid},
-		{"gid", n.gid},   {"driver", n.driver}, {"pci_id", n.pci_id}, {"pci_slot", n.pci_slot}};
-}
-
-NodeInfo node_from_json(const jsonin::Obj &o)
-{
-	try {
-		NodeInfo n;
-		n.path = o.req_str("path", 256);
-		if (!is_drm_node_path(n.path))
-			o.fail("path", "is not /dev/dri/cardN or /dev/dri/renderDN");
-		n.major = o.req_u32("major");
-		n.minor = o.req_u32("minor", (1u << 20) - 1);
-		n.mode = o.req_u32("mode") & 0777;
-		n.uid = o.req_u32("uid");
-		n.gid = o.req_u32("gid");
-		n.driver = o.opt_str("driver").value_or("");
-		n.pci_id = o.opt_str("pci_id").value_or("");
-		n.pci_slot = o.opt_str("pci_slot").value_or("");
-		return n;
-	} catch (const jsonin::FormatError &e) {
-		throw Error(std::string("malformed node entry: ") + e.what());
-	}
 }
 
 } // namespace gw::action

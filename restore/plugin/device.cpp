@@ -43,17 +43,12 @@ std::string sysfs_node(uint32_t major, uint32_t minor)
 	return "/dev/" + ue->substr(at + 8, end == std::string::npos ? std::string::npos : end - at - 8);
 }
 
-void copy_identity(const gw::DrmDevice &from, DeviceRec &to)
+void copy_identity(const gw::DrmDevice &from, SavedDevice &to)
 {
 	to.bus = from.bus;
 	to.pci_id = from.pci_id;
 	to.pci_slot = from.pci_slot;
 	to.platform = from.platform;
-}
-
-gw::SavedDevice saved_of(const DeviceRec &d)
-{
-	return {d.path, d.major, d.minor, d.driver, d.pci_id, d.pci_slot};
 }
 
 // The DRM nodes this process sees under /dev/dri (in a restore: the task's mount namespace),
@@ -82,10 +77,10 @@ std::vector<gw::DrmDevice> nodes_in_dev_dri()
 
 } // namespace
 
-DeviceRec describe_device(uint32_t major, uint32_t minor, const std::string &path, int fd, const std::string &driver,
-			  uint32_t holder_pid)
+SavedDevice describe_device(uint32_t major, uint32_t minor, const std::string &path, int fd, const std::string &driver,
+			    uint32_t holder_pid)
 {
-	DeviceRec d;
+	SavedDevice d;
 	d.major = major;
 	d.minor = minor;
 	d.path = path;
@@ -125,16 +120,16 @@ namespace
 
 // The saved node when it is still the same kind of device, else the best equivalent node under
 // /dev/dri (gw::choose_equivalent). `why` says which rule chose it, or why none did.
-std::optional<gw::DrmDevice> find_equivalent(const DeviceRec &saved, gw::DeviceChoice *choice)
+std::optional<gw::DrmDevice> find_equivalent(const SavedDevice &saved, gw::DeviceChoice *choice)
 {
 	std::vector<gw::DrmDevice> nodes = nodes_in_dev_dri();
-	*choice = gw::choose_equivalent(saved_of(saved), nodes);
+	*choice = gw::choose_equivalent(saved, nodes);
 	if (!choice->index)
 		return std::nullopt;
 	return nodes[*choice->index];
 }
 
-std::string device_key(const DeviceRec &saved)
+std::string device_key(const SavedDevice &saved)
 {
 	return saved.path + "|" + std::to_string(saved.minor) + "|" + saved.driver + "|" + saved.pci_id;
 }
@@ -145,7 +140,7 @@ std::map<std::string, uint32_t> g_host_minor;
 // A restored container's /dev may lack the node (it was bind-mounted from the host, or the
 // runtime creates device nodes itself): create it, inside the task's own mount namespace,
 // as the host device chosen at init, with the saved mode and owner.
-void ensure_node(const DeviceRec &saved)
+void ensure_node(const SavedDevice &saved)
 {
 	struct stat st;
 	if (lstat(saved.path.c_str(), &st) == 0 || errno != ENOENT)
@@ -153,13 +148,9 @@ void ensure_node(const DeviceRec &saved)
 	auto it = g_host_minor.find(device_key(saved));
 	if (it == g_host_minor.end())
 		return; /* no host equivalent either: choose_device reports it */
-	gw::action::NodeInfo n;
-	n.path = saved.path;
-	n.major = gw::kDrmMajor;
+	SavedDevice n = saved;
 	n.minor = it->second;
 	n.mode = saved.mode ? (saved.mode & 0777) : 0660;
-	n.uid = saved.uid;
-	n.gid = saved.gid;
 	UniqueFd root(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
 	if (!root)
 		throw Error("cannot open the restored root: " + gw::errno_text(errno));
@@ -170,16 +161,16 @@ void ensure_node(const DeviceRec &saved)
 
 } // namespace
 
-void plan_host_devices(const std::vector<DeviceRec> &saved)
+void plan_host_devices(const std::vector<SavedDevice> &saved)
 {
-	for (const DeviceRec &d : saved) {
+	for (const SavedDevice &d : saved) {
 		gw::DeviceChoice choice;
 		if (auto c = find_equivalent(d, &choice))
 			g_host_minor[device_key(d)] = c->minor;
 	}
 }
 
-ChosenDevice choose_device(const DeviceRec &saved)
+ChosenDevice choose_device(const SavedDevice &saved)
 {
 	static std::map<std::string, ChosenDevice> cache;
 	std::string key = device_key(saved);

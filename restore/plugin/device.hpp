@@ -15,8 +15,8 @@ namespace gwcriu
 // ("" if unknown: taken from sysfs); `fd` (if >= 0) answers DRM_IOCTL_VERSION, else
 // `driver` is used; the node's mode and owner are read through /proc/<holder_pid>/root (the
 // task's mount namespace) when holder_pid is not 0.
-DeviceRec describe_device(uint32_t major, uint32_t minor, const std::string &path, int fd, const std::string &driver,
-			  uint32_t holder_pid);
+SavedDevice describe_device(uint32_t major, uint32_t minor, const std::string &path, int fd, const std::string &driver,
+			    uint32_t holder_pid);
 
 struct ChosenDevice {
 	std::string path;
@@ -30,11 +30,11 @@ struct ChosenDevice {
 // Cached per process: every file of one saved device gets the same answer.
 // If the saved node is missing from the task's /dev, it is first created there as the host
 // device plan_host_devices() found for it (saved mode and owner).
-ChosenDevice choose_device(const DeviceRec &saved);
+ChosenDevice choose_device(const SavedDevice &saved);
 
 // At restore init, in CRIU's own mount namespace (before the tasks exist): finds the host's
 // equivalent of each saved device, for choose_device() to create missing nodes in the tasks.
-void plan_host_devices(const std::vector<DeviceRec> &saved);
+void plan_host_devices(const std::vector<SavedDevice> &saved);
 
 // Opens a node path that passed gw::is_drm_node_path(), without following symlinks, with the saved
 // access mode and O_NONBLOCK; checks that it is a character device of major 226 (and of the

@@ -225,7 +225,7 @@ int dump_drm_file(int lfd, uint32_t id)
 	attribute_vmas(s, lfd, img, mf ? &index : nullptr, mf);
 	attribute_late_maps(s, lfd, img);
 
-	write_image(file_image_name(id), to_json(img).dump(1));
+	write_image(file_image_name(id), to_json(img, s.device_indexer()).dump(1));
 	write_vmas_image(s, false);
 	log_info("dumped %s: %s, %zu handles, %s", who.c_str(), img.device.driver.c_str(), img.handles.size(),
 		 img.source == "manifest" ? "from the manifest" : "probed (degraded)");
@@ -291,7 +291,7 @@ int dump_dmabuf(int lfd, uint32_t id)
 		}
 	}
 	img.saved = s.saved.count(img.object) != 0;
-	write_image(dmabuf_image_name(id), to_json(img).dump(1));
+	write_image(dmabuf_image_name(id), to_json(img, s.device_indexer()).dump(1));
 	log_info("dumped %s: buffer %llu, %llu bytes", who.c_str(), (unsigned long long)img.object,
 		 (unsigned long long)img.size);
 	for (const std::string &d : img.degraded)

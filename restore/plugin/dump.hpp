@@ -33,12 +33,21 @@ struct DumpSession {
 	std::vector<VmaRec> vmas;     // every DRM mapping of every seized task
 	std::vector<bool> attributed; // vmas[i] was claimed by a dumped file (or the manifest)
 
-	std::map<uint32_t, DeviceRec> devices; // by minor, for mappings no dumped file claims
+	std::map<uint32_t, SavedDevice> devices; // by minor, for mappings no dumped file claims
+	std::vector<SavedDevice> image_devices;  // gpuwatch-devices.json: what the images name
+
+	// The index of `d` in gpuwatch-devices.json, written again when `d` is new (the images
+	// written before name only earlier entries).
+	uint32_t device_index(const SavedDevice &d);
+	DeviceIndex device_indexer()
+	{
+		return [this](const SavedDevice &d) { return device_index(d); };
+	}
 
 	uint64_t object_of_manifest(std::size_t index, uint64_t id);
 	uint64_t object_of_dmabuf(uint64_t ino);
 	uint64_t new_object();
-	const DeviceRec &device_of_minor(uint32_t minor, uint32_t pid);
+	const SavedDevice &device_of_minor(uint32_t minor, uint32_t pid);
 	// Manifest lookups (nullptr when absent): the fds[] entry of (pid, fd) in any manifest
 	// (its index in *index), a files[] entry, the mmaps[] entry of (pid, start).
 	const gw::manifest::Fd *manifest_fd(uint32_t pid, int fd, std::size_t *index) const;

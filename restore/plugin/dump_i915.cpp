@@ -61,7 +61,7 @@ bool add_param(I915Context &c, const mf::ContextParam &v, std::string *why)
 
 } // namespace
 
-bool is_i915(const DeviceRec &d)
+bool is_i915(const SavedDevice &d)
 {
 	return d.driver == "i915";
 }

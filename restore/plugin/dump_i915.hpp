@@ -12,7 +12,7 @@
 namespace gwcriu
 {
 
-bool is_i915(const DeviceRec &d);
+bool is_i915(const SavedDevice &d);
 // A manifest handle entry's i915 part (kind "" for buffers not made by an i915 create ioctl).
 // Parameters that cannot be recreated are named in *degraded.
 I915Buffer i915_buffer_of(const gw::manifest::Handle &manifest_handle, std::vector<std::string> *degraded);

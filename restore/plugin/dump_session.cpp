@@ -1,4 +1,5 @@
 // The dump session: seized tasks, the manifest(s), object numbering, the mappings image.
+#include <algorithm>
 #include <cerrno>
 #include <optional>
 #include <sys/sysmacros.h>
@@ -118,7 +119,22 @@ uint64_t DumpSession::new_object()
 	return next_object++;
 }
 
-const DeviceRec &DumpSession::device_of_minor(uint32_t minor, uint32_t pid)
+uint32_t DumpSession::device_index(const SavedDevice &d)
+{
+	// a mapping not yet attributed (an intermediate vmas image, rewritten at the end) names no
+	// device: an index that names none, not an empty record in the devices image
+	if (d.path.empty())
+		return UINT32_MAX;
+	auto same = [&](const SavedDevice &e) { return gw::to_json(e) == gw::to_json(d); };
+	auto it = std::find_if(image_devices.begin(), image_devices.end(), same);
+	if (it != image_devices.end())
+		return static_cast<uint32_t>(it - image_devices.begin());
+	image_devices.push_back(d);
+	write_image(gw::kDevicesImage, gw::devices_image_json(image_devices).dump(1));
+	return static_cast<uint32_t>(image_devices.size() - 1);
+}
+
+const SavedDevice &DumpSession::device_of_minor(uint32_t minor, uint32_t pid)
 {
 	auto it = devices.find(minor);
 	if (it == devices.end())
@@ -201,7 +217,7 @@ void write_vmas_image(DumpSession &s, bool final)
 		}
 		v.saved = v.object && s.saved.count(v.object);
 	}
-	write_image(kVmasImage, to_json(out).dump(1));
+	write_image(kVmasImage, to_json(out, s.device_indexer()).dump(1));
 }
 
 void finish_dump(int ret)

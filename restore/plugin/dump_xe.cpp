@@ -37,7 +37,7 @@ constexpr uint16_t kVmBindClass = 5; // DRM_XE_ENGINE_CLASS_VM_BIND
 
 } // namespace
 
-bool is_xe(const DeviceRec &d)
+bool is_xe(const SavedDevice &d)
 {
 	return d.driver == "xe";
 }

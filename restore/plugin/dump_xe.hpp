@@ -12,7 +12,7 @@
 namespace gwcriu
 {
 
-bool is_xe(const DeviceRec &d);
+bool is_xe(const SavedDevice &d);
 // A manifest handle entry's xe part (nullopt for buffers not made by xe GEM_CREATE: dumb,
 // imports). Parameters that cannot be recreated are named in *degraded.
 std::optional<XeBuffer> xe_buffer_of(const gw::manifest::Handle &manifest_handle,

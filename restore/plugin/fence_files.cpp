@@ -129,7 +129,7 @@ int dump_fence_file(int lfd, uint32_t id)
 		for (const auto &[key, value] : *origin->properties)
 			img.properties.push_back({key, value});
 	}
-	write_image(fence_image_name(id), to_json(img).dump(1));
+	write_image(fence_image_name(id), to_json(img, s.device_indexer()).dump(1));
 	log_info("dumped %s on %s: %s", who.c_str(), img.device.path.c_str(),
 		 img.kind == "sync_file" ? "it comes back signalled (GPU work in flight is not restored)"
 					 : "it is opened again with the same properties (no samples carried over)");
@@ -143,7 +143,7 @@ int restore_fence_file(uint32_t id)
 		return -ENOTSUP;
 	note_restored_task();
 	try {
-		FenceImage f = parse_fence_image(read_image(name, kMaxJsonImage), name);
+		FenceImage f = parse_fence_image(read_image(name, kMaxJsonImage), name, restore_images().devices);
 		ChosenDevice dev = choose_device(f.device);
 		UniqueFd node = open_node(dev.path, O_RDWR, dev.minor);
 		UniqueFd out = f.kind == "sync_file" ? signalled_sync_file(node.get()) : perf_open(node.get(), f);

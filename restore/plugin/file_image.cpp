@@ -120,10 +120,10 @@ json xe_state_json(const std::optional<XeFileState> &st)
 // --- reading -------------------------------------------------------------------------------------
 std::optional<I915Buffer> read_i915_buffer(const Obj &handle)
 {
-	const json *p = handle.maybe("i915");
-	if (!p)
+	auto found = handle.opt_object_at("i915");
+	if (!found)
 		return std::nullopt;
-	Obj o(*p, handle.path("i915"));
+	const Obj &o = *found;
 	I915Buffer b;
 	b.kind = o.req_str("kind", 16);
 	if (b.kind != "create" && b.kind != "create_ext" && b.kind != "userptr" && !b.kind.empty())
@@ -191,10 +191,10 @@ I915Context read_i915_context(const Obj &c, const I915FileState &st)
 
 std::optional<I915FileState> read_i915_state(const Obj &top)
 {
-	const json *p = top.maybe("i915");
-	if (!p)
+	auto found = top.opt_object_at("i915");
+	if (!found)
 		return std::nullopt;
-	Obj o(*p, "i915");
+	const Obj &o = *found;
 	I915FileState st;
 	const json &vms = o.req_array("vms");
 	for (std::size_t i = 0; i < vms.size(); ++i) {
@@ -213,10 +213,10 @@ std::optional<I915FileState> read_i915_state(const Obj &top)
 
 std::optional<XeBuffer> read_xe_buffer(const Obj &handle)
 {
-	const json *p = handle.maybe("xe");
-	if (!p)
+	auto found = handle.opt_object_at("xe");
+	if (!found)
 		return std::nullopt;
-	Obj o(*p, handle.path("xe"));
+	const Obj &o = *found;
 	XeBuffer b;
 	b.placement = o.req_u32("placement");
 	if (b.placement == 0)
@@ -299,10 +299,10 @@ XeQueue read_xe_queue(const Obj &o, const XeFileState &st)
 
 std::optional<XeFileState> read_xe_state(const Obj &top, const std::vector<HandleRec> &handles)
 {
-	const json *p = top.maybe("xe");
-	if (!p)
+	auto found = top.opt_object_at("xe");
+	if (!found)
 		return std::nullopt;
-	Obj o(*p, "xe");
+	const Obj &o = *found;
 	XeFileState st;
 	o.each(o.req_array("vms"), "vms", [&](const Obj &v) {
 		XeVm vm;
@@ -347,7 +347,7 @@ HandleRec read_handle(const Obj &o, uint32_t prev)
 
 } // namespace
 
-json to_json(const FileImage &f)
+json to_json(const FileImage &f, const DeviceIndex &device_index)
 {
 	json hs = json::array();
 	for (const HandleRec &h : f.handles)
@@ -361,7 +361,7 @@ json to_json(const FileImage &f)
 			      {"xe", xe_buffer_json(h.xe)}});
 	return {{"schema", kFileSchema},
 		{"criu_id", f.criu_id},
-		{"device", records::device_json(f.device)},
+		{"device", device_index(f.device)},
 		{"f_flags", f.f_flags},
 		{"flags", gw::flags_string(f.f_flags)},
 		{"source", f.source},
@@ -373,12 +373,12 @@ json to_json(const FileImage &f)
 		{"xe", xe_state_json(f.xe)}};
 }
 
-FileImage parse_file_image(const std::string &text, const std::string &name)
+FileImage parse_file_image(const std::string &text, const std::string &name, const Devices &devices)
 {
-	return records::read_image(text, name, kFileSchema, [](const Obj &top) {
+	return records::read_image(text, name, kFileSchema, [&](const Obj &top) {
 		FileImage f;
 		f.criu_id = top.req_u32("criu_id");
-		f.device = records::read_device(top);
+		f.device = records::read_device(top, devices);
 		f.f_flags = top.req_u32("f_flags");
 		f.source = top.req_str("source", 16);
 		if (f.source != "manifest" && f.source != "probe")

@@ -13,9 +13,9 @@ using json = nlohmann::json;
 using gw::jsonin::Obj;
 
 json opt(const std::optional<uint32_t> &v);
-json device_json(const DeviceRec &d);
 json holders_json(const std::vector<Holder> &hs);
-DeviceRec read_device(const Obj &parent); // parent's "device"
+// parent's "device": an index into the devices image's list
+const SavedDevice &read_device(const Obj &parent, const Devices &devices);
 std::vector<Holder> read_holders(const Obj &top);
 // a buffer size: a positive multiple of the page size, at most GPUWATCH_MAX_OBJECT_SIZE
 uint64_t object_size(const Obj &o, const char *key);

@@ -29,10 +29,10 @@ json late_json(const std::optional<LateMap> &l)
 
 std::optional<LateMap> read_late_map(const Obj &vma)
 {
-	const json *p = vma.maybe("late");
-	if (!p)
+	auto found = vma.opt_object_at("late");
+	if (!found)
 		return std::nullopt;
-	Obj o(*p, vma.path("late"));
+	const Obj &o = *found;
 	LateMap l;
 	l.kind = o.req_str("kind", 8);
 	if (l.kind != "gem" && l.kind != "shmem")
@@ -54,13 +54,6 @@ json opt(const std::optional<uint32_t> &v)
 	return v ? json(*v) : json(nullptr);
 }
 
-json device_json(const DeviceRec &d)
-{
-	return {{"path", d.path},         {"kind", d.kind}, {"major", d.major},   {"minor", d.minor},
-		{"driver", d.driver},     {"bus", d.bus},   {"pci_id", d.pci_id}, {"pci_slot", d.pci_slot},
-		{"platform", d.platform}, {"mode", d.mode}, {"uid", d.uid},       {"gid", d.gid}};
-}
-
 json holders_json(const std::vector<Holder> &hs)
 {
 	json a = json::array();
@@ -69,30 +62,12 @@ json holders_json(const std::vector<Holder> &hs)
 	return a;
 }
 
-DeviceRec read_device(const Obj &parent)
+const SavedDevice &read_device(const Obj &parent, const Devices &devices)
 {
-	Obj o = parent.req_object("device");
-	DeviceRec d;
-	d.path = o.req_str("path", 256);
-	if (!gw::is_drm_node_path(d.path, &d.kind))
-		o.fail("path", "is not /dev/dri/cardN or /dev/dri/renderDN");
-	if (o.req_str("kind", 16) != d.kind)
-		o.fail("kind", "does not match the path");
-	d.major = o.req_u32("major");
-	if (d.major != gw::kDrmMajor)
-		o.fail("major", "is not the DRM major " + std::to_string(gw::kDrmMajor));
-	d.minor = o.req_u32("minor", (1u << 20) - 1);
-	d.driver = o.req_str("driver", 64);
-	if (d.driver.empty())
-		o.fail("driver", "is empty");
-	d.bus = o.req_str("bus", 64);
-	d.pci_id = o.req_str("pci_id", 64);
-	d.pci_slot = o.req_str("pci_slot", 64);
-	d.platform = o.req_str("platform", 128);
-	d.mode = o.req_u32("mode");
-	d.uid = o.req_u32("uid");
-	d.gid = o.req_u32("gid");
-	return d;
+	uint64_t i = parent.req_u64("device");
+	if (i >= devices.size())
+		parent.fail("device", "is " + std::to_string(i) + ", which names no entry of " + gw::kDevicesImage);
+	return devices[i];
 }
 
 std::vector<Holder> read_holders(const Obj &top)
@@ -159,7 +134,7 @@ std::string manifest_image_name(std::size_t i)
 }
 
 // --- the dma-buf image ---------------------------------------------------------------------------
-json to_json(const DmabufImage &d)
+json to_json(const DmabufImage &d, const DeviceIndex &device_index)
 {
 	return {{"schema", kDmabufSchema},
 		{"criu_id", d.criu_id},
@@ -167,14 +142,14 @@ json to_json(const DmabufImage &d)
 		{"size", d.size},
 		{"saved", d.saved},
 		{"f_flags", d.f_flags},
-		{"device", records::device_json(d.device)},
+		{"device", device_index(d.device)},
 		{"holders", records::holders_json(d.holders)},
 		{"degraded", d.degraded}};
 }
 
-DmabufImage parse_dmabuf_image(const std::string &text, const std::string &name)
+DmabufImage parse_dmabuf_image(const std::string &text, const std::string &name, const Devices &devices)
 {
-	return records::read_image(text, name, kDmabufSchema, [](const Obj &top) {
+	return records::read_image(text, name, kDmabufSchema, [&](const Obj &top) {
 		DmabufImage d;
 		d.criu_id = top.req_u32("criu_id");
 		d.object = top.req_u64("object");
@@ -183,7 +158,7 @@ DmabufImage parse_dmabuf_image(const std::string &text, const std::string &name)
 		d.size = records::object_size(top, "size");
 		d.saved = top.req_bool("saved");
 		d.f_flags = top.req_u32("f_flags");
-		d.device = records::read_device(top);
+		d.device = records::read_device(top, devices);
 		d.holders = records::read_holders(top);
 		d.degraded = top.req_strings("degraded");
 		return d;
@@ -191,7 +166,7 @@ DmabufImage parse_dmabuf_image(const std::string &text, const std::string &name)
 }
 
 // --- the fence image -----------------------------------------------------------------------------
-json to_json(const FenceImage &f)
+json to_json(const FenceImage &f, const DeviceIndex &device_index)
 {
 	json props = json::array();
 	for (const auto &[k, v] : f.properties)
@@ -200,22 +175,22 @@ json to_json(const FenceImage &f)
 		{"criu_id", f.criu_id},
 		{"kind", f.kind},
 		{"f_flags", f.f_flags},
-		{"device", records::device_json(f.device)},
+		{"device", device_index(f.device)},
 		{"perf_flags", f.perf_flags},
 		{"properties", props},
 		{"holders", records::holders_json(f.holders)}};
 }
 
-FenceImage parse_fence_image(const std::string &text, const std::string &name)
+FenceImage parse_fence_image(const std::string &text, const std::string &name, const Devices &devices)
 {
-	return records::read_image(text, name, kFenceSchema, [](const Obj &top) {
+	return records::read_image(text, name, kFenceSchema, [&](const Obj &top) {
 		FenceImage f;
 		f.criu_id = top.req_u32("criu_id");
 		f.kind = top.req_str("kind", 16);
 		if (f.kind != "sync_file" && f.kind != "i915_perf")
 			top.fail("kind", "is neither sync_file nor i915_perf");
 		f.f_flags = top.req_u32("f_flags");
-		f.device = records::read_device(top);
+		f.device = records::read_device(top, devices);
 		f.perf_flags = top.req_u32("perf_flags");
 		const json &ps = top.req_array("properties");
 		if (ps.size() > 64)
@@ -230,7 +205,7 @@ FenceImage parse_fence_image(const std::string &text, const std::string &name)
 }
 
 // --- the vmas image ------------------------------------------------------------------------------
-json to_json(const std::vector<VmaRec> &vmas)
+json to_json(const std::vector<VmaRec> &vmas, const DeviceIndex &device_index)
 {
 	json a = json::array();
 	for (const VmaRec &v : vmas)
@@ -241,7 +216,7 @@ json to_json(const std::vector<VmaRec> &vmas)
 			     {"offset", v.offset},
 			     {"prot", v.prot},
 			     {"file", records::opt(v.file)},
-			     {"device", records::device_json(v.device)},
+			     {"device", device_index(v.device)},
 			     {"handle", records::opt(v.handle)},
 			     {"object", v.object},
 			     {"object_size", v.object_size},
@@ -251,9 +226,9 @@ json to_json(const std::vector<VmaRec> &vmas)
 	return {{"schema", kVmasSchema}, {"vmas", a}};
 }
 
-std::vector<VmaRec> parse_vmas_image(const std::string &text, const std::string &name)
+std::vector<VmaRec> parse_vmas_image(const std::string &text, const std::string &name, const Devices &devices)
 {
-	return records::read_image(text, name, kVmasSchema, [](const Obj &top) {
+	return records::read_image(text, name, kVmasSchema, [&](const Obj &top) {
 		std::vector<VmaRec> out;
 		std::set<std::pair<uint32_t, uint64_t>> seen;
 		top.each(top.req_array("vmas"), "vmas", [&](const Obj &o) {
@@ -270,7 +245,7 @@ std::vector<VmaRec> parse_vmas_image(const std::string &text, const std::string 
 				o.fail("start", "repeats another mapping of the same task");
 			v.prot = o.req_str("prot", 8);
 			v.file = o.u32_or_null("file", true);
-			v.device = records::read_device(o);
+			v.device = records::read_device(o, devices);
 			v.handle = o.u32_or_null("handle", true, max_handle());
 			v.object = o.req_u64("object");
 			v.object_size = v.object ? records::object_size(o, "object_size") : o.req_u64("object_size");
@@ -286,6 +261,15 @@ std::vector<VmaRec> parse_vmas_image(const std::string &text, const std::string 
 		});
 		return out;
 	});
+}
+
+Devices parse_devices_image(const std::string &text, const std::string &name)
+{
+	try {
+		return gw::parse_devices_image(text);
+	} catch (const jsonin::FormatError &e) {
+		throw ImageError(name + ": " + e.what());
+	}
 }
 
 } // namespace gwcriu

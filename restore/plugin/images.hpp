@@ -3,6 +3,7 @@
 //   gpuwatch-file-<ID>.json     one DRM file (ID = CRIU's file id of DUMP/RESTORE_EXT_FILE)
 //   gpuwatch-dmabuf-<ID>.json   one dma-buf file exporting a buffer we dumped
 //   gpuwatch-vmas.json          every DRM mapping of the dumped tasks
+//   gpuwatch-devices.json       every device the others name, once (they hold its index)
 //   gpuwatch-object-<N>.bin     raw contents of buffer object N (each object once)
 //   gpuwatch-object-<N>.crc32   "<crc32 hex> <size>\n" of that file (zlib CRC-32), checked at restore
 //                               while the contents are read into the buffer
@@ -15,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,18 +47,8 @@ struct Holder {
 	std::vector<int> fds;
 };
 
-struct DeviceRec {
-	std::string path; // /dev/dri/cardN or /dev/dri/renderDN (as the task saw it)
-	std::string kind; // "card" or "render"
-	uint32_t major = gw::kDrmMajor, minor = 0;
-	std::string driver;                  // DRM_IOCTL_VERSION name ("vgem", "i915", ...)
-	std::string bus;                     // "pci", "platform", ... or "" when unknown
-	std::string pci_id;                  // "8086:46a6" or ""
-	std::string pci_slot;                // "0000:00:02.0" or ""
-	std::string platform;                // platform device name, or ""
-	uint32_t mode = 0, uid = 0, gid = 0; // of the node as the task saw it (st_mode, 0: not
-					     // visible at its path), for the action-script helper
-};
+// A device as the task saw it: gw::SavedDevice (user/drm_devices.hpp), one record everywhere.
+using gw::SavedDevice;
 
 // How an i915 buffer was made and what was set on it since (handles of i915 files).
 struct I915Buffer {
@@ -135,7 +127,7 @@ struct HandleRec {
 
 struct FileImage {
 	uint32_t criu_id = 0;
-	DeviceRec device;
+	SavedDevice device;
 	uint32_t f_flags = 0;              // fcntl(F_GETFL) of the dumped file
 	std::string source;                // "manifest" or "probe"
 	bool handles_known = false;        // false: the handle table may lack entries
@@ -151,7 +143,7 @@ struct DmabufImage {
 	uint64_t object = 0, size = 0;
 	bool saved = false;
 	uint32_t f_flags = 0;
-	DeviceRec device; // where to recreate the buffer when no restored file holds it
+	SavedDevice device; // where to recreate the buffer when no restored file holds it
 	std::vector<Holder> holders;
 	std::vector<std::string> degraded;
 };
@@ -171,7 +163,7 @@ struct VmaRec {
 	uint64_t start = 0, length = 0, offset = 0; // offset: the fake offset + delta at dump
 	std::string prot;                           // "rw", "r", ...
 	std::optional<uint32_t> file;               // CRIU id of the DRM file mapped, when one was dumped
-	DeviceRec device;
+	SavedDevice device;
 	std::optional<uint32_t> handle; // the file's handle of the object, when it has one
 	uint64_t object = 0;            // 0: the buffer behind the mapping is unknown
 	uint64_t object_size = 0;
@@ -187,7 +179,7 @@ struct FenceImage {
 	uint32_t criu_id = 0;
 	std::string kind; // "sync_file" or "i915_perf"
 	uint32_t f_flags = 0;
-	DeviceRec device;                                      // the DRM device to make it on
+	SavedDevice device;                                    // the DRM device to make it on
 	uint32_t perf_flags = 0;                               // i915_perf: DRM_I915_PERF_OPEN flags
 	std::vector<std::pair<uint64_t, uint64_t>> properties; // i915_perf: (property, value)
 	std::vector<Holder> holders;
@@ -201,14 +193,19 @@ std::string object_checksum_name(uint64_t object);
 constexpr const char *kVmasImage = "gpuwatch-vmas.json";
 std::string manifest_image_name(std::size_t index); // 0: gpuwatch-manifest.json
 
-nlohmann::json to_json(const FileImage &f);
-nlohmann::json to_json(const DmabufImage &d);
-nlohmann::json to_json(const std::vector<VmaRec> &vmas);
-nlohmann::json to_json(const FenceImage &f);
-FenceImage parse_fence_image(const std::string &text, const std::string &name);
+// The images name their device by its index in gpuwatch-devices.json (gw::kDevicesImage): the
+// writers are given the dump's index of a device, the parsers the devices image's list.
+using DeviceIndex = std::function<uint32_t(const SavedDevice &)>;
+using Devices = std::vector<SavedDevice>;
+nlohmann::json to_json(const FileImage &f, const DeviceIndex &device_index);
+nlohmann::json to_json(const DmabufImage &d, const DeviceIndex &device_index);
+nlohmann::json to_json(const std::vector<VmaRec> &vmas, const DeviceIndex &device_index);
+nlohmann::json to_json(const FenceImage &f, const DeviceIndex &device_index);
 // `name` prefixes every error message.
-FileImage parse_file_image(const std::string &text, const std::string &name);
-DmabufImage parse_dmabuf_image(const std::string &text, const std::string &name);
-std::vector<VmaRec> parse_vmas_image(const std::string &text, const std::string &name);
+FenceImage parse_fence_image(const std::string &text, const std::string &name, const Devices &devices);
+FileImage parse_file_image(const std::string &text, const std::string &name, const Devices &devices);
+DmabufImage parse_dmabuf_image(const std::string &text, const std::string &name, const Devices &devices);
+std::vector<VmaRec> parse_vmas_image(const std::string &text, const std::string &name, const Devices &devices);
+Devices parse_devices_image(const std::string &text, const std::string &name);
 
 } // namespace gwcriu

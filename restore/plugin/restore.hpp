@@ -17,6 +17,7 @@ namespace gwcriu
 {
 
 struct RestoreImages {
+	Devices devices;                         // gpuwatch-devices.json: what the others name
 	std::map<uint32_t, FileImage> files;     // by CRIU id
 	std::map<uint32_t, DmabufImage> dmabufs; // by CRIU id
 	std::vector<VmaRec> vmas;

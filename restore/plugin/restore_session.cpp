@@ -86,8 +86,13 @@ void check_saved(RestoreImages &im, uint64_t n, uint64_t size, const std::string
 
 void load(RestoreImages &im)
 {
+	if (image_exists(gw::kDevicesImage))
+		im.devices = parse_devices_image(read_image(gw::kDevicesImage, kMaxJsonImage), gw::kDevicesImage);
+	else if (!list_images("gpuwatch-file-", ".json").empty() || !list_images("gpuwatch-dmabuf-", ".json").empty() ||
+		 image_exists(kVmasImage))
+		throw ImageError(std::string(gw::kDevicesImage) + " is missing (incomplete image directory)");
 	for (const std::string &name : list_images("gpuwatch-file-", ".json")) {
-		FileImage f = parse_file_image(read_image(name, kMaxJsonImage), name);
+		FileImage f = parse_file_image(read_image(name, kMaxJsonImage), name, im.devices);
 		if (name != file_image_name(f.criu_id))
 			throw ImageError(name + ": field criu_id is " + std::to_string(f.criu_id) +
 					 ", not the image's own id");
@@ -99,7 +104,7 @@ void load(RestoreImages &im)
 		im.files.emplace(f.criu_id, std::move(f));
 	}
 	for (const std::string &name : list_images("gpuwatch-dmabuf-", ".json")) {
-		DmabufImage d = parse_dmabuf_image(read_image(name, kMaxJsonImage), name);
+		DmabufImage d = parse_dmabuf_image(read_image(name, kMaxJsonImage), name, im.devices);
 		if (name != dmabuf_image_name(d.criu_id))
 			throw ImageError(name + ": field criu_id is " + std::to_string(d.criu_id) +
 					 ", not the image's own id");
@@ -113,7 +118,7 @@ void load(RestoreImages &im)
 			throw ImageError(std::string(kVmasImage) + " is missing (incomplete image directory)");
 		return;
 	}
-	im.vmas = parse_vmas_image(read_image(kVmasImage, kMaxJsonImage), kVmasImage);
+	im.vmas = parse_vmas_image(read_image(kVmasImage, kMaxJsonImage), kVmasImage, im.devices);
 	for (const VmaRec &v : im.vmas) {
 		std::string where = std::string(kVmasImage) + " (mapping " + std::to_string(v.start) + ")";
 		if (v.file) {
@@ -246,14 +251,7 @@ int load_restore_images()
 		load(g_images);
 		if (!g_images.files.empty() || !g_images.dmabufs.empty() || !g_images.vmas.empty())
 			map_registry();
-		std::vector<DeviceRec> devices;
-		for (const auto &[id, f] : g_images.files)
-			devices.push_back(f.device);
-		for (const auto &[id, d] : g_images.dmabufs)
-			devices.push_back(d.device);
-		for (const auto &v : g_images.vmas)
-			devices.push_back(v.device);
-		plan_host_devices(devices);
+		plan_host_devices(g_images.devices);
 	} catch (const std::exception &e) {
 		log_error("restore refused: %s", e.what());
 		g_images = RestoreImages();

@@ -51,9 +51,9 @@ protected:
 		if (!root_.empty())
 			fs::remove_all(root_);
 	}
-	gw::action::NodeInfo node(const char *path, uint32_t major = 226, uint32_t minor = 0)
+	gw::SavedDevice node(const char *path, uint32_t major = 226, uint32_t minor = 0)
 	{
-		gw::action::NodeInfo n;
+		gw::SavedDevice n;
 		n.path = path;
 		n.major = major;
 		n.minor = minor;
@@ -77,10 +77,6 @@ TEST_F(ChrootedChild, CreatesTheNodeWithModeOwnerAndChosenMinor)
 	EXPECT_EQ(minor(st.st_rdev), 1u);
 	EXPECT_EQ(st.st_mode & 07777, 0660u);
 	EXPECT_EQ(st.st_gid, 44u);
-	/* and it reads back through the same resolution */
-	auto back = gw::action::stat_node_in_root(child_, "/dev/dri/card0");
-	ASSERT_TRUE(back);
-	EXPECT_EQ(back->minor, 1u);
 	/* an existing node is left alone */
 	EXPECT_FALSE(gw::action::create_node_in_root(child_, node("/dev/dri/card0"), 0));
 }

@@ -7,6 +7,7 @@
 
 #include "dump_i915.hpp"
 #include "images.hpp"
+#include "image_test_util.hpp"
 #include "manifest_entry.hpp"
 
 using gwcriu::FileImage;
@@ -65,10 +66,10 @@ FileImage i915_file()
 
 std::string file_error(const std::function<void(json &)> &damage)
 {
-	json j = gwcriu::to_json(i915_file());
+	json j = gwcriu::to_json(i915_file(), test_index());
 	damage(j);
 	try {
-		gwcriu::parse_file_image(j.dump(), "gpuwatch-file-4.json");
+		gwcriu::parse_file_image(j.dump(), "gpuwatch-file-4.json", test_devices());
 	} catch (const ImageError &e) {
 		return e.what();
 	}
@@ -112,17 +113,17 @@ TEST(I915Images, FromTheManifest)
 TEST(I915Images, RoundTrip)
 {
 	FileImage a = i915_file();
-	FileImage b = gwcriu::parse_file_image(gwcriu::to_json(a).dump(), "x");
-	EXPECT_EQ(gwcriu::to_json(a), gwcriu::to_json(b));
+	FileImage b = gwcriu::parse_file_image(gwcriu::to_json(a, test_index()).dump(), "x", test_devices());
+	EXPECT_EQ(gwcriu::to_json(a, test_index()), gwcriu::to_json(b, test_index()));
 	ASSERT_TRUE(b.i915);
 	EXPECT_EQ(b.i915->contexts[3].params[1].data, (std::vector<uint8_t>{10, 11, 12, 13}));
 	EXPECT_EQ(static_cast<int64_t>(b.i915->contexts[1].params[0].value), -100);
 	// images from before i915 support have no "i915" members: still accepted
-	json old = gwcriu::to_json(a);
+	json old = gwcriu::to_json(a, test_index());
 	old.erase("i915");
 	for (json &h : old["handles"])
 		h.erase("i915");
-	FileImage c = gwcriu::parse_file_image(old.dump(), "x");
+	FileImage c = gwcriu::parse_file_image(old.dump(), "x", test_devices());
 	EXPECT_FALSE(c.i915);
 	EXPECT_FALSE(c.handles[0].i915);
 }
@@ -190,17 +191,18 @@ TEST(I915Images, LateMappings)
 	v.object_size = 65536;
 	v.saved = true;
 	v.late = gwcriu::LateMap{"gem", I915_MMAP_OFFSET_GTT, 7, false};
-	auto back = gwcriu::parse_vmas_image(gwcriu::to_json(std::vector<gwcriu::VmaRec>{v}).dump(), "x");
+	auto back = gwcriu::parse_vmas_image(gwcriu::to_json(std::vector<gwcriu::VmaRec>{v}, test_index()).dump(), "x",
+					     test_devices());
 	ASSERT_TRUE(back[0].late);
 	EXPECT_EQ(back[0].late->kind, "gem");
 	EXPECT_EQ(*back[0].late->mmap_type, uint32_t{I915_MMAP_OFFSET_GTT});
 	EXPECT_EQ(back[0].late->fd, 7);
 
 	auto error = [&](const std::function<void(json &)> &damage) -> std::string {
-		json j = gwcriu::to_json(std::vector<gwcriu::VmaRec>{v});
+		json j = gwcriu::to_json(std::vector<gwcriu::VmaRec>{v}, test_index());
 		damage(j["vmas"][0]);
 		try {
-			gwcriu::parse_vmas_image(j.dump(), "gpuwatch-vmas.json");
+			gwcriu::parse_vmas_image(j.dump(), "gpuwatch-vmas.json", test_devices());
 		} catch (const ImageError &e) {
 			return e.what();
 		}
@@ -228,16 +230,17 @@ TEST(I915Images, FenceFiles)
 	f.perf_flags = 1;
 	f.properties = {{2, 1}, {3, 1}};
 	f.holders.push_back({300, 300, {6}});
-	gwcriu::FenceImage back = gwcriu::parse_fence_image(gwcriu::to_json(f).dump(), "x");
+	gwcriu::FenceImage back =
+		gwcriu::parse_fence_image(gwcriu::to_json(f, test_index()).dump(), "x", test_devices());
 	EXPECT_EQ(back.kind, "i915_perf");
 	EXPECT_EQ(back.properties, f.properties);
 	EXPECT_EQ(back.holders[0].fds, std::vector<int>{6});
 
 	auto error = [&](const std::function<void(json &)> &damage) -> std::string {
-		json j = gwcriu::to_json(f);
+		json j = gwcriu::to_json(f, test_index());
 		damage(j);
 		try {
-			gwcriu::parse_fence_image(j.dump(), "gpuwatch-fence-12.json");
+			gwcriu::parse_fence_image(j.dump(), "gpuwatch-fence-12.json", test_devices());
 		} catch (const ImageError &e) {
 			return e.what();
 		}
@@ -248,6 +251,7 @@ TEST(I915Images, FenceFiles)
 		  std::string::npos);
 	EXPECT_NE(error([](json &j) { j["properties"][0] = {1}; }).find("properties[0] is not a pair"),
 		  std::string::npos);
-	EXPECT_NE(error([](json &j) { j["device"]["path"] = "/dev/mem"; }).find("device.path"), std::string::npos);
+	EXPECT_NE(error([](json &j) { j["device"] = 99; }).find("device is 99, which names no entry"),
+		  std::string::npos);
 	EXPECT_EQ(error([](json &j) { j["kind"] = "sync_file"; }), "");
 }

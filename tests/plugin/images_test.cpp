@@ -8,6 +8,7 @@
 #include "manifest/manifest.hpp"
 #include "drm_devices.hpp"
 #include "images.hpp"
+#include "image_test_util.hpp"
 
 using gwcriu::DmabufImage;
 using gwcriu::FileImage;
@@ -18,9 +19,9 @@ using json = nlohmann::json;
 namespace
 {
 
-gwcriu::DeviceRec card0()
+gwcriu::SavedDevice card0()
 {
-	gwcriu::DeviceRec d;
+	gwcriu::SavedDevice d;
 	d.path = "/dev/dri/card0";
 	d.kind = "card";
 	d.minor = 0;
@@ -70,7 +71,7 @@ VmaRec sample_vma()
 std::string file_error(const json &j)
 {
 	try {
-		gwcriu::parse_file_image(j.dump(), "gpuwatch-file-9.json");
+		gwcriu::parse_file_image(j.dump(), "gpuwatch-file-9.json", test_devices());
 	} catch (const ImageError &e) {
 		return e.what();
 	}
@@ -79,7 +80,7 @@ std::string file_error(const json &j)
 
 json damaged(const std::function<void(json &)> &damage)
 {
-	json j = gwcriu::to_json(sample_file());
+	json j = gwcriu::to_json(sample_file(), test_index());
 	damage(j);
 	return j;
 }
@@ -88,7 +89,8 @@ json damaged(const std::function<void(json &)> &damage)
 
 TEST(Images, FileRoundTrip)
 {
-	FileImage f = gwcriu::parse_file_image(gwcriu::to_json(sample_file()).dump(), "x");
+	FileImage f =
+		gwcriu::parse_file_image(gwcriu::to_json(sample_file(), test_index()).dump(), "x", test_devices());
 	EXPECT_EQ(f.criu_id, 9u);
 	EXPECT_EQ(f.device.path, "/dev/dri/card0");
 	EXPECT_EQ(f.device.kind, "card");
@@ -116,7 +118,7 @@ TEST(Images, DmabufAndVmasRoundTrip)
 	d.f_flags = 02;
 	d.device = card0();
 	d.holders.push_back({100, 100, {4}});
-	DmabufImage back = gwcriu::parse_dmabuf_image(gwcriu::to_json(d).dump(), "x");
+	DmabufImage back = gwcriu::parse_dmabuf_image(gwcriu::to_json(d, test_index()).dump(), "x", test_devices());
 	EXPECT_EQ(back.object, 2u);
 	EXPECT_EQ(back.size, 32768u);
 	EXPECT_EQ(back.holders[0].fds, std::vector<int>{4});
@@ -129,7 +131,8 @@ TEST(Images, DmabufAndVmasRoundTrip)
 	none.object_size = 0;
 	none.delta = 0;
 	none.saved = false;
-	auto vmas = gwcriu::parse_vmas_image(gwcriu::to_json(std::vector<VmaRec>{sample_vma(), none}).dump(), "x");
+	auto vmas = gwcriu::parse_vmas_image(
+		gwcriu::to_json(std::vector<VmaRec>{sample_vma(), none}, test_index()).dump(), "x", test_devices());
 	ASSERT_EQ(vmas.size(), 2u);
 	EXPECT_EQ(*vmas[0].file, 9u);
 	EXPECT_EQ(*vmas[0].handle, 3u);
@@ -175,11 +178,11 @@ TEST(Images, RefusesDamage)
 		{"handle 0", [](json &j) { j["handles"][0]["handle"] = 0; }, "handles must be ascending and non-zero"},
 		{"huge handle", [](json &j) { j["handles"][1]["handle"] = 4000000000u; }, "more than 65536"},
 		{"object 0", [](json &j) { j["handles"][0]["object"] = 0; }, "handles[0].object is 0"},
-		{"path", [](json &j) { j["device"]["path"] = "/etc/passwd"; }, "device.path is not /dev/dri/cardN"},
-		{"kind", [](json &j) { j["device"]["kind"] = "render"; }, "device.kind does not match"},
-		{"major", [](json &j) { j["device"]["major"] = 1; }, "device.major is not the DRM major"},
-		{"driver", [](json &j) { j["device"]["driver"] = ""; }, "device.driver is empty"},
-		{"long string", [](json &j) { j["device"]["driver"] = std::string(300, 'x'); }, "longer than"},
+		{"device", [](json &j) { j["device"] = 4000; },
+		 "device is 4000, which names no entry of gpuwatch-devices.json"},
+		{"device object", [](json &j) { j["device"] = json::object(); },
+		 "device is an object, expected an unsigned"},
+		{"long string", [](json &j) { j["source"] = std::string(300, 'x'); }, "longer than"},
 		{"source", [](json &j) { j["source"] = "guess"; }, "source is neither"},
 		{"holder pid", [](json &j) { j["holders"][0]["pid"] = 0; }, "holders[0].pid is 0"},
 		{"holder fd", [](json &j) { j["holders"][0]["fds"][0] = -1; }, "holders[0].fds[0] is not an fd number"},
@@ -195,12 +198,54 @@ TEST(Images, RefusesDamage)
 	}
 }
 
+TEST(Images, DevicesImageRoundTripsAndRefusesDamage)
+{
+	gwcriu::Devices devs{card0()};
+	devs.push_back(card0());
+	devs[1].path = "/dev/dri/renderD128";
+	devs[1].kind = "render";
+	devs[1].minor = 128;
+	json good = gw::devices_image_json(devs);
+	gwcriu::Devices back = gwcriu::parse_devices_image(good.dump(), "gpuwatch-devices.json");
+	ASSERT_EQ(back.size(), 2u);
+	EXPECT_EQ(gw::to_json(back[1]), gw::to_json(devs[1]));
+	struct Case {
+		std::function<void(json &)> damage;
+		const char *message;
+	} cases[] = {
+		{[](json &j) { j["schema"] = "other"; }, "field schema is not"},
+		{[](json &j) { j["devices"][0]["path"] = "/etc/passwd"; }, "devices[0].path is not /dev/dri/cardN"},
+		{[](json &j) { j["devices"][1]["path"] = "/dev/dri/../../etc/shadow"; }, "devices[1].path is not"},
+		{[](json &j) { j["devices"][0]["kind"] = "render"; }, "devices[0].kind does not match"},
+		{[](json &j) { j["devices"][0]["major"] = 1; }, "devices[0].major is not the DRM major"},
+		{[](json &j) { j["devices"][0]["driver"] = ""; }, "devices[0].driver is empty"},
+		{[](json &j) { j["devices"][0]["driver"] = std::string(300, 'x'); }, "longer than"},
+		{[](json &j) { j["devices"][0]["minor"] = 1 << 21; }, "devices[0].minor is 2097152, more than"},
+		{[](json &j) {
+			 j["devices"] = json::array({j["devices"][0], 5});
+		 },
+		 "devices[1] is an unsigned integer"},
+	};
+	for (const Case &c : cases) {
+		json j = good;
+		c.damage(j);
+		std::string msg;
+		try {
+			gwcriu::parse_devices_image(j.dump(), "gpuwatch-devices.json");
+		} catch (const ImageError &e) {
+			msg = e.what();
+		}
+		EXPECT_NE(msg.find(c.message), std::string::npos) << c.message << ": got '" << msg << "'";
+		EXPECT_EQ(msg.rfind("gpuwatch-devices.json: ", 0), 0u) << msg;
+	}
+}
+
 TEST(Images, RefusesTruncatedText)
 {
-	std::string text = gwcriu::to_json(sample_file()).dump();
+	std::string text = gwcriu::to_json(sample_file(), test_index()).dump();
 	for (std::size_t cut : {std::size_t{0}, std::size_t{1}, text.size() / 2, text.size() - 1}) {
 		try {
-			gwcriu::parse_file_image(text.substr(0, cut), "f.json");
+			gwcriu::parse_file_image(text.substr(0, cut), "f.json", test_devices());
 			ADD_FAILURE() << "accepted a text cut at " << cut;
 		} catch (const ImageError &e) {
 			EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
@@ -214,8 +259,8 @@ TEST(Images, RefusesBadMappings)
 		VmaRec v = sample_vma();
 		damage(v);
 		try {
-			gwcriu::parse_vmas_image(gwcriu::to_json(std::vector<VmaRec>{v, v}).dump(),
-						 "gpuwatch-vmas.json");
+			gwcriu::parse_vmas_image(gwcriu::to_json(std::vector<VmaRec>{v, v}, test_index()).dump(),
+						 "gpuwatch-vmas.json", test_devices());
 		} catch (const ImageError &e) {
 			return e.what();
 		}

@@ -6,6 +6,7 @@
 
 #include "dump_xe.hpp"
 #include "images.hpp"
+#include "image_test_util.hpp"
 #include "manifest_entry.hpp"
 
 using gwcriu::FileImage;
@@ -83,10 +84,10 @@ FileImage xe_file(std::vector<std::string> *degraded = nullptr)
 
 std::string file_error(const std::function<void(json &)> &damage)
 {
-	json j = gwcriu::to_json(xe_file());
+	json j = gwcriu::to_json(xe_file(), test_index());
 	damage(j);
 	try {
-		gwcriu::parse_file_image(j.dump(), "gpuwatch-file-6.json");
+		gwcriu::parse_file_image(j.dump(), "gpuwatch-file-6.json", test_devices());
 	} catch (const ImageError &e) {
 		return e.what();
 	}
@@ -152,17 +153,17 @@ TEST(XeImages, FromTheManifest)
 TEST(XeImages, RoundTrip)
 {
 	FileImage a = xe_file();
-	FileImage b = gwcriu::parse_file_image(gwcriu::to_json(a).dump(), "x");
-	EXPECT_EQ(gwcriu::to_json(a), gwcriu::to_json(b));
+	FileImage b = gwcriu::parse_file_image(gwcriu::to_json(a, test_index()).dump(), "x", test_devices());
+	EXPECT_EQ(gwcriu::to_json(a, test_index()), gwcriu::to_json(b, test_index()));
 	ASSERT_TRUE(b.xe);
 	EXPECT_EQ(b.xe->queues[0].properties, a.xe->queues[0].properties);
 	EXPECT_EQ(*b.xe->vms[0].bindings[0].userptr, 140000000000000u);
 	// images from before xe support have no "xe" members: still accepted
-	json old = gwcriu::to_json(a);
+	json old = gwcriu::to_json(a, test_index());
 	old.erase("xe");
 	for (json &h : old["handles"])
 		h.erase("xe");
-	FileImage c = gwcriu::parse_file_image(old.dump(), "x");
+	FileImage c = gwcriu::parse_file_image(old.dump(), "x", test_devices());
 	EXPECT_FALSE(c.xe);
 	EXPECT_FALSE(c.handles[0].xe);
 }

@@ -175,6 +175,14 @@ Obj Obj::req_object(const char *key) const
 	return Obj(need(key), path(key));
 }
 
+std::optional<Obj> Obj::opt_object_at(const char *key) const
+{
+	const json *v = maybe(key);
+	if (!v)
+		return std::nullopt;
+	return Obj(*v, path(key));
+}
+
 const json &Obj::opt_object(const char *key) const
 {
 	static const json empty = json::object();

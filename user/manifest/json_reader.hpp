@@ -81,7 +81,8 @@ public:
 	const json &req_array(const char *key) const;
 	const json *opt_array(const char *key) const; // absent: nullptr
 	Obj req_object(const char *key) const;
-	const json &opt_object(const char *key) const; // absent or null: {}
+	std::optional<Obj> opt_object_at(const char *key) const; // absent or null: nullopt
+	const json &opt_object(const char *key) const;           // absent or null: {}
 	std::vector<std::string> req_strings(const char *key) const;
 
 	// every key of the object is one of `keys` ("field PATH is unknown" otherwise)

@@ -212,8 +212,8 @@ section_burst() {
 
 alive() { local st; st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) && [ -n "$st" ] && [ "$st" != Z ]; }
 
-# wait_for FILE SECONDS [PID]: until FILE exists (while PID lives)
-wait_for() {
+# wait_file FILE SECONDS [PID]: until FILE exists (while PID lives)
+wait_file() {
 	local _
 	for _ in $(seq $(($2 * 20))); do
 		[ -e "$1" ] && return 0
@@ -240,7 +240,7 @@ criu_one() {
 		</dev/null >"$d/stdout" 2>"$d/stderr") &
 	pid=$!
 	disown "$pid"   # no "Killed" job notice when criu dump kills it
-	wait_for "$d/ready" 600 "$pid" || { cat "$d/stderr"; die "bench_hold $kind $n $mib not ready"; }
+	wait_file "$d/ready" 600 "$pid" || { cat "$d/stderr"; die "bench_hold $kind $n $mib not ready"; }
 	bytes=$(cat "$d/ready")
 	t=$(date +%s%N)
 	"$CRIU" dump -t "$pid" -D "$img" --shell-job ${CRIU_VERBOSE:+-v4} -o dump.log "${args[@]}" >>"$W/criu.out" 2>&1
@@ -263,7 +263,7 @@ criu_one() {
 			result="restore-failed-$rc"
 		else
 			touch "$d/go"
-			if wait_for "$d/result" 600 "$pid"; then result=$(head -n1 "$d/result" | tr ' ' _); else result=no-result; fi
+			if wait_file "$d/result" 600 "$pid"; then result=$(head -n1 "$d/result" | tr ' ' _); else result=no-result; fi
 		fi
 		for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
 		kill -9 "$pid" 2>/dev/null
@@ -335,5 +335,4 @@ for s in $SECTIONS; do
 	raw meta "seconds_$s" $(($(date +%s) - t))
 done
 raw meta seconds_total $(($(date +%s) - start))
-echo finished >"$OUT/guest-done"
 t_finish

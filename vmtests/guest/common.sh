@@ -35,13 +35,15 @@ last_line() { local l; l=$(grep -v '^[[:space:]]*$' "$1" 2>/dev/null | tail -n1)
 # indent FILE [N]: show a log or diff under the case, indented (first N lines, 40)
 indent() { sed 's/^/    /' "$1" 2>/dev/null | head -n "${2:-40}"; }
 
-# wait_for SECONDS COMMAND...: polls COMMAND every 0.2 s until it succeeds; 1 after SECONDS
+# wait_for SECONDS COMMAND...: polls COMMAND every WAIT_POLL seconds (default 0.2) until it
+# succeeds; 1 after SECONDS (bounded by the clock, not by a count of polls: under TCG a poll
+# costs far more than its sleep)
 wait_for() {
 	local deadline=$((SECONDS + $1))
 	shift
 	until "$@"; do
 		[ $SECONDS -lt $deadline ] || return 1
-		sleep 0.2
+		sleep "${WAIT_POLL:-0.2}"
 	done
 }
 

@@ -186,9 +186,12 @@ sc_scratch_corrupt() {
 	scr_damage bad-size "not a positive multiple" \
 		"import json; j = json.load(open('$f')); j['handles'][0]['size'] = 12345; json.dump(j, open('$f', 'w'))" || return 1
 	scr_damage bad-path "is not /dev/dri/cardN" \
-		"import json; j = json.load(open('$f')); j['device']['path'] = '/etc/shadow'; json.dump(j, open('$f', 'w'))" || return 1
+		"import json; d = 'gpuwatch-devices.json'; j = json.load(open(d)); j['devices'][0]['path'] = '/etc/shadow'; json.dump(j, open(d, 'w'))" || return 1
 	scr_damage dotdot-path "is not /dev/dri/cardN" \
-		"import json; j = json.load(open('$f')); j['device']['path'] = '/dev/dri/../../etc/passwd'; json.dump(j, open('$f', 'w'))" || return 1
+		"import json; d = 'gpuwatch-devices.json'; j = json.load(open(d)); j['devices'][0]['path'] = '/dev/dri/../../etc/passwd'; json.dump(j, open(d, 'w'))" || return 1
+	scr_damage no-device "which names no entry of gpuwatch-devices.json" \
+		"import json; j = json.load(open('$f')); j['device'] = 7; json.dump(j, open('$f', 'w'))" || return 1
+	scr_damage no-devices "gpuwatch-devices.json is missing" "import os; os.unlink('gpuwatch-devices.json')" || return 1
 	scr_damage huge-handle "more than" \
 		"import json; j = json.load(open('$f')); j['handles'][-1]['handle'] = 4000000000; json.dump(j, open('$f', 'w'))" || return 1
 	scr_damage wrong-type "expected an unsigned integer" \

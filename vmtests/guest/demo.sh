@@ -10,21 +10,22 @@ guest_begin "$RESULTS"
 t0=$SECONDS
 step() { printf '\n=== %s\n' "$*"; }
 # the demo is one case: its first failure ends it
-fail() { REASON="demo failed: $*"; t_result demo 1 $((SECONDS - t0)); t_finish; }
+# demo_failed WHY: the demo ends here, failed (common.sh's fail only sets REASON and returns)
+demo_failed() { REASON="demo failed: $*"; t_result demo 1 $((SECONDS - t0)); t_finish; }
 
 step "kernel $(uname -r): loading vgem (a real DRM driver)"
-modprobe vgem || fail "modprobe vgem"
+modprobe vgem || demo_failed "modprobe vgem"
 for i in $(seq 50); do [ -e /dev/dri/renderD128 ] && break; sleep 0.1; done
 ls -l /dev/dri/card0 /dev/dri/renderD128
 cg=/sys/fs/cgroup/demo work=/run/gpuwatch-demo img=/run/gpuwatch-demo/checkpoint
 mkdir -p "$cg" "$img"
-CRIU_ARGS=$("$GPUWATCH" criu-args) || fail "gpuwatch criu-args"
+CRIU_ARGS=$("$GPUWATCH" criu-args) || demo_failed "gpuwatch criu-args"
 
 step "gpuwatch attach --cgroup $cg --manifest $work/manifest.json"
 "$GPUWATCH" attach --cgroup "$cg" --manifest "$work/manifest.json" 2>"$work/gpuwatch.log" &
 gw=$!
 for i in $(seq 600); do [ -e "$work/manifest.json" ] && break; sleep 0.1; done
-[ -e "$work/manifest.json" ] || { cat "$work/gpuwatch.log"; fail "gpuwatch did not attach"; }
+[ -e "$work/manifest.json" ] || { cat "$work/gpuwatch.log"; demo_failed "gpuwatch did not attach"; }
 cat "$work/gpuwatch.log"
 
 step "the workload starts in the cgroup: it draws a frame every 200 ms into one of three mapped GEM buffers"
@@ -37,7 +38,7 @@ step "gpuwatch show: the live manifest"
 "$GPUWATCH" show "$work/manifest.json"
 
 step "criu dump -t $wl -D $img $CRIU_ARGS"
-criu dump -t "$wl" -D "$img" $CRIU_ARGS -v4 -o dump.log || { grep -E "Error|gpuwatch" "$img/dump.log" | tail; fail "criu dump"; }
+criu dump -t "$wl" -D "$img" $CRIU_ARGS -v4 -o dump.log || { grep -E "Error|gpuwatch" "$img/dump.log" | tail; demo_failed "criu dump"; }
 wait "$wl" 2>/dev/null
 grep -hoE "gpuwatch(-criu-action)?: .*" "$img/dump.log" | sed "s/^/  criu log: /" | head -n 12
 echo "  the process is gone: $(kill -0 "$wl" 2>/dev/null && echo STILL RUNNING || echo killed by criu)"
@@ -45,7 +46,7 @@ echo "  image: $(ls "$img" | grep -c gpuwatch) gpuwatch files, $(du -sh "$img" |
 lines_before=$(wc -l <"$work/wl.log")
 
 step "criu restore -D $img -d $CRIU_ARGS"
-criu restore -D "$img" -d $CRIU_ARGS -v4 -o restore.log || { grep -E "Error|gpuwatch" "$img/restore.log" | tail; fail "criu restore"; }
+criu restore -D "$img" -d $CRIU_ARGS -v4 -o restore.log || { grep -E "Error|gpuwatch" "$img/restore.log" | tail; demo_failed "criu restore"; }
 grep -hoE "gpuwatch(-criu-action)?: .*" "$img/restore.log" | sed "s/^/  criu log: /" | head -n 12
 
 step "the restored workload carries on (its output after the restore):"
@@ -63,9 +64,9 @@ for i in $(seq 240); do
 	sleep 0.5
 done
 tail -n +"$((lines_before + 1))" "$work/wl.log"
-grep -q FAILED "$work/wl.log" && fail "the workload found its GPU state damaged"
-[ -n "$new_frame" ] || fail "the restored workload drew no new frame within 120 s$(kill -0 "$wl" 2>/dev/null || echo ' (it is not running)')"
-kill -0 "$wl" 2>/dev/null || fail "the restored workload is not running"
+grep -q FAILED "$work/wl.log" && demo_failed "the workload found its GPU state damaged"
+[ -n "$new_frame" ] || demo_failed "the restored workload drew no new frame within 120 s$(kill -0 "$wl" 2>/dev/null || echo ' (it is not running)')"
+kill -0 "$wl" 2>/dev/null || demo_failed "the restored workload is not running"
 echo "  frame $new_frame drawn after the restore (the last one before the checkpoint: ${last:-none})"
 
 step "gpuwatch show: the daemon, still attached, sees the restored process with the same handles"

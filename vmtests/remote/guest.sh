@@ -37,21 +37,9 @@ guest_begin "$out"
 CASES=${CASES:-convert criu_killed copy criu_noplugin criu_plugin criu_sigkill root_cgroup criu_cgroup no_i915 legacy entry_stop exit_stop}
 export GPUWATCH_WATCH_TIMEOUT_S=${GPUWATCH_WATCH_TIMEOUT_S:-120}
 
-# (bounded by the clock, not by a count of polls: under TCG a poll costs far more than its sleep)
-wait_file() { # FILE SECONDS
-	local end=$((SECONDS + $2))
-	while [ ! -e "$1" ]; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.05
-	done
-}
-wait_grep() { # PATTERN FILE SECONDS
-	local end=$((SECONDS + $3))
-	until grep -q "$1" "$2" 2>/dev/null; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.05
-	done
-}
+# common.sh's wait_for, polling every 0.05 s: criu_sigkill kills criu at a point its log names,
+# and a slower poll lets criu run past it
+WAIT_POLL=0.05
 frozen() { grep -q '^frozen 1' "$1/cgroup.events"; }
 i915_lines() { grep -E 'anon_inode:i915.gem|/i915 \(deleted\)' "/proc/$1/maps"; }
 
@@ -82,7 +70,7 @@ start() {
 	if [ $daemon = 1 ]; then
 		"$build/gpuwatch" attach --cgroup "$CG" --manifest "$W/manifest.json" >"$W/gpuwatch.log" 2>&1 &
 		GW=$!
-		wait_file "$W/manifest.json" 30 || { echo "gpuwatch wrote no manifest"; return 1; }
+		wait_for 30 test -e "$W/manifest.json" || { echo "gpuwatch wrote no manifest"; return 1; }
 	fi
 	if [ $root = 1 ]; then
 		setsid sh -c "echo \$\$ > /sys/fs/cgroup/cgroup.procs && exec $wl $W" </dev/null >"$W/wl.out" 2>&1 &
@@ -90,7 +78,7 @@ start() {
 		setsid sh -c "echo \$\$ > $CG/cgroup.procs && exec $wl $W" </dev/null >"$W/wl.out" 2>&1 &
 	fi
 	PID=$!
-	wait_file "$W/ready.1" 60 || { echo "workload not ready: $(cat "$W/wl.out")"; return 1; }
+	wait_for 60 test -e "$W/ready.1" || { echo "workload not ready: $(cat "$W/wl.out")"; return 1; }
 	CHILD=$(cat "/proc/$PID/task/$PID/children")
 	sleep 1 # the manifest is rewritten within 100 ms of a change
 	return 0
@@ -100,7 +88,7 @@ start() {
 finish() {
 	local name=$1
 	touch "$W/go.1"
-	wait_file "$W/ready.2" 30 || { echo "workload did not reach phase 2: $(cat "$W/wl.out")"; return 1; }
+	wait_for 30 test -e "$W/ready.2" || { echo "workload did not reach phase 2: $(cat "$W/wl.out")"; return 1; }
 	touch "$W/go.2"
 	wait "$PID"
 	local rc=$?
@@ -134,7 +122,7 @@ predump() {
 			bash -c "\"$helper\" 2>\"$W/predump.err\"; echo \$? >\"$W/rc.tmp\"; mv \"$W/rc.tmp\" \"$W/rc\"; exec sleep 600"
 	) &
 	STANDIN=$!
-	wait_file "$W/rc" 60 || { PD_RC=timeout; return; }
+	wait_for 60 test -e "$W/rc" || { PD_RC=timeout; return; }
 	PD_RC=$(cat "$W/rc")
 }
 
@@ -283,7 +271,7 @@ case_criu_killed() {
 	kill -9 "$STANDIN"
 	wait "$STANDIN" 2>/dev/null
 	STANDIN=
-	wait_grep 'done' "$IMG/gpuwatch-watcher.log" 30 || { echo "the watcher did not finish: $(tail -n 3 "$IMG/gpuwatch-watcher.log")"; return 1; }
+	wait_for 30 grep -qs 'done' "$IMG/gpuwatch-watcher.log" || { echo "the watcher did not finish: $(tail -n 3 "$IMG/gpuwatch-watcher.log")"; return 1; }
 	cat "$IMG/gpuwatch-watcher.log"
 	grep -q 'done$' "$IMG/gpuwatch-watcher.log" || { echo "watcher: $(tail -n 1 "$IMG/gpuwatch-watcher.log")"; return 1; }
 	check_back criu_killed || return 1
@@ -293,7 +281,7 @@ case_criu_killed() {
 case_copy() {
 	start copy || return 1
 	touch "$W/go.1"
-	wait_file "$W/ready.2" 30 || { echo "workload did not reach phase 2: $(cat "$W/wl.out")"; return 1; }
+	wait_for 30 test -e "$W/ready.2" || { echo "workload did not reach phase 2: $(cat "$W/wl.out")"; return 1; }
 	sleep 1
 	snapshot before
 	predump copy
@@ -307,7 +295,7 @@ case_copy() {
 	kill -9 "$STANDIN"
 	wait "$STANDIN" 2>/dev/null
 	STANDIN=
-	wait_grep 'done' "$IMG/gpuwatch-watcher.log" 30 || { echo "the watcher did not finish"; return 1; }
+	wait_for 30 grep -qs 'done' "$IMG/gpuwatch-watcher.log" || { echo "the watcher did not finish"; return 1; }
 	cat "$IMG/gpuwatch-watcher.log"
 	check_back copy || return 1
 	touch "$W/go.2"
@@ -331,7 +319,7 @@ case_criu_noplugin() {
 	grep -q 'Unknown shit' "$IMG/dump.log" && { echo "criu failed on a mapping: $(grep -m1 'Unknown shit' "$IMG/dump.log")"; return 1; }
 	grep -q 'i915 mapping(s) converted' "$IMG/dump.log" "$IMG"/*.log 2>/dev/null || true
 	[ -e "$IMG/gpuwatch-i915-maps.json" ] || { echo "no record: $(grep -m3 -E 'Error|gpuwatch' "$IMG/dump.log")"; return 1; }
-	wait_grep 'done' "$IMG/gpuwatch-watcher.log" 30 || { echo "the watcher did not finish"; return 1; }
+	wait_for 30 grep -qs 'done' "$IMG/gpuwatch-watcher.log" || { echo "the watcher did not finish"; return 1; }
 	cat "$IMG/gpuwatch-watcher.log"
 	grep -E 'Error' "$IMG/dump.log" | tail -n 3
 	check_back criu_noplugin || return 1
@@ -344,7 +332,7 @@ case_criu_plugin() {
 	# shellcheck disable=SC2046
 	criu_dump criu_plugin $("$build/gpuwatch" criu-args)
 	echo "criu exited $CRIU_RC"
-	wait_grep 'done' "$IMG/gpuwatch-watcher.log" 30 || { echo "the watcher did not finish"; return 1; }
+	wait_for 30 grep -qs 'done' "$IMG/gpuwatch-watcher.log" || { echo "the watcher did not finish"; return 1; }
 	cat "$IMG/gpuwatch-watcher.log"
 	[ "$CRIU_RC" = 0 ] || { echo "criu dump failed ($CRIU_RC): $(grep -E 'Error' "$IMG/dump.log" | tail -n 1)"; check_back criu_plugin; return 1; }
 	check_back criu_plugin || return 1
@@ -384,16 +372,16 @@ sigkill_at() {
 	# shellcheck disable=SC2086
 	(cd "$IMG" && exec criu dump -t "$PID" -D "$IMG" --shell-job --leave-running -v4 -o dump.log $args) &
 	criu=$!
-	wait_file "$IMG/gpuwatch-i915-maps.json" 60 || { echo "no record: $(tail -n 3 "$IMG/dump.log")"; return 1; }
+	wait_for 60 test -e "$IMG/gpuwatch-i915-maps.json" || { echo "no record: $(tail -n 3 "$IMG/dump.log")"; return 1; }
 	if [ "${at%/*}" != record ]; then
-		wait_grep "$at" "$IMG/dump.log" 60 || { echo "criu never logged '$at': $(tail -n 3 "$IMG/dump.log")"; return 1; }
+		wait_for 60 grep -qs "$at" "$IMG/dump.log" || { echo "criu never logged '$at': $(tail -n 3 "$IMG/dump.log")"; return 1; }
 	fi
 	kill -9 "$criu"
 	wait "$criu" 2>/dev/null
 	echo "criu killed after: $(tail -n 1 "$IMG/dump.log")"
 	at=${at//\//_}
 	cp "$IMG/dump.log" "$out/criu_sigkill/dump.log.${at// /_}" 2>/dev/null
-	wait_grep 'done' "$IMG/gpuwatch-watcher.log" 30 || {
+	wait_for 30 grep -qs 'done' "$IMG/gpuwatch-watcher.log" || {
 		echo "watcher log:"; cat "$IMG/gpuwatch-watcher.log"
 		echo "the watcher did not finish: $(tail -n 1 "$IMG/gpuwatch-watcher.log")"
 		return 1
@@ -482,7 +470,7 @@ case_legacy() {
 	rm -rf "$W" && mkdir -p "$W" "$IMG" "$CG"
 	setsid sh -c "echo \$\$ > $CG/cgroup.procs && exec $build/vmtests/gwr_legacy $W" </dev/null >"$W/wl.out" 2>&1 &
 	PID=$!
-	wait_file "$W/legacy.info" 30 || { echo "gwr_legacy not ready: $(cat "$W/wl.out")"; return 1; }
+	wait_for 30 test -e "$W/legacy.info" || { echo "gwr_legacy not ready: $(cat "$W/wl.out")"; return 1; }
 	local fd handle addr size before after
 	read -r fd handle addr size <"$W/legacy.info"
 	before=$(grep "^${addr#0x}-" "/proc/$PID/maps" | awk '{print $1, $2, $3, $6, $7}')
