@@ -69,6 +69,7 @@ struct SavedDevice {
 	std::string platform;                // platform device name, or ""
 	uint32_t mode = 0, uid = 0, gid = 0; // st_mode and owner of the node as the task saw it
 					     // (mode 0: not visible at its path)
+	bool operator==(const SavedDevice &) const = default;
 };
 
 // Its JSON form in the images, and its strict reading: the path must be a DRM node path of the

@@ -24,10 +24,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <filesystem>
 #include <map>
-#include <set>
 #include <sys/sysmacros.h>
 #include <vector>
 #include <string>
@@ -169,7 +167,6 @@ std::optional<std::string> read_small_image(const std::string &name, std::size_t
 int check_nodes()
 {
 	uint32_t pid = init_pid();
-	std::string dir = image_dir();
 	std::vector<SavedDevice> devices;
 	try {
 		auto text = read_small_image(kDevicesImage, 1 << 20);

@@ -125,8 +125,7 @@ uint32_t DumpSession::device_index(const SavedDevice &d)
 	// device: an index that names none, not an empty record in the devices image
 	if (d.path.empty())
 		return UINT32_MAX;
-	auto same = [&](const SavedDevice &e) { return gw::to_json(e) == gw::to_json(d); };
-	auto it = std::find_if(image_devices.begin(), image_devices.end(), same);
+	auto it = std::find(image_devices.begin(), image_devices.end(), d);
 	if (it != image_devices.end())
 		return static_cast<uint32_t>(it - image_devices.begin());
 	image_devices.push_back(d);

@@ -15,7 +15,7 @@ inline gwcriu::DeviceIndex test_index()
 	return [](const gwcriu::SavedDevice &d) {
 		gwcriu::Devices &all = test_devices();
 		for (std::size_t i = 0; i < all.size(); ++i)
-			if (gw::to_json(all[i]) == gw::to_json(d))
+			if (all[i] == d)
 				return static_cast<uint32_t>(i);
 		all.push_back(d);
 		return static_cast<uint32_t>(all.size() - 1);
