@@ -88,8 +88,9 @@ void load(RestoreImages &im)
 {
 	if (image_exists(gw::kDevicesImage))
 		im.devices = parse_devices_image(read_image(gw::kDevicesImage, kMaxJsonImage), gw::kDevicesImage);
-	else if (!list_images("gpuwatch-file-", ".json").empty() || !list_images("gpuwatch-dmabuf-", ".json").empty() ||
-		 image_exists(kVmasImage))
+	// every file and dma-buf image names its device; the vmas image is written for every dump,
+	// with no device when the tree held no DRM mapping (a container without a GPU)
+	else if (!list_images("gpuwatch-file-", ".json").empty() || !list_images("gpuwatch-dmabuf-", ".json").empty())
 		throw ImageError(std::string(gw::kDevicesImage) + " is missing (incomplete image directory)");
 	for (const std::string &name : list_images("gpuwatch-file-", ".json")) {
 		FileImage f = parse_file_image(read_image(name, kMaxJsonImage), name, im.devices);

@@ -144,9 +144,14 @@ verify() { # DIR WHAT
 	touch "$dir/go.1"
 	wait_for 120 test -e "$dir/ready.2" ||
 		{ fail "$what: no ready.2 (results: $(ls "$dir"/result.* 2>/dev/null | wc -l))"; return 1; }
-	for r in "$dir"/result.[0-9]*[0-9]; do
+	# result.<pid> per process (in the container's pid namespace: 1 and 2), result.<pid>.log beside
+	local n=0
+	for r in "$dir"/result.*; do
+		case $r in *.log | *'*') continue ;; esac
+		n=$((n + 1))
 		[ "$(cat "$r")" = PASS ] || { bad=1; echo "  $what: ${r##*/}: $(cat "$r")"; sed 's/^/    /' "$r.log"; }
 	done
+	[ $n -ge 2 ] || { bad=1; echo "  $what: $n result file(s), expected one per process (2)"; }
 	for r in "$dir"/notes.*; do [ -s "$r" ] && sed "s/^/  note ($what, ${r##*/}): /" "$r"; done
 	rm -f "$dir/go.1"
 	[ $bad = 0 ] || fail "$what: the workload found its state damaged"

@@ -232,10 +232,11 @@ static void wait_for(const char *name)
 		nanosleep(&ts, NULL);
 }
 
-static void write_file(const char *kind, const char *text)
+/* DIR/<kind>.<pid><suffix>, whole or not at all */
+static void write_file(const char *kind, const char *suffix, const char *text)
 {
 	char p[512], tmp[520];
-	snprintf(p, sizeof p, "%s/%s.%d", dir, kind, getpid());
+	snprintf(p, sizeof p, "%s/%s.%d%s", dir, kind, getpid(), suffix);
 	snprintf(tmp, sizeof tmp, "%s.tmp", p);
 	FILE *f = fopen(tmp, "w");
 	if (!f)
@@ -249,9 +250,9 @@ static void report(void)
 {
 	char verdict[32];
 	snprintf(verdict, sizeof verdict, nfail ? "FAIL %d\n" : "PASS\n", nfail);
-	write_file("notes", notes);
-	write_file("result.log", failures);
-	write_file("result", verdict);
+	write_file("notes", "", notes);
+	write_file("result", ".log", failures);
+	write_file("result", "", verdict);
 }
 
 /* The fds are exactly `want` (and 0-2); plugin fds >= 1000 are noted, others fail. */
