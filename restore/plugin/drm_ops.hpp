@@ -20,7 +20,7 @@ struct DumbParams {
 	uint32_t width = 0, height = 0, bpp = 0, flags = 0;
 };
 // Params that give a dumb buffer of exactly `size` bytes (a page multiple) on drivers that
-// compute size = pitch * height: 8 bpp, one page per row.
+// compute size = pitch * height: 32 bpp, one page per row (drm_ops.cpp).
 DumbParams generic_dumb_params(uint64_t size);
 int create_dumb(int fd, const DumbParams &p, uint32_t *handle, uint64_t *size);
 int gem_close(int fd, uint32_t handle);
