@@ -107,7 +107,8 @@ extern struct wl_state wl;
 /* wl_util.c */
 void wl_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 uint64_t wl_now_ns(void);
-void wl_init(int argc, char **argv); /* argv[1] = DIR; sets up wl */
+void wl_init(int argc, char **argv);                    /* argv[1] = DIR; sets up wl */
+void wl_write_file(const char *name, const char *text); /* DIR/name whole (a tmp file renamed) or dies */
 
 /* wl_model.c: model bookkeeping (no syscalls) */
 struct wl_file *wl_file_of_fd(int fd);

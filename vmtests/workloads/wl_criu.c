@@ -169,7 +169,7 @@ int main(int argc, char **argv)
 			wl_die("unknown option %s", argv[i]);
 	}
 	snprintf(text, sizeof(text), "%d\n", (int)getpid());
-	write_file("pid.parent", text);
+	wl_write_file("pid.parent", text);
 
 	int a = wl_open(WL_CARD, O_RDWR);
 	int b = wl_open(WL_CARD, O_RDWR | O_NONBLOCK | O_CLOEXEC);
@@ -211,7 +211,7 @@ int main(int argc, char **argv)
 	pid_t child = wl_fork();
 	if (child == 0) {
 		snprintf(text, sizeof(text), "%d\n", (int)getpid());
-		write_file("pid.child", text);
+		wl_write_file("pid.child", text);
 		wl_close(b);
 		wl_close(20);
 		wl_munmap(m1ro, 4 * PAGE);
@@ -225,7 +225,7 @@ int main(int argc, char **argv)
 	/* restored (or never dumped): the parent verifies first, then the child */
 	if (child) {
 		verify();
-		write_file("pverified", "");
+		wl_write_file("pverified", "");
 	} else {
 		wait_file("pverified");
 		verify();
@@ -246,6 +246,6 @@ int main(int argc, char **argv)
 		return 0;
 	wl_finish();
 	snprintf(text, sizeof(text), "done.%d", (int)getpid());
-	write_file(text, "0\n");
+	wl_write_file(text, "0\n");
 	return 0;
 }

@@ -62,7 +62,6 @@ int guarded_fnv(const void *p, uint64_t n, uint64_t *sum);              /* 0 or 
 int guarded_poke(volatile uint8_t *w, volatile uint8_t *r, bool *seen); /* 0 or -signal */
 void fill(void *p, uint64_t n, unsigned seed);
 void dirfile(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void write_file(const char *name, const char *text);
 void wait_file(const char *name);
 int fd_of_file(int fi);
 int export_fd(int fd, uint32_t handle);

@@ -232,18 +232,12 @@ static void wait_for(const char *name)
 		nanosleep(&ts, NULL);
 }
 
-/* DIR/<kind>.<pid><suffix>, whole or not at all */
+/* DIR/<kind>.<pid><suffix> */
 static void write_file(const char *kind, const char *suffix, const char *text)
 {
-	char p[512], tmp[520];
-	snprintf(p, sizeof p, "%s/%s.%d%s", dir, kind, getpid(), suffix);
-	snprintf(tmp, sizeof tmp, "%s.tmp", p);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		die(tmp);
-	fprintf(f, "%s", text);
-	fclose(f);
-	rename(tmp, p);
+	char name[64];
+	snprintf(name, sizeof name, "%s.%d%s", kind, (int)getpid(), suffix);
+	wl_write_file(name, text);
 }
 
 static void report(void)
@@ -341,12 +335,7 @@ static void write_pid(const char *name)
 {
 	char text[32];
 	snprintf(text, sizeof text, "%d\n", (int)getpid());
-	char p[512], tmp[520];
-	snprintf(p, sizeof p, "%s/%s", dir, name);
-	snprintf(tmp, sizeof tmp, "%s.tmp", p);
-	FILE *f = fopen(tmp, "w");
-	if (!f || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, p) != 0)
-		die(p);
+	wl_write_file(name, text);
 }
 
 int main(int argc, char **argv)

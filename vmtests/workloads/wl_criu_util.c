@@ -117,18 +117,6 @@ void dirfile(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-void write_file(const char *name, const char *text)
-{
-	char path[300], tmp[310];
-	FILE *o;
-
-	dirfile(path, sizeof(path), "%s", name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	o = fopen(tmp, "we");
-	if (!o || fputs(text, o) < 0 || fclose(o) != 0 || rename(tmp, path) != 0)
-		wl_die("write %s", path);
-}
-
 void wait_file(const char *name)
 {
 	struct timespec tick = {0, 10 * 1000 * 1000};
@@ -395,6 +383,6 @@ void report_close(const char *what)
 		snprintf(text, sizeof(text), "FAIL %d\n", nfail);
 	else
 		snprintf(text, sizeof(text), "PASS\n");
-	write_file(name, text);
+	wl_write_file(name, text);
 	printf("%s %s: %s", wl.is_child ? "child" : "parent", what, text);
 }

@@ -57,3 +57,15 @@ void wl_init(int argc, char **argv)
 	wl.exe[n] = '\0';
 	setvbuf(stdout, NULL, _IOLBF, 0);
 }
+
+void wl_write_file(const char *name, const char *text)
+{
+	char path[300], tmp[310];
+	FILE *o;
+
+	snprintf(path, sizeof(path), "%s/%s", wl.dir, name);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	o = fopen(tmp, "we");
+	if (!o || fputs(text, o) < 0 || fclose(o) != 0 || rename(tmp, path) != 0)
+		wl_die("write %s", path);
+}
