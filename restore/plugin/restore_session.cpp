@@ -86,13 +86,15 @@ void check_saved(RestoreImages &im, uint64_t n, uint64_t size, const std::string
 
 void load(RestoreImages &im)
 {
+	const std::vector<std::string> file_images = list_images("gpuwatch-file-", ".json");
+	const std::vector<std::string> dmabuf_images = list_images("gpuwatch-dmabuf-", ".json");
 	if (image_exists(gw::kDevicesImage))
 		im.devices = parse_devices_image(read_image(gw::kDevicesImage, kMaxJsonImage), gw::kDevicesImage);
 	// every file and dma-buf image names its device; the vmas image is written for every dump,
 	// with no device when the tree held no DRM mapping (a container without a GPU)
-	else if (!list_images("gpuwatch-file-", ".json").empty() || !list_images("gpuwatch-dmabuf-", ".json").empty())
+	else if (!file_images.empty() || !dmabuf_images.empty())
 		throw ImageError(std::string(gw::kDevicesImage) + " is missing (incomplete image directory)");
-	for (const std::string &name : list_images("gpuwatch-file-", ".json")) {
+	for (const std::string &name : file_images) {
 		FileImage f = parse_file_image(read_image(name, kMaxJsonImage), name, im.devices);
 		if (name != file_image_name(f.criu_id))
 			throw ImageError(name + ": field criu_id is " + std::to_string(f.criu_id) +
@@ -104,7 +106,7 @@ void load(RestoreImages &im)
 		}
 		im.files.emplace(f.criu_id, std::move(f));
 	}
-	for (const std::string &name : list_images("gpuwatch-dmabuf-", ".json")) {
+	for (const std::string &name : dmabuf_images) {
 		DmabufImage d = parse_dmabuf_image(read_image(name, kMaxJsonImage), name, im.devices);
 		if (name != dmabuf_image_name(d.criu_id))
 			throw ImageError(name + ": field criu_id is " + std::to_string(d.criu_id) +
