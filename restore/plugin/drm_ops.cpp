@@ -38,9 +38,9 @@ int xioctl(int fd, unsigned long req, void *arg)
 	return r < 0 ? -errno : 0;
 }
 
-// One row of 32-bit pixels per page. Every driver met takes this shape: virtio_gpu refuses any
-// bpp but 32 and qxl any but 16 or 32 (EINVAL for the 8-bit, page-wide shape used before);
-// cirrus, bochs-drm, vgem, i915 and xe take any (measured on Debian's 6.1 kernel under QEMU).
+// One row of 32-bit pixels per page. Measured on Debian's 6.1 kernel under QEMU: virtio_gpu and
+// qxl refuse the 8-bit, page-wide shape used before (EINVAL) and take this one; cirrus,
+// bochs-drm and vgem take both. i915's dumb create takes 8, 16 and 32 bpp by its code.
 DumbParams generic_dumb_params(uint64_t size)
 {
 	DumbParams p;
