@@ -124,9 +124,9 @@ struct gw_ev_ioctl {
 	__u64 aux_file; /* PRIME_FD_TO_HANDLE: the dma-buf imported; PRIME_HANDLE_TO_FD: the dma-buf created */
 	__u32 cmd;      /* full ioctl command (dir, size, type 'd', nr) */
 	__s32 fd;
-	__u16 arg_size; /* bytes valid in in[] and out[]: min(_IOC_SIZE(cmd), GW_IOCTL_ARG_MAX) */
-	__u8 drv;       /* enum gw_driver of the file, for nr 0x40-0x9f */
-	__u8 pad0;
+	__u16 arg_size;             /* bytes valid in in[] and out[]: min(_IOC_SIZE(cmd), GW_IOCTL_ARG_MAX) */
+	__u8 drv;                   /* enum gw_driver of the file, for nr 0x40-0x9f */
+	__u8 undecoded;             /* 1: an ioctl the decoder does not know succeeded; no argument read (arg_size 0) */
 	__s32 ret;                  /* the ioctl's return value (0, or a new fd for i915 PERF_OPEN) */
 	__u8 in[GW_IOCTL_ARG_MAX];  /* the argument as read at syscall entry */
 	__u8 out[GW_IOCTL_ARG_MAX]; /* the argument as read at syscall exit */

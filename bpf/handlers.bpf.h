@@ -173,6 +173,7 @@ static __always_inline void gw_fcntl_exit(long ret, u8 hook)
 static __always_inline void gw_ioctl_enter_file(struct file *f, int fd, u32 cmd, u64 arg)
 {
 	struct gw_pending *p;
+	enum gw_ioctl_want want;
 	u32 size;
 	u8 drv;
 
@@ -188,7 +189,10 @@ static __always_inline void gw_ioctl_enter_file(struct file *f, int fd, u32 cmd,
 		return;
 	if (!f)
 		f = gw_fd_file(fd, NULL);
-	if (gw_classify(f, NULL, NULL) != GW_FILE_DRM || !gw_ioctl_wanted(f, cmd, &drv))
+	if (gw_classify(f, NULL, NULL) != GW_FILE_DRM)
+		return;
+	want = gw_ioctl_wanted(f, cmd, &drv);
+	if (want == GW_IOCTL_SKIP)
 		return;
 	p = gw_scratch_get(GW_SC_IOCTL);
 	if (!p)
@@ -197,8 +201,13 @@ static __always_inline void gw_ioctl_enter_file(struct file *f, int fd, u32 cmd,
 	p->args[1] = cmd;
 	p->args[2] = arg;
 	p->args[3] = drv;
+	p->note = want == GW_IOCTL_NOTE;
 	p->file = (u64)f;
 	p->aux_file = 0;
+	if (p->note) {
+		gw_pending_put(p);
+		return;
+	}
 	size = GW_IOC_SIZE(cmd);
 	if (size > GW_IOCTL_ARG_MAX)
 		size = GW_IOCTL_ARG_MAX;
@@ -239,6 +248,25 @@ static __always_inline void gw_ioctl_exit(long ret, u8 hook)
 		return;
 	}
 	cmd = p->args[1];
+	if (p->note) { /* an ioctl not decoded that may change state: that it succeeded */
+		if (ret < 0)
+			return;
+		e = GW_RESERVE(struct gw_ev_ioctl, GW_EV_IOCTL, hook);
+		if (!e)
+			return;
+		e->file = p->file;
+		e->aux_file = 0;
+		e->cmd = cmd;
+		e->fd = p->args[0];
+		e->arg_size = 0;
+		e->drv = p->args[3];
+		e->undecoded = 1;
+		e->ret = ret;
+		__builtin_memset(e->in, 0, sizeof(e->in));
+		__builtin_memset(e->out, 0, sizeof(e->out));
+		gw_submit(e);
+		return;
+	}
 	perf = p->args[3] == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_PERF_OPEN;
 	if (perf ? ret < 0 : ret != 0)
 		return;
@@ -260,7 +288,7 @@ static __always_inline void gw_ioctl_exit(long ret, u8 hook)
 		size = GW_IOCTL_ARG_MAX;
 	e->arg_size = size;
 	e->drv = p->args[3];
-	e->pad0 = 0;
+	e->undecoded = 0;
 	e->ret = ret;
 	__builtin_memcpy(e->in, p->in, sizeof(e->in));
 	__builtin_memset(e->out, 0, sizeof(e->out));

@@ -4,7 +4,10 @@
  *
  * Core numbers (below 0x40 and from 0xa0) are followed when the decoder knows them
  * (gw_ioctl_nr_mask); driver-private numbers (0x40-0x9f) only for the drivers userspace named
- * (gw_drv_names), because i915 and xe give one number different meanings. Creation
+ * (gw_drv_names), because i915 and xe give one number different meanings. Every other DRM
+ * ioctl that is not a known query (gw_ioctl_note_mask, gw_drv_note_mask; every private nr
+ * of a driver without a table) has its success recorded without its argument, so that the
+ * manifest never claims state it did not see. Creation
  * parameters of i915 and xe objects live behind user pointers: an extension chain (each node
  * starts with the address of the next) and arrays (memory regions, a context parameter's
  * value, xe placements and bind ops). gw_ioctl_ext() reads them at the ioctl's successful
@@ -56,24 +59,40 @@ static __always_inline u16 gw_u16_at(const u8 *buf, u32 off)
 	return *(const u16 *)(buf + (off & 63 & ~1));
 }
 
-/* the ioctl is followed: a core nr in gw_ioctl_nr_mask, or a private nr of a known driver
- * in that driver's mask; *drv gets the driver */
-static __always_inline bool gw_ioctl_wanted(struct file *f, u32 cmd, u8 *drv)
+enum gw_ioctl_want {
+	GW_IOCTL_SKIP = 0,   /* not DRM's, or a known query */
+	GW_IOCTL_DECODE = 1, /* decoded: its argument is recorded */
+	GW_IOCTL_NOTE = 2,   /* not decoded and may change state: its success is recorded */
+};
+
+static __always_inline enum gw_ioctl_want gw_mask_want(u64 decode, u64 note, u32 bit)
 {
-	u32 nr = GW_IOC_NR(cmd), bit;
+	if ((decode >> (bit & 63)) & 1)
+		return GW_IOCTL_DECODE;
+	return (note >> (bit & 63)) & 1 ? GW_IOCTL_NOTE : GW_IOCTL_SKIP;
+}
+
+/* how the ioctl is followed: a core nr by gw_ioctl_nr_mask / gw_ioctl_note_mask, a private
+ * nr by its driver's masks (GW_DRV_OTHER: drivers without a table); *drv gets the driver */
+static __always_inline enum gw_ioctl_want gw_ioctl_wanted(struct file *f, u32 cmd, u8 *drv)
+{
+	u32 nr = GW_IOC_NR(cmd), bit, w;
 	u8 d;
 
 	*drv = GW_DRV_OTHER;
 	if (GW_IOC_TYPE(cmd) != 'd')
-		return false;
-	if (!GW_IS_DRIVER_NR(nr))
-		return (gw_ioctl_nr_mask[(nr >> 6) & 3] >> (nr & 63)) & 1;
+		return GW_IOCTL_SKIP;
+	if (!GW_IS_DRIVER_NR(nr)) {
+		w = (nr >> 6) & 3;
+		return gw_mask_want(gw_ioctl_nr_mask[w], gw_ioctl_note_mask[w], nr);
+	}
 	d = gw_driver_id(f);
-	if (d == GW_DRV_OTHER || d >= GW_DRV_MAX)
-		return false;
+	if (d >= GW_DRV_MAX)
+		return GW_IOCTL_SKIP;
 	*drv = d;
 	bit = nr - GW_DRM_COMMAND_BASE;
-	return (gw_drv_nr_mask[d][(bit >> 6) & 1] >> (bit & 63)) & 1;
+	w = (bit >> 6) & 1;
+	return gw_mask_want(gw_drv_nr_mask[d][w], gw_drv_note_mask[d][w], bit);
 }
 
 /* ---- user memory behind an ioctl argument (GW_EV_IOCTL_EXT) ----------------------------- */

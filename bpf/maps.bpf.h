@@ -23,6 +23,12 @@ const volatile __u64 gw_ioctl_nr_mask[4] = {}; /* core DRM ioctl nrs (0..255) th
  * private ioctl nrs (0x40-0x9f, bit nr - 0x40) the decoder knows for it */
 const volatile __u64 gw_drv_names[GW_DRV_MAX][2] = {};
 const volatile __u64 gw_drv_nr_mask[GW_DRV_MAX][2] = {};
+/* ioctls the decoder does not know and that may change a file's state (neither decoded nor
+ * a known query): their success alone is recorded (gw_ev_ioctl.undecoded), so the manifest
+ * can say which state it did not see. Core nrs, and private nrs per driver (index
+ * GW_DRV_OTHER: drivers without a table) */
+const volatile __u64 gw_ioctl_note_mask[4] = {};
+const volatile __u64 gw_drv_note_mask[GW_DRV_MAX][2] = {};
 const volatile bool gw_debug = false;
 /* hook groups served by fentry/fexit programs (fexit.bpf.h): their tracepoint twins skip them */
 const volatile bool gw_ioctl_fexit = false;   /* DRM ioctls: fentry/fexit on drm_ioctl */
@@ -61,8 +67,8 @@ enum gw_sc {
 };
 
 struct gw_pending {
-	u32 sc; /* enum gw_sc */
-	u32 pad0;
+	u32 sc;   /* enum gw_sc */
+	u32 note; /* GW_SC_IOCTL: GW_IOCTL_NOTE, only the ioctl's success is recorded */
 	u64 args[6];
 	u64 file; /* the struct file behind the fd argument, if it matters */
 	u64 aux_file;

@@ -55,6 +55,17 @@ void set_decoded_ioctls(Tracer::Options &topts)
 		for (const auto &desc : drm::driver_ioctls(topts.drv_names[d]))
 			topts.drv_nrs[d].push_back(static_cast<uint8_t>(desc.nr));
 	}
+	// the rest, unless known to change nothing: its success alone makes the file's state unknown
+	for (unsigned nr = 0; nr < 256; ++nr) {
+		if (!drm::is_driver_nr(nr)) {
+			if (!drm::is_decoded("", nr) && !drm::is_quiet("", nr))
+				topts.note_nrs.push_back(static_cast<uint8_t>(nr));
+			continue;
+		}
+		for (uint8_t d = 0; d < GW_DRV_MAX; ++d)
+			if (!drm::is_decoded(topts.drv_names[d], nr) && !drm::is_quiet(topts.drv_names[d], nr))
+				topts.drv_note_nrs[d].push_back(static_cast<uint8_t>(nr));
+	}
 }
 
 namespace

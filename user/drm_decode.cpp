@@ -116,6 +116,35 @@ Op dec_set_client_cap(const IoctlRecord &r)
 	return SetClientCap{in.capability, in.value};
 }
 
+Op dec_getfb(const IoctlRecord &r)
+{
+	auto in = load<drm_mode_fb_cmd>(r.ev.in);
+	auto out = load<drm_mode_fb_cmd>(r.ev.out);
+	GetFb op{in.fb_id, out.width, out.height, {}, false};
+	if (out.handle)
+		op.handles.push_back(out.handle);
+	return op;
+}
+
+// The head of drm_mode_fb_cmd2 up to its handles (the whole struct is 104 bytes, more than
+// the BPF side captures)
+struct fb_cmd2_head {
+	__u32 fb_id, width, height, pixel_format, flags;
+	__u32 handles[4];
+};
+static_assert(offsetof(drm_mode_fb_cmd2, handles) == offsetof(fb_cmd2_head, handles));
+
+Op dec_getfb2(const IoctlRecord &r)
+{
+	auto in = load<fb_cmd2_head>(r.ev.in);
+	auto out = load<fb_cmd2_head>(r.ev.out);
+	GetFb op{in.fb_id, out.width, out.height, {}, true};
+	for (__u32 h : out.handles) // planes on one buffer share its handle
+		if (h && std::find(op.handles.begin(), op.handles.end(), h) == op.handles.end())
+			op.handles.push_back(h);
+	return op;
+}
+
 #define GW_CORE(name, type, fn)                                                                                        \
 	{                                                                                                              \
 		_IOC_NR(DRM_IOCTL_##name), #name, sizeof(type), fn                                                     \
@@ -133,8 +162,80 @@ constexpr IoctlDesc kCore[] = {
 	GW_CORE(SYNCOBJ_CREATE, drm_syncobj_create, dec_syncobj_create),
 	GW_CORE(SYNCOBJ_DESTROY, drm_syncobj_destroy, dec_syncobj_destroy),
 	GW_CORE(SYNCOBJ_HANDLE_TO_FD, drm_syncobj_handle, dec_syncobj_handle_to_fd),
+	GW_CORE(MODE_GETFB, drm_mode_fb_cmd, dec_getfb),
+	GW_CORE(MODE_GETFB2, fb_cmd2_head, dec_getfb2),
 };
 #undef GW_CORE
+
+// Core numbers without a decoder (drm.h). Quiet: queries and waits; SET_VERSION (the bus id
+// format GET_UNIQUE reports); DIRTYFB (a flush); a queued vblank event; fence payloads of
+// syncobjs (GPU engine state, which a restore does not bring back: docs/manifest.md).
+// Numbers are spelled out: older uapi headers lack the newest names.
+constexpr KnownIoctl kCoreKnown[] = {
+	{0x00, "VERSION", true},
+	{0x01, "GET_UNIQUE", true},
+	{0x02, "GET_MAGIC", true},
+	{0x03, "IRQ_BUSID", true},
+	{0x04, "GET_MAP", true},
+	{0x05, "GET_CLIENT", true},
+	{0x06, "GET_STATS", true},
+	{0x07, "SET_VERSION", true},
+	{0x08, "MODESET_CTL", true},
+	{0x0c, "GET_CAP", true},
+	{0x10, "SET_UNIQUE", false},
+	{0x11, "AUTH_MAGIC", false},
+	{0x1e, "SET_MASTER", false},
+	{0x1f, "DROP_MASTER", false},
+	{0x3a, "WAIT_VBLANK", true},
+	{0x3b, "CRTC_GET_SEQUENCE", true},
+	{0x3c, "CRTC_QUEUE_SEQUENCE", true},
+	{0xa0, "MODE_GETRESOURCES", true},
+	{0xa1, "MODE_GETCRTC", true},
+	{0xa2, "MODE_SETCRTC", false},
+	{0xa3, "MODE_CURSOR", false},
+	{0xa4, "MODE_GETGAMMA", true},
+	{0xa5, "MODE_SETGAMMA", false},
+	{0xa6, "MODE_GETENCODER", true},
+	{0xa7, "MODE_GETCONNECTOR", true},
+	{0xa8, "MODE_ATTACHMODE", false},
+	{0xa9, "MODE_DETACHMODE", false},
+	{0xaa, "MODE_GETPROPERTY", true},
+	{0xab, "MODE_SETPROPERTY", false},
+	{0xac, "MODE_GETPROPBLOB", true},
+	{0xae, "MODE_ADDFB", false},
+	{0xaf, "MODE_RMFB", false},
+	{0xb0, "MODE_PAGE_FLIP", false},
+	{0xb1, "MODE_DIRTYFB", true},
+	{0xb5, "MODE_GETPLANERESOURCES", true},
+	{0xb6, "MODE_GETPLANE", true},
+	{0xb7, "MODE_SETPLANE", false},
+	{0xb8, "MODE_ADDFB2", false},
+	{0xb9, "MODE_OBJ_GETPROPERTIES", true},
+	{0xba, "MODE_OBJ_SETPROPERTY", false},
+	{0xbb, "MODE_CURSOR2", false},
+	{0xbc, "MODE_ATOMIC", false},
+	{0xbd, "MODE_CREATEPROPBLOB", false},
+	{0xbe, "MODE_DESTROYPROPBLOB", false},
+	{0xc2, "SYNCOBJ_FD_TO_HANDLE", false},
+	{0xc3, "SYNCOBJ_WAIT", true},
+	{0xc4, "SYNCOBJ_RESET", true},
+	{0xc5, "SYNCOBJ_SIGNAL", true},
+	{0xc6, "MODE_CREATE_LEASE", false},
+	{0xc7, "MODE_LIST_LESSEES", true},
+	{0xc8, "MODE_GET_LEASE", true},
+	{0xc9, "MODE_REVOKE_LEASE", false},
+	{0xca, "SYNCOBJ_TIMELINE_WAIT", true},
+	{0xcb, "SYNCOBJ_QUERY", true},
+	{0xcc, "SYNCOBJ_TRANSFER", true},
+	{0xcd, "SYNCOBJ_TIMELINE_SIGNAL", true},
+	{0xcf, "SYNCOBJ_EVENTFD", true},
+	{0xd0, "MODE_CLOSEFB", false},
+	{0xd1, "SET_CLIENT_NAME", false},
+	{0xd2, "GEM_CHANGE_HANDLE", false},
+};
+static_assert(_IOC_NR(DRM_IOCTL_MODE_ADDFB2) == 0xb8 && _IOC_NR(DRM_IOCTL_MODE_ATOMIC) == 0xbc &&
+	      _IOC_NR(DRM_IOCTL_SET_MASTER) == 0x1e && _IOC_NR(DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL) == 0xcd &&
+	      _IOC_NR(DRM_IOCTL_WAIT_VBLANK) == 0x3a);
 
 static_assert(_IOC_NR(DRM_IOCTL_MODE_CREATE_DUMB) == 0xb2 && _IOC_NR(DRM_IOCTL_GEM_CLOSE) == 0x09);
 static_assert(_IOC_NR(DRM_IOCTL_SYNCOBJ_DESTROY) == 0xc0 && _IOC_NR(DRM_IOCTL_PRIME_FD_TO_HANDLE) == 0x2e);
@@ -181,6 +282,45 @@ std::span<const IoctlDesc> driver_ioctls(std::string_view driver)
 	return {};
 }
 
+std::span<const KnownIoctl> core_known_ioctls()
+{
+	return kCoreKnown;
+}
+
+namespace
+{
+std::span<const KnownIoctl> known_ioctls(std::string_view driver, uint32_t nr)
+{
+	if (!is_driver_nr(nr))
+		return kCoreKnown;
+	if (driver == "i915")
+		return i915_known_ioctls();
+	if (driver == "xe")
+		return xe_known_ioctls();
+	return {};
+}
+
+const KnownIoctl *find_known(std::string_view driver, uint32_t nr)
+{
+	for (const KnownIoctl &k : known_ioctls(driver, nr))
+		if (k.nr == nr)
+			return &k;
+	return nullptr;
+}
+} // namespace
+
+bool is_decoded(std::string_view driver, uint32_t nr)
+{
+	auto table = is_driver_nr(nr) ? driver_ioctls(driver) : core_ioctls();
+	return std::any_of(table.begin(), table.end(), [&](const IoctlDesc &d) { return d.nr == nr; });
+}
+
+bool is_quiet(std::string_view driver, uint32_t nr)
+{
+	const KnownIoctl *k = find_known(driver, nr);
+	return k && k->quiet;
+}
+
 std::string_view driver_name(uint8_t drv)
 {
 	switch (drv) {
@@ -215,6 +355,11 @@ Op decode_ioctl(std::string_view driver, const IoctlRecord &r)
 	const gw_ev_ioctl &ev = r.ev;
 	if (_IOC_TYPE(ev.cmd) != DRM_IOCTL_BASE)
 		return Ignored{_IOC_NR(ev.cmd)};
+	if (ev.undecoded) {
+		if (ev.arg_size != 0)
+			return Malformed{"an undecoded ioctl's record carries an argument"};
+		return Undecoded{ev.cmd, ioctl_name(driver, ev.cmd)};
+	}
 	if (ev.arg_size > GW_IOCTL_ARG_MAX)
 		return Malformed{"arg_size " + std::to_string(ev.arg_size) + " exceeds the capture buffer"};
 	std::size_t cmd_size = std::min<std::size_t>(_IOC_SIZE(ev.cmd), GW_IOCTL_ARG_MAX);
@@ -234,10 +379,17 @@ Op decode_ioctl(std::string_view driver, const IoctlRecord &r)
 
 std::string ioctl_name(std::string_view driver, uint32_t cmd)
 {
+	uint32_t nr = _IOC_NR(cmd);
 	if (const IoctlDesc *d = find_ioctl(driver, cmd))
 		return d->name;
-	char buf[32];
-	std::snprintf(buf, sizeof buf, "0x%02x", static_cast<unsigned>(_IOC_NR(cmd)));
+	if (const KnownIoctl *k = find_known(driver, nr); k && _IOC_TYPE(cmd) == DRM_IOCTL_BASE)
+		return k->name;
+	char buf[64];
+	if (is_driver_nr(nr))
+		std::snprintf(buf, sizeof buf, "%.24s ioctl 0x%02x", driver.empty() ? "driver" : driver.data(),
+			      static_cast<unsigned>(nr - DRM_COMMAND_BASE));
+	else
+		std::snprintf(buf, sizeof buf, "DRM ioctl 0x%02x", static_cast<unsigned>(nr));
 	return buf;
 }
 

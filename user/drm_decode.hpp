@@ -73,6 +73,13 @@ struct SyncobjDestroy {
 struct SetClientCap {
 	uint64_t capability = 0, value = 0;
 };
+// MODE_GETFB / MODE_GETFB2: a new handle on each buffer of framebuffer fb_id (none when the
+// caller may not have them: not master, no CAP_SYS_ADMIN)
+struct GetFb {
+	uint32_t fb_id = 0, width = 0, height = 0;
+	std::vector<uint32_t> handles; // distinct, nonzero, in plane order
+	bool fb2 = false;
+};
 
 // --- i915 (driver-private numbers; see drm_decode_i915.cpp) ----------------------------------
 struct MemRegion {
@@ -205,17 +212,23 @@ struct XeVmBind {
 struct Ignored {
 	uint32_t nr = 0;
 };
+// An ioctl the decoder does not know, which may have changed the file's state, succeeded:
+// only that is recorded (gw_ev_ioctl.undecoded). `name` names it for the manifest.
+struct Undecoded {
+	uint32_t cmd = 0;
+	std::string name;
+};
 // A record that cannot be decoded as what its number says (argument too short, ...).
 struct Malformed {
 	std::string reason;
 };
 
-using Op = std::variant<Ignored, Malformed, CreateDumb, MapDumb, DestroyDumb, GemClose, GemFlink, GemOpen, PrimeExport,
-			PrimeImport, SyncobjCreate, SyncobjDestroy, SyncobjExportSyncFile, SetClientCap, I915GemCreate,
-			I915MmapOffset, I915MmapLegacy, I915Userptr, I915SetTiling, I915SetCaching, I915ContextCreate,
-			I915ContextDestroy, I915ContextSetParam, I915ContextVmId, I915VmCreate, I915VmDestroy,
-			I915PerfOpen, I915ExecFence, XeGemCreate, XeMmapOffset, XeVmCreate, XeVmDestroy,
-			XeExecQueueCreate, XeExecQueueDestroy, XeVmBind>;
+using Op = std::variant<Ignored, Undecoded, Malformed, CreateDumb, MapDumb, DestroyDumb, GemClose, GemFlink, GemOpen,
+			PrimeExport, PrimeImport, SyncobjCreate, SyncobjDestroy, SyncobjExportSyncFile, SetClientCap,
+			GetFb, I915GemCreate, I915MmapOffset, I915MmapLegacy, I915Userptr, I915SetTiling,
+			I915SetCaching, I915ContextCreate, I915ContextDestroy, I915ContextSetParam, I915ContextVmId,
+			I915VmCreate, I915VmDestroy, I915PerfOpen, I915ExecFence, XeGemCreate, XeMmapOffset, XeVmCreate,
+			XeVmDestroy, XeExecQueueCreate, XeExecQueueDestroy, XeVmBind>;
 
 // What an ioctl's record carries: the record, and the user memory its argument pointed to
 // (GW_EV_IOCTL_EXT, captured for the ioctls that have any; nullptr otherwise).
@@ -240,6 +253,16 @@ std::span<const IoctlDesc> core_ioctls();
 std::span<const IoctlDesc> driver_ioctls(std::string_view driver); // "i915", "xe"; else empty
 std::span<const IoctlDesc> i915_ioctls();
 std::span<const IoctlDesc> xe_ioctls();
+// Numbers without a decoder that have a name: quiet ones change nothing a restore brings
+// back (see is_quiet), the others are recorded as Undecoded under this name.
+struct KnownIoctl {
+	uint32_t nr;
+	const char *name;
+	bool quiet;
+};
+std::span<const KnownIoctl> core_known_ioctls();
+std::span<const KnownIoctl> i915_known_ioctls();
+std::span<const KnownIoctl> xe_known_ioctls();
 // The drivers with tables, indexed by enum gw_driver (GW_DRV_I915 -> "i915", ...).
 std::string_view driver_name(uint8_t drv);
 
@@ -282,7 +305,16 @@ struct ExtView {
 };
 } // namespace detail
 
-// "MODE_CREATE_DUMB", or "0x<nr>" when unknown (for logs).
+// "MODE_CREATE_DUMB"; for a number with no decoder its uapi name where the name table has
+// it ("MODE_ADDFB"), else "<driver> ioctl 0x<nr>" (nr relative to DRM_COMMAND_BASE for a
+// driver-private one, as the driver's uapi header numbers it) or "DRM ioctl 0x<nr>".
 std::string ioctl_name(std::string_view driver, uint32_t cmd);
+
+// The ioctl numbers (full nr, 0-255) on a file of `driver` ("" or a driver without a table:
+// its private numbers are all unknown) that gpuwatch decodes, and those it knows to change
+// nothing a restore brings back: queries, waits, submissions and fence payloads (GPU engine
+// state, which is not restored). Every other successful DRM ioctl is recorded as Undecoded.
+bool is_decoded(std::string_view driver, uint32_t nr);
+bool is_quiet(std::string_view driver, uint32_t nr);
 
 } // namespace gw::drm

@@ -296,11 +296,50 @@ static_assert(offsetof(drm_i915_gem_context_create_ext, extensions) == 8);
 static_assert(offsetof(drm_i915_gem_context_param, size) == 4 && offsetof(drm_i915_gem_context_param, value) == 16);
 static_assert(offsetof(drm_i915_perf_open_param, properties_ptr) == 8);
 
+// i915 numbers without a decoder (i915_drm.h). Quiet: queries, waits, submissions (engine
+// state) and the CPU's reads and writes of contents (a dump saves the contents anyway).
+#define GW_I915_K(name, quiet)                                                                                         \
+	{                                                                                                              \
+		DRM_COMMAND_BASE + DRM_I915_##name, #name, quiet                                                       \
+	}
+constexpr KnownIoctl kI915Known[] = {
+	GW_I915_K(GETPARAM, true),
+	GW_I915_K(SETPARAM, false),
+	GW_I915_K(GEM_EXECBUFFER, true),
+	GW_I915_K(GEM_BUSY, true),
+	GW_I915_K(GEM_THROTTLE, true),
+	GW_I915_K(GEM_PREAD, true),
+	GW_I915_K(GEM_PWRITE, true),
+	GW_I915_K(GEM_SET_DOMAIN, true),
+	GW_I915_K(GEM_SW_FINISH, true),
+	GW_I915_K(GEM_GET_TILING, true),
+	GW_I915_K(GEM_GET_APERTURE, true),
+	GW_I915_K(GET_PIPE_FROM_CRTC_ID, true),
+	GW_I915_K(GEM_MADVISE, false),
+	GW_I915_K(OVERLAY_PUT_IMAGE, false),
+	GW_I915_K(OVERLAY_ATTRS, false),
+	GW_I915_K(GET_SPRITE_COLORKEY, true),
+	GW_I915_K(SET_SPRITE_COLORKEY, false),
+	GW_I915_K(GEM_WAIT, true),
+	GW_I915_K(GEM_GET_CACHING, true),
+	GW_I915_K(REG_READ, true),
+	GW_I915_K(GET_RESET_STATS, true),
+	GW_I915_K(PERF_ADD_CONFIG, false),
+	GW_I915_K(PERF_REMOVE_CONFIG, false),
+	GW_I915_K(QUERY, true),
+};
+#undef GW_I915_K
+
 } // namespace
 
 std::span<const IoctlDesc> i915_ioctls()
 {
 	return kI915;
+}
+
+std::span<const KnownIoctl> i915_known_ioctls()
+{
+	return kI915Known;
 }
 
 } // namespace gw::drm

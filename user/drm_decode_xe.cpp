@@ -165,11 +165,34 @@ static_assert(sizeof(gw_xe_vm_bind_op) == 80 && offsetof(gw_xe_vm_bind, bind) ==
 static_assert(offsetof(gw_xe_exec_queue_create, instances) == 24);
 static_assert(sizeof(gw_xe_ext_set_property) <= GW_EXT_NODE_SIZE);
 
+// xe numbers without a decoder (xe_uapi.h). Quiet: queries, submissions and waits.
+#define GW_XE_K(name, quiet)                                                                                           \
+	{                                                                                                              \
+		DRM_COMMAND_BASE + GW_XE_NR_##name, #name, quiet                                                       \
+	}
+constexpr KnownIoctl kXeKnown[] = {
+	GW_XE_K(DEVICE_QUERY, true),
+	GW_XE_K(EXEC_QUEUE_GET_PROPERTY, true),
+	GW_XE_K(EXEC, true),
+	GW_XE_K(WAIT_USER_FENCE, true),
+	GW_XE_K(OBSERVATION, false),
+	GW_XE_K(MADVISE, false),
+	GW_XE_K(VM_QUERY_MEM_RANGE_ATTRS, true),
+	GW_XE_K(EXEC_QUEUE_SET_PROPERTY, false),
+	GW_XE_K(VM_GET_PROPERTY, true),
+};
+#undef GW_XE_K
+
 } // namespace
 
 std::span<const IoctlDesc> xe_ioctls()
 {
 	return kXe;
+}
+
+std::span<const KnownIoctl> xe_known_ioctls()
+{
+	return kXeKnown;
 }
 
 } // namespace gw::drm

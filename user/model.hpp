@@ -67,7 +67,8 @@ struct Handle {
 		i915_gem_create,
 		i915_gem_create_ext,
 		i915_userptr,
-		xe_gem_create
+		xe_gem_create,
+		getfb // MODE_GETFB / GETFB2: a new handle on a framebuffer's buffer
 	};
 
 	uint64_t object = 0; // GemObject id
@@ -158,6 +159,7 @@ struct DrmFile {
 	HandleTable<Handle> handles;                // handle number -> handle
 	std::map<uint32_t, uint32_t> syncobjs;      // syncobj handle -> creation flags
 	std::map<uint64_t, uint32_t> caps;          // SET_CLIENT_CAP capability -> value
+	std::set<std::string> undecoded;            // ioctls not decoded that succeeded (their names)
 	std::map<uint64_t, uint32_t> mmap_offsets;  // fake offset -> handle (MAP_DUMB grants)
 	std::map<uint64_t, std::string> mmap_types; // fake offset -> i915/xe mmap type ("wb", ...)
 	std::map<uint64_t, uint32_t> prime;         // dma-buf kfile -> handle (exports and imports)

@@ -25,7 +25,8 @@ template <class... Ts> overloaded(Ts...) -> overloaded<Ts...>;
 namespace
 {
 constexpr std::string_view kOrigins[] = {
-	"unknown", "dumb", "prime", "flink", "i915.gem_create", "i915.gem_create_ext", "i915.userptr", "xe.gem_create"};
+	"unknown",      "dumb",          "prime", "flink", "i915.gem_create", "i915.gem_create_ext",
+	"i915.userptr", "xe.gem_create", "getfb"};
 // the names of Handle::small's values, by origin
 constexpr const char *kDumbSmall[] = {"width", "height", "bpp", "flags", "pitch"};
 constexpr const char *kXeSmall[] = {"placement", "flags", "vm_id", "cpu_caching"};
@@ -209,11 +210,16 @@ void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o)
 				   m.pending_origin_[{p.pid, x.fd}] = {
 					   {"file", f.id}, {"ioctl", "SYNCOBJ_HANDLE_TO_FD"}, {"syncobj", x.handle}};
 			   },
+			   [&](const GetFb &x) {
+				   for (uint32_t h : x.handles)
+					   add_handle(f, h, new_object(0), "getfb", {{"fb_id", x.fb_id}});
+			   },
 			   [&](const SetClientCap &x) {
 				   f.caps[x.capability] = static_cast<uint32_t>(x.value);
 				   changed = true;
 			   },
 			   [&](const Ignored &) { ++m.ignored_ioctls_; },
+			   [&](const Undecoded &x) { changed = f.undecoded.insert(x.name).second || changed; },
 			   [&](const Malformed &) {}, // rejected by on_ioctl before any state changed
 			   [&](const auto &) {},      // driver operations: apply_intel
 		   },

@@ -49,10 +49,14 @@ manifest::Manifest Model::manifest() const
 		by_id.push_back(&f);
 	std::sort(by_id.begin(), by_id.end(), [](auto *a, auto *b) { return a->id < b->id; });
 	for (const DrmFile *f : by_id) {
+		std::string who =
+			"file " + std::to_string(f->id) + " (" + (f->path.empty() ? "node unknown" : f->path) + ")";
 		if (!f->handles_known)
-			reasons.push_back("file " + std::to_string(f->id) + " (" +
-					  (f->path.empty() ? "node unknown" : f->path) +
-					  ") was in use before tracing saw it opened: its handle table is partial");
+			reasons.push_back(who +
+					  " was in use before tracing saw it opened: its handle table is partial");
+		for (const std::string &name : f->undecoded)
+			reasons.push_back(who + ": " + name +
+					  " succeeded and gpuwatch does not decode it: the state it made is unknown");
 		mf::File fj;
 		fj.id = f->id;
 		fj.path = f->path;
@@ -97,6 +101,7 @@ manifest::Manifest Model::manifest() const
 			fj.syncobjs.push_back({h, flags});
 		for (const auto &[cap, value] : f->caps)
 			fj.caps.push_back({cap, value});
+		fj.undecoded_ioctls.assign(f->undecoded.begin(), f->undecoded.end());
 		// driver state, present for the drivers that have it
 		if (!f->contexts.empty() || f->driver == "i915") {
 			fj.contexts.emplace();

@@ -121,6 +121,15 @@ struct Tracer::Impl {
 		skel->rodata->gw_self_tgid = ::getpid();
 		for (uint8_t nr : opts.ioctl_nrs)
 			skel->rodata->gw_ioctl_nr_mask[nr >> 6] |= 1ull << (nr & 63);
+		for (uint8_t nr : opts.note_nrs)
+			skel->rodata->gw_ioctl_note_mask[nr >> 6] |= 1ull << (nr & 63);
+		for (std::size_t d = 0; d < GW_DRV_MAX; ++d)
+			for (uint8_t nr : opts.drv_note_nrs[d]) {
+				if (nr < 0x40 || nr >= 0xa0)
+					throw Error("driver ioctl nr " + std::to_string(nr) + " is outside 0x40-0x9f");
+				unsigned bit = nr - 0x40;
+				skel->rodata->gw_drv_note_mask[d][bit >> 6] |= 1ull << (bit & 63);
+			}
 		for (std::size_t d = 1; d < GW_DRV_MAX; ++d) {
 			const std::string &name = opts.drv_names[d];
 			if (name.size() >= 2 * sizeof(uint64_t))

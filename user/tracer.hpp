@@ -30,6 +30,10 @@ public:
 		// (0x40-0x9f) the decoder knows
 		std::array<std::string, GW_DRV_MAX> drv_names;
 		std::array<std::vector<uint8_t>, GW_DRV_MAX> drv_nrs;
+		// the nrs not decoded that may change state: only their success is recorded (core;
+		// private per driver, index GW_DRV_OTHER for drivers without a table)
+		std::vector<uint8_t> note_nrs;
+		std::array<std::vector<uint8_t>, GW_DRV_MAX> drv_note_nrs;
 		bool verbose = false; // libbpf's own messages on stderr
 		HookRequest hooks;    // auto: fexit per group where it loads and attaches
 	};

@@ -4,7 +4,8 @@
 usage: check_manifest.py MANIFEST [TRUTH.json ...] [--absent TRUTH.json ...] [--cgroup DIR]
                          [--complete auto|true|false|any] [-q]
 
-Checked: schema and lost_events; "complete" (auto: false iff a truth file has unknown handles);
+Checked: schema and lost_events; "complete" (auto: false iff a truth file has unknown handles
+or ran ioctls gpuwatch does not decode); the undecoded ioctls of each file, by name;
 the same processes (pid, comm); per process the same fds (DRM file or dma-buf, cloexec) and
 mappings (start, length, prot, shared, file, offset, handle); the same files (path, rdev,
 driver, flags, handles with size and origin). Manifest file ids are arbitrary: a bijection
@@ -83,7 +84,8 @@ class Checker:
             self.diff(f"cgroup is {m.get('cgroup')!r}, expected {self.cgroup!r}")
         labels = self.t.referenced_labels()
         if self.complete != "any":
-            want = all(self.known(l) for l in labels) if self.complete == "auto" else self.complete == "true"
+            want = (all(self.known(l) and not self.t.files[l].get("undecoded_ioctls") for l in labels)
+                    if self.complete == "auto" else self.complete == "true")
             if m.get("complete") is not want:
                 self.diff(f"complete is {m.get('complete')!r}, expected {want}")
         self.check_processes()
@@ -203,6 +205,9 @@ class Checker:
                 self.diff(f"{where}: {key} {g.get(key)!r}, expected {w[key]!r}")
         if norm_flags(g.get("flags", "")) != norm_flags(w["flags"]):
             self.diff(f"{where}: flags {g.get('flags')!r}, expected {w['flags']!r}")
+        wu, gu = sorted(w.get("undecoded_ioctls", [])), sorted(g.get("undecoded_ioctls", []))
+        if wu != gu:
+            self.diff(f"{where}: undecoded_ioctls {gu!r}, expected {wu!r}")
         known = w.get("handles_known", True)
         if g.get("handles_known", True) is not known:
             self.diff(f"{where}: handles_known {g.get('handles_known', True)!r}, expected {known}")

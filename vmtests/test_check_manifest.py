@@ -175,6 +175,21 @@ class CheckerTest(unittest.TestCase):
         m["files"][0]["handles_known"] = True
         self.assertDiff(run(m, truths=(pre,)), "handle 9 not expected", "handles_known True, expected False")
 
+    def test_undecoded_ioctls(self):
+        def fenced():
+            t = parent_truth()
+            t["files"][1]["undecoded_ioctls"] = ["vgem ioctl 0x01", "vgem ioctl 0x02"]
+            return t
+        m = good_manifest()
+        # the truth ran an undecoded ioctl the manifest does not name, and says complete
+        self.assertDiff(run(m, truths=(fenced, child_truth)), "undecoded_ioctls [], expected",
+                        "complete is True, expected False")
+        m["complete"] = False
+        m["files"][0]["undecoded_ioctls"] = ["vgem ioctl 0x02", "vgem ioctl 0x01"]
+        self.assertEqual(run(m, truths=(fenced, child_truth)), [])
+        m["files"][1]["undecoded_ioctls"] = ["MODE_ADDFB"]  # named where the truth ran none
+        self.assertDiff(run(m, truths=(fenced, child_truth)), "undecoded_ioctls ['MODE_ADDFB'], expected []")
+
     def test_empty(self):
         m = dict(good_manifest(), processes=[], files=[])
         self.assertEqual(run(m, truths=()), [])

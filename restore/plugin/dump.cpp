@@ -209,6 +209,18 @@ int dump_drm_file(int lfd, uint32_t id)
 		if (!probe_handles(s, lfd, img, &perr))
 			img.degraded.push_back("handles could not be probed (" + perr + "): the file comes back empty");
 	}
+	for (const HandleRec &h : img.handles)
+		if (h.origin == "getfb")
+			img.degraded.push_back(
+				"handle " + std::to_string(h.handle) + " (MODE_GETFB of framebuffer " +
+				h.params.value("fb_id", nlohmann::json()).dump() +
+				") comes back as a buffer of its own with the same contents: framebuffers "
+				"are not restored");
+	if (mf)
+		for (const std::string &name : mf->undecoded_ioctls)
+			img.degraded.push_back(name +
+					       " succeeded on this file and gpuwatch does not decode it: the state it "
+					       "made is not restored");
 	for (HandleRec &h : img.handles) {
 		if (h.i915 && h.i915->kind == "userptr")
 			continue; // its pages are the task's own memory, which CRIU dumps

@@ -103,6 +103,17 @@ inline gw_ev_ioctl map_dumb_rec(uint32_t tgid, int fd, uint64_t file, uint32_t h
 	out.offset = offset;
 	return ioctl_rec(tgid, fd, file, DRM_IOCTL_MODE_MAP_DUMB, in, out);
 }
+// The success of an ioctl the decoder does not know (gw_ioctl_exit's GW_IOCTL_NOTE record)
+inline gw_ev_ioctl undecoded_rec(uint32_t tgid, int fd, uint64_t file, uint32_t cmd, uint8_t drv = GW_DRV_OTHER)
+{
+	auto r = gw::abi::make_record<gw_ev_ioctl>(tgid);
+	r.file = file;
+	r.cmd = cmd;
+	r.fd = fd;
+	r.drv = drv;
+	r.undecoded = 1;
+	return r;
+}
 inline gw_ev_ioctl gem_close_rec(uint32_t tgid, int fd, uint64_t file, uint32_t handle)
 {
 	drm_gem_close in{handle, 0};

@@ -133,8 +133,12 @@ TEST(DrmDecode, NamesAndTables)
 	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_MODE_CREATE_DUMB), "MODE_CREATE_DUMB");
 	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_PRIME_FD_TO_HANDLE), "PRIME_FD_TO_HANDLE");
 	EXPECT_EQ(ioctl_name("i915", DRM_IOCTL_I915_GEM_CREATE), "GEM_CREATE");
-	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_I915_GEM_CREATE), "0x5b");
-	EXPECT_EQ(core_ioctls().size(), 12u);
+	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_I915_GEM_CREATE), "vgem ioctl 0x1b");
+	EXPECT_EQ(ioctl_name("", DRM_IOCTL_I915_GEM_CREATE), "driver ioctl 0x1b");
+	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_MODE_ADDFB), "MODE_ADDFB");
+	EXPECT_EQ(ioctl_name("i915", DRM_IOCTL_I915_GEM_MADVISE), "GEM_MADVISE");
+	EXPECT_EQ(ioctl_name("vgem", _IO('d', 0xfe)), "DRM ioctl 0xfe");
+	EXPECT_EQ(core_ioctls().size(), 14u);
 	for (const auto &d : core_ioctls())
 		EXPECT_FALSE(is_driver_nr(d.nr)) << d.name;
 	for (const char *drv : {"i915", "xe"})
@@ -146,6 +150,78 @@ TEST(DrmDecode, NamesAndTables)
 	EXPECT_EQ(driver_name(GW_DRV_I915), "i915");
 	EXPECT_EQ(driver_name(GW_DRV_XE), "xe");
 	EXPECT_EQ(driver_name(GW_DRV_OTHER), "");
+}
+
+// Every number is decoded, quiet (changes nothing a restore brings back), or recorded as
+// Undecoded: the tracer's masks come from these answers (set_decoded_ioctls).
+TEST(DrmDecode, EveryNumberIsDecodedQuietOrNoted)
+{
+	EXPECT_TRUE(is_decoded("", _IOC_NR(DRM_IOCTL_MODE_CREATE_DUMB)));
+	EXPECT_TRUE(is_quiet("", _IOC_NR(DRM_IOCTL_VERSION)));
+	EXPECT_TRUE(is_quiet("", _IOC_NR(DRM_IOCTL_MODE_GETRESOURCES)));
+	EXPECT_TRUE(is_quiet("", _IOC_NR(DRM_IOCTL_WAIT_VBLANK)));
+	for (uint32_t cmd :
+	     std::initializer_list<uint32_t>{DRM_IOCTL_MODE_ADDFB, DRM_IOCTL_MODE_ADDFB2, DRM_IOCTL_MODE_RMFB,
+					     DRM_IOCTL_MODE_SETCRTC, DRM_IOCTL_MODE_ATOMIC, DRM_IOCTL_SET_MASTER,
+					     DRM_IOCTL_MODE_CREATE_LEASE, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE}) {
+		EXPECT_FALSE(is_decoded("", _IOC_NR(cmd))) << ioctl_name("", cmd);
+		EXPECT_FALSE(is_quiet("", _IOC_NR(cmd))) << ioctl_name("", cmd);
+	}
+	// no decoded number is also called quiet, and every core name is a core number
+	for (const auto &k : core_known_ioctls()) {
+		EXPECT_FALSE(is_driver_nr(k.nr)) << k.name;
+		EXPECT_FALSE(is_decoded("", k.nr)) << k.name;
+	}
+	for (const char *drv : {"i915", "xe"})
+		for (const auto &k : drv == std::string("i915") ? i915_known_ioctls() : xe_known_ioctls()) {
+			EXPECT_TRUE(is_driver_nr(k.nr)) << drv << " " << k.name;
+			EXPECT_FALSE(is_decoded(drv, k.nr)) << drv << " " << k.name;
+		}
+	// i915's hot paths are quiet or decoded; a driver without a table has only unknown numbers
+	EXPECT_TRUE(is_quiet("i915", _IOC_NR(DRM_IOCTL_I915_GEM_BUSY)));
+	EXPECT_TRUE(is_decoded("i915", _IOC_NR(DRM_IOCTL_I915_GEM_EXECBUFFER2)));
+	EXPECT_FALSE(is_quiet("i915", _IOC_NR(DRM_IOCTL_I915_GEM_MADVISE)));
+	EXPECT_FALSE(is_quiet("virtio_gpu", 0x43) || is_decoded("virtio_gpu", 0x43));
+}
+
+// GETFB hands out a new handle on the framebuffer's buffer (none without the right to it);
+// GETFB2 one per buffer, planes on one buffer sharing it.
+TEST(DrmDecode, GetFbHandles)
+{
+	drm_mode_fb_cmd in{}, out{};
+	in.fb_id = out.fb_id = 40;
+	out.width = 640;
+	out.height = 480;
+	out.handle = 3;
+	Op op = decode_ioctl("virtio_gpu", ioctl_rec(1, 3, 1, DRM_IOCTL_MODE_GETFB, in, out));
+	ASSERT_TRUE(std::holds_alternative<GetFb>(op));
+	EXPECT_EQ(std::get<GetFb>(op).fb_id, 40u);
+	EXPECT_EQ(std::get<GetFb>(op).handles, std::vector<uint32_t>{3});
+	out.handle = 0;
+	EXPECT_TRUE(std::get<GetFb>(decode_ioctl("virtio_gpu", ioctl_rec(1, 3, 1, DRM_IOCTL_MODE_GETFB, in, out)))
+			    .handles.empty());
+	drm_mode_fb_cmd2 in2{}, out2{};
+	in2.fb_id = out2.fb_id = 41;
+	uint32_t hs[4] = {5, 5, 6, 0}; // NV12-like: two planes on buffer 5, one on 6
+	std::copy(std::begin(hs), std::end(hs), out2.handles);
+	op = decode_ioctl("virtio_gpu",
+			  gwtest::ioctl_head_rec(1, 3, 1, DRM_IOCTL_MODE_GETFB2, in2, out2, GW_DRV_OTHER));
+	ASSERT_TRUE(std::holds_alternative<GetFb>(op));
+	EXPECT_EQ(std::get<GetFb>(op).fb_id, 41u);
+	EXPECT_EQ(std::get<GetFb>(op).handles, (std::vector<uint32_t>{5, 6}));
+	EXPECT_EQ(ioctl_name("", DRM_IOCTL_MODE_GETFB2), "MODE_GETFB2");
+}
+
+TEST(DrmDecode, UndecodedRecordNamesTheIoctl)
+{
+	Op op = decode_ioctl("vgem", gwtest::undecoded_rec(1, 3, 1, DRM_IOCTL_MODE_ADDFB));
+	ASSERT_TRUE(std::holds_alternative<Undecoded>(op));
+	EXPECT_EQ(std::get<Undecoded>(op).name, "MODE_ADDFB");
+	op = decode_ioctl("vgem", gwtest::undecoded_rec(1, 3, 1, _IOW('d', 0x41, uint64_t)));
+	EXPECT_EQ(std::get<Undecoded>(op).name, "vgem ioctl 0x01");
+	auto bad = gwtest::undecoded_rec(1, 3, 1, DRM_IOCTL_MODE_ADDFB);
+	bad.arg_size = 8; // an undecoded record never carries its argument
+	EXPECT_TRUE(std::holds_alternative<Malformed>(decode_ioctl("vgem", bad)));
 }
 
 TEST(DrmDecode, NonDrmIoctlIsIgnored)

@@ -133,6 +133,57 @@ TEST(ModelStatus, MalformedRecordsAreCountedNotApplied)
 	EXPECT_EQ(m["incomplete_reasons"], nlohmann::json::array({"10 malformed records"}));
 }
 
+// An undecoded ioctl's success makes the manifest incomplete, naming the file and the ioctl
+// once however often it came; the file lists it, and a reader reads it back.
+TEST(ModelStatus, UndecodedIoctlMakesTheFileIncomplete)
+{
+	World w;
+	w.proc(100);
+	w.open(100, 3, kCard);
+	w.create_dumb(100, kCard, 1);
+	EXPECT_EQ(w.manifest()["complete"], true);
+	uint64_t gen = w.m.generation();
+	EXPECT_EQ(w.apply(undecoded_rec(100, 3, kCard, DRM_IOCTL_MODE_ADDFB)), ApplyStatus::ok);
+	EXPECT_GT(w.m.generation(), gen);
+	gen = w.m.generation();
+	EXPECT_EQ(w.apply(undecoded_rec(100, 3, kCard, DRM_IOCTL_MODE_ADDFB)), ApplyStatus::ok);
+	EXPECT_EQ(w.m.generation(), gen); // nothing new
+	EXPECT_EQ(w.apply(undecoded_rec(100, 3, kCard, _IOW('d', 0x41, uint64_t))), ApplyStatus::ok);
+	auto m = w.manifest();
+	EXPECT_EQ(m["complete"], false);
+	EXPECT_EQ(m["incomplete_reasons"],
+		  nlohmann::json::array({"file 1 (/dev/dri/card0): MODE_ADDFB succeeded and gpuwatch does not decode "
+					 "it: the state it made is unknown",
+					 "file 1 (/dev/dri/card0): vgem ioctl 0x01 succeeded and gpuwatch does not "
+					 "decode it: the state it made is unknown"}));
+	EXPECT_EQ(m["files"][0]["undecoded_ioctls"], nlohmann::json::array({"MODE_ADDFB", "vgem ioctl 0x01"}));
+	EXPECT_EQ(m["files"][0]["handles"].size(), 1u); // the handles it knows stay listed
+	auto back = gw::manifest::from_json(m);
+	EXPECT_EQ(back.files.at(0).undecoded_ioctls, (std::vector<std::string>{"MODE_ADDFB", "vgem ioctl 0x01"}));
+}
+
+// GETFB's handle is a handle of the file like any other: listed (origin getfb, the framebuffer
+// id), closed by GEM_CLOSE; the manifest stays complete.
+TEST(ModelStatus, GetFbHandleIsListed)
+{
+	World w;
+	w.proc(100);
+	w.open(100, 3, kCard);
+	w.create_dumb(100, kCard, 1);
+	drm_mode_fb_cmd in{}, out{};
+	in.fb_id = out.fb_id = 40;
+	out.handle = 2;
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_GETFB, in, out)), ApplyStatus::ok);
+	auto m = w.manifest();
+	EXPECT_EQ(m["complete"], true);
+	ASSERT_EQ(m["files"][0]["handles"].size(), 2u);
+	EXPECT_EQ(m["files"][0]["handles"][1]["handle"], 2);
+	EXPECT_EQ(m["files"][0]["handles"][1]["origin"], "getfb");
+	EXPECT_EQ(m["files"][0]["handles"][1]["params"], nlohmann::json({{"fb_id", 40}}));
+	ASSERT_EQ(w.apply(gem_close_rec(100, 3, kCard, 2)), ApplyStatus::ok);
+	EXPECT_EQ(w.manifest()["files"][0]["handles"].size(), 1u);
+}
+
 TEST(ModelStatus, GenerationFollowsManifestChanges)
 {
 	World w;

@@ -163,6 +163,8 @@ File read_file_entry(const Obj &o, std::set<uint64_t> &ids)
 		o.each(*l, "caps", [&](const Obj &c) {
 			f.caps.push_back({c.req_u64("capability"), c.opt_u64("value", 0)});
 		});
+	if (o.opt_array("undecoded_ioctls"))
+		f.undecoded_ioctls = o.req_strings("undecoded_ioctls");
 	if (const json *l = o.opt_array("contexts")) {
 		f.contexts.emplace();
 		o.each(*l, "contexts", [&](const Obj &c) { f.contexts->push_back(read_context(c)); });

@@ -150,6 +150,9 @@ struct File {
 	std::vector<Handle> handles;
 	std::vector<Syncobj> syncobjs;
 	std::vector<Cap> caps;
+	// DRM ioctls that succeeded on the file and that gpuwatch does not decode (uapi names,
+	// sorted): whatever state they made is unknown, and the manifest is not complete
+	std::vector<std::string> undecoded_ioctls;
 	// driver state: present (possibly empty) for the drivers that have it
 	std::optional<std::vector<Context>> contexts;
 	std::optional<std::vector<Vm>> vms;

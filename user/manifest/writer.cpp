@@ -63,6 +63,8 @@ json file_json(const File &f)
 		   {"handles", handles},
 		   {"syncobjs", syncobjs},
 		   {"caps", caps}};
+	if (!f.undecoded_ioctls.empty())
+		fj["undecoded_ioctls"] = f.undecoded_ioctls;
 	if (f.contexts) {
 		json list = json::array();
 		for (const Context &c : *f.contexts) {

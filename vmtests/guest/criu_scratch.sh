@@ -7,7 +7,8 @@
 # of wl.h: ready.1/go.1 around the checkpoint, then result.<pid> "PASS" and ready.2). Where wl_criu (criu.sh) checks exact state against a model, this workload checks
 # what a real program would notice, and the cases stress the plugin's inputs:
 #   daemon     gpuwatch attach follows the cgroup; the plugin syncs the daemon at dump; after
-#              the restore the daemon's manifest lists what it listed before the dump
+#              the restore the daemon's manifest lists what it listed before the dump; the
+#              vgem fence ioctls (not decoded) are named by the manifest and the dump
 #   manifest   the plugin is given the daemon's manifest file (GPUWATCH_MANIFEST) and a run
 #              directory without daemons (GPUWATCH_RUN_DIR)
 #   degraded   no daemon, no manifest
@@ -120,7 +121,16 @@ scr_restore_finish() {
 	scr_finish
 }
 
-sc_scratch_daemon() { scr_start && scr_dump && scr_restore_finish; }
+# ... and B's vgem fence ioctls, which gpuwatch does not decode: the manifest says it is not
+# complete, and the dump lists them as state not restored
+sc_scratch_daemon() {
+	scr_start && scr_dump || return 1
+	grep -q ': vgem ioctl 0x01 succeeded and gpuwatch does not decode it' "$WORK/manifest-before-dump.json" ||
+		{ fail "the manifest before the dump does not name B's undecoded vgem ioctl 0x01"; return 1; }
+	grep -q 'vgem ioctl 0x02 succeeded on this file and gpuwatch does not decode it: the state it made is not restored' "$WORK/dump.log" ||
+		{ fail "dump.log does not list B's undecoded vgem ioctl 0x02 as state not restored"; return 1; }
+	scr_restore_finish
+}
 
 sc_scratch_manifest() {
 	scr_start && scr_dump GPUWATCH_MANIFEST="$MANIFEST" GPUWATCH_RUN_DIR="$WORK/no-daemons" && scr_restore_finish

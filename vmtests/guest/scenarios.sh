@@ -14,6 +14,7 @@ SCENARIOS=(
 	"partial_munmap       sc_simple        wl_munmap"
 	"exec_cloexec         sc_simple        wl_exec"
 	"flink                sc_simple        wl_flink"
+	"undecoded_ioctls     sc_simple        wl_undecoded"
 	"outside_absent       sc_outside"
 	"descendant_cgroup    sc_descendant"
 	"moved_in             sc_moved_in"

@@ -61,6 +61,8 @@ struct wl_file {
 	struct wl_handle handles[WL_MAX_HANDLES];
 	int ngrants;
 	struct wl_grant grants[WL_MAX_HANDLES];
+	int nundecoded;
+	char undecoded[4][32]; /* ioctls gpuwatch does not decode that succeeded (its names) */
 };
 
 enum wl_fd_kind {
@@ -137,6 +139,10 @@ void wl_gem_close(int fd, uint32_t handle);
 uint32_t wl_flink(int fd, uint32_t handle);
 uint32_t wl_gem_open(int fd, uint32_t name);
 int wl_export(int fd, uint32_t handle, bool cloexec);
+/* vgem's own FENCE_ATTACH then FENCE_SIGNAL on handle: driver-private ioctls gpuwatch does not
+ * decode ("vgem ioctl 0x01", "vgem ioctl 0x02" in the file's undecoded_ioctls) */
+void wl_vgem_fence(int fd, uint32_t handle);
+int wl_vgem_fence_raw(int fd, uint32_t handle); /* the same without the model: 0 or -errno */
 uint32_t wl_import(int fd, int dmabuf_fd);
 int wl_probe_handle(int fd, uint32_t handle, uint64_t *size); /* 0 or -errno, see selfcheck */
 void wl_driver_name(int fd, char *buf, size_t len);           /* DRM_IOCTL_VERSION */

@@ -5,6 +5,7 @@
 #include <drm.h>
 #include <drm_mode.h>
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -18,6 +19,47 @@ static int drm_ioctl(int fd, unsigned long cmd, void *arg)
 		ret = ioctl(fd, cmd, arg);
 	while (ret == -1 && (errno == EINTR || errno == EAGAIN));
 	return ret;
+}
+
+/* vgem_drm.h (not shipped by libdrm) */
+struct wl_vgem_fence_attach {
+	uint32_t handle, flags, out_fence, pad;
+};
+struct wl_vgem_fence_signal {
+	uint32_t fence, flags;
+};
+#define WL_VGEM_FENCE_ATTACH DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct wl_vgem_fence_attach)
+#define WL_VGEM_FENCE_SIGNAL DRM_IOW(DRM_COMMAND_BASE + 0x2, struct wl_vgem_fence_signal)
+
+static void note_undecoded(struct wl_file *f, const char *name)
+{
+	for (int i = 0; i < f->nundecoded; i++)
+		if (strcmp(f->undecoded[i], name) == 0)
+			return;
+	if (f->nundecoded == 4)
+		wl_die("more than 4 undecoded ioctls on file %s", f->label);
+	snprintf(f->undecoded[f->nundecoded++], sizeof f->undecoded[0], "%s", name);
+}
+
+int wl_vgem_fence_raw(int fd, uint32_t handle)
+{
+	struct wl_vgem_fence_attach a = {.handle = handle};
+
+	if (drm_ioctl(fd, WL_VGEM_FENCE_ATTACH, &a) != 0)
+		return -errno;
+	struct wl_vgem_fence_signal s = {.fence = a.out_fence};
+	return drm_ioctl(fd, WL_VGEM_FENCE_SIGNAL, &s) != 0 ? -errno : 0;
+}
+
+void wl_vgem_fence(int fd, uint32_t handle)
+{
+	struct wl_file *f = wl_file_of_fd(fd);
+	int err = wl_vgem_fence_raw(fd, handle);
+
+	if (err)
+		errno = -err, wl_die("vgem fence on handle %u of fd %d", handle, fd);
+	note_undecoded(f, "vgem ioctl 0x01");
+	note_undecoded(f, "vgem ioctl 0x02");
 }
 
 uint32_t wl_create_dumb(int fd, uint32_t width, uint32_t height, uint32_t bpp)

@@ -10,7 +10,8 @@
  *                "offset": N, "handle": 1 } ],            (handle null: no handle names it)
  *   "files": [ { "label": "42.0", "path": "/dev/dri/card0", "rdev": "226:0", "driver": "vgem",
  *                "flags": "O_RDWR", "handles_known": true, "changed_ns": N,
- *                "handles": [ { "handle": 1, "size": 16384, "origin": "dumb" } ] } ] }
+ *                "handles": [ { "handle": 1, "size": 16384, "origin": "dumb" } ],
+ *                "undecoded_ioctls": [ "vgem ioctl 0x01" ] } ] }
  * Only the files this process refers to (by fd, dma-buf fd or mapping) are listed.
  */
 #define _GNU_SOURCE
@@ -126,6 +127,9 @@ static void write_files(FILE *o)
 		for (int h = 0; h < f->nhandles; h++)
 			fprintf(o, "%s{ \"handle\": %u, \"size\": %llu, \"origin\": \"%s\" }", h ? ", " : " ",
 				f->handles[h].handle, (unsigned long long)f->handles[h].size, f->handles[h].origin);
+		fprintf(o, " ],\n      \"undecoded_ioctls\": [");
+		for (int u = 0; u < f->nundecoded; u++)
+			fprintf(o, "%s\"%s\"", u ? ", " : " ", f->undecoded[u]);
 		fprintf(o, " ] }");
 		first = false;
 	}
