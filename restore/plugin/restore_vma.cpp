@@ -5,10 +5,13 @@
 // the mapping is made, so we hand over a dup of our own. CRIU gives every device mapping a file
 // id of its own (file-ids.c, "Don't cache the id for mapped devices"), so it never maps one
 // through the fd given for another: the fd given is always used.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <set>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -20,6 +23,7 @@
 #include "device.hpp"
 #include "i915_late_maps.hpp"
 #include "proc_tree.hpp"
+#include "remote_task.hpp"
 #include "log.hpp"
 #include "restore.hpp"
 
@@ -167,6 +171,60 @@ int update_vma_map(const char *path, uint64_t addr, uint64_t old_pgoff, uint64_t
 	}
 }
 
+namespace
+{
+
+// CRIU 3.17/3.18 keep the private file of a task's last private-file mapping open in the task
+// (g_pending: no hook runs there after CRIU has duplicated it). Closed here, from CRIU's side
+// (the task is stopped and CRIU traces it): else the application, and the manifest of a
+// daemon following it, would hold a DRM file it never opened. Ours: a DRM fd at or above
+// kHighFd that no file image gives this task.
+void close_private_leftovers(int pid, uint32_t vpid)
+{
+	const RestoreImages &im = restore_images();
+	if (gwaction::criu_abi().owns_vma_fd ||
+	    std::none_of(im.vmas.begin(), im.vmas.end(), [&](const VmaRec &v) { return v.vpid == vpid; }))
+		return;
+	std::set<int> held;
+	for (const auto &[id, f] : im.files)
+		for (const Holder &h : f.holders)
+			if (h.vpid == vpid)
+				held.insert(h.fds.begin(), h.fds.end());
+	std::vector<int> ours;
+	std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+	if (DIR *d = opendir(dir.c_str())) {
+		while (dirent *e = readdir(d)) {
+			char *end = nullptr;
+			long n = std::strtol(e->d_name, &end, 10);
+			struct stat st;
+			if (*end || n < kHighFd || held.count(static_cast<int>(n)) ||
+			    stat((dir + "/" + e->d_name).c_str(), &st) != 0)
+				continue;
+			if (S_ISCHR(st.st_mode) && major(st.st_rdev) == gw::kDrmMajor)
+				ours.push_back(static_cast<int>(n));
+		}
+		closedir(d);
+	}
+	if (ours.empty())
+		return;
+	std::string why;
+	try {
+		if (!gwremote::available(&why))
+			throw Error(why);
+		gwremote::RemoteTask t = gwremote::RemoteTask::attach(pid);
+		for (int fd : ours)
+			t.checked("close", SYS_close, static_cast<unsigned long>(fd));
+		t.finish();
+	} catch (const std::exception &e) {
+		log_warn("pid %d: the plugin's private DRM file (fd %d) stays open in the task: %s", pid, ours.front(),
+			 e.what());
+		return;
+	}
+	log_info("pid %d: closed the plugin's private DRM file (fd %d) CRIU left in the task", pid, ours.front());
+}
+
+} // namespace
+
 int resume_devices_late(int pid)
 {
 	const RestoreImages &im = restore_images();
@@ -177,6 +235,7 @@ int resume_devices_late(int pid)
 	uint32_t vpid = gwaction::inner_pid(static_cast<uint32_t>(pid));
 	if (map_back_late(pid, vpid) != 0)
 		return -1;
+	close_private_leftovers(pid, vpid);
 	bool drm = false;
 	for (const VmaRec &v : im.vmas)
 		drm |= v.vpid == vpid;
