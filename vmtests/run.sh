@@ -65,6 +65,7 @@ guest_cmd=$(printf '%s LANE=%q GPUWATCH=%q WL_DIR=%q KO_DIR=%q RESULTS=%q ONLY=%
 	"${GUEST_SCRIPT:-$here/guest/run-scenarios.sh}")
 echo "vmtests: lane $LANE_DESC, results in $LANE_RESULTS"
 # A bochs display device, its driver blacklisted for udev: the criu_scratch_device scenario
-# loads it (PCI 1234:1111 takes card0 when loaded before vgem).
+# loads it (PCI 1234:1111 takes card0 when loaded before vgem). A virtio-gpu device, its driver
+# blacklisted too: the criu_kms_virtio_gpu scenario loads it (guest/kms.sh).
 lane_run vmtests "${VM_TIMEOUT:-3000}" 1G "$guest_cmd" \
-	--qemu-opts="-device bochs-display" --append modprobe.blacklist=bochs
+	--qemu-opts="-device bochs-display -device virtio-gpu-pci" --append modprobe.blacklist=bochs,virtio_gpu

@@ -38,6 +38,8 @@ SCENARIOS=(
 	"criu_minor_changed        sc_criu_minor_changed"
 	# xe (guest/criu_xe.sh): the gwxe fixture; VMs, bindings, exec queues through CRIU
 	"criu_xe                   sc_criu_xe"
+	# display drivers QEMU gives (guest/kms.sh): a KMS client dumped and restored
+	"criu_kms_virtio_gpu       sc_criu_kms virtio_gpu"
 	# the plugin's scratch workload (guest/criu_scratch.sh): the plugin alone, its inputs
 	# (a given manifest, none, damaged images, a pre-dump, another device); device is last:
 	# it leaves bochs on card0
@@ -55,6 +57,7 @@ SCENARIOS=(
 . "$VMTESTS/guest/criu_i915.sh"
 . "$VMTESTS/guest/criu_xe.sh"
 . "$VMTESTS/guest/criu_scratch.sh"
+. "$VMTESTS/guest/kms.sh"
 
 # Scenarios that run once, under gpuwatch's own choice (auto); every other one runs under each
 # hook path of HOOK_PATHS as NAME@PATH (run-scenarios.sh).

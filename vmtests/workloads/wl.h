@@ -142,7 +142,8 @@ int wl_export(int fd, uint32_t handle, bool cloexec);
 /* vgem's own FENCE_ATTACH then FENCE_SIGNAL on handle: driver-private ioctls gpuwatch does not
  * decode ("vgem ioctl 0x01", "vgem ioctl 0x02" in the file's undecoded_ioctls) */
 void wl_vgem_fence(int fd, uint32_t handle);
-int wl_vgem_fence_raw(int fd, uint32_t handle); /* the same without the model: 0 or -errno */
+int wl_vgem_fence_raw(int fd, uint32_t handle);   /* the same without the model: 0 or -errno */
+void wl_note_undecoded(int fd, const char *name); /* an ioctl gpuwatch does not decode succeeded */
 uint32_t wl_import(int fd, int dmabuf_fd);
 int wl_probe_handle(int fd, uint32_t handle, uint64_t *size); /* 0 or -errno, see selfcheck */
 void wl_driver_name(int fd, char *buf, size_t len);           /* DRM_IOCTL_VERSION */

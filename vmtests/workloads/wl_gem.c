@@ -31,8 +31,10 @@ struct wl_vgem_fence_signal {
 #define WL_VGEM_FENCE_ATTACH DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct wl_vgem_fence_attach)
 #define WL_VGEM_FENCE_SIGNAL DRM_IOW(DRM_COMMAND_BASE + 0x2, struct wl_vgem_fence_signal)
 
-static void note_undecoded(struct wl_file *f, const char *name)
+void wl_note_undecoded(int fd, const char *name)
 {
+	struct wl_file *f = wl_file_of_fd(fd);
+
 	for (int i = 0; i < f->nundecoded; i++)
 		if (strcmp(f->undecoded[i], name) == 0)
 			return;
@@ -53,13 +55,12 @@ int wl_vgem_fence_raw(int fd, uint32_t handle)
 
 void wl_vgem_fence(int fd, uint32_t handle)
 {
-	struct wl_file *f = wl_file_of_fd(fd);
 	int err = wl_vgem_fence_raw(fd, handle);
 
 	if (err)
 		errno = -err, wl_die("vgem fence on handle %u of fd %d", handle, fd);
-	note_undecoded(f, "vgem ioctl 0x01");
-	note_undecoded(f, "vgem ioctl 0x02");
+	wl_note_undecoded(fd, "vgem ioctl 0x01");
+	wl_note_undecoded(fd, "vgem ioctl 0x02");
 }
 
 uint32_t wl_create_dumb(int fd, uint32_t width, uint32_t height, uint32_t bpp)

@@ -1,0 +1,76 @@
+# shellcheck shell=bash
+# Display drivers QEMU gives the VM (sourced by scenarios.sh; bash, root, in the VM).
+# vmtests/run.sh adds their devices with the drivers blacklisted, so that vgem keeps card0 for
+# every other scenario; a scenario here loads its driver, finds its card by driver name (the
+# workload asks DRM_IOCTL_VERSION: numbering changes between boots) and unloads it after.
+#   criu_kms_DRIVER  wl_kms, a KMS client (dumb buffer, ADDFB, SETCRTC, GETFB's handle) in a
+#                    followed cgroup: the manifest lists both handles and names ADDFB and SETCRTC
+#                    as undecoded (not complete); criu dump lists them, and the GETFB handle, as
+#                    state not restored; after criu restore the buffers hold their bytes.
+
+# kms_device DRIVER: the PCI vendor:device QEMU's device for DRIVER has
+kms_device() {
+	case $1 in
+	virtio_gpu) echo 0x1af4:0x1050 ;;
+	bochs) echo 0x1234:0x1111 ;;
+	*) return 1 ;;
+	esac
+}
+
+# kms_load DRIVER: the VM has the device (else REASON and 2) and its driver is loaded
+kms_load() {
+	local drv=$1 want d
+	want=$(kms_device "$drv") || { fail "kms_load: no device known for driver $drv"; return 1; }
+	for d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$d/vendor"):$(cat "$d/device")" = "$want" ] && break
+		d=
+	done
+	[ -n "$d" ] || { REASON="the VM has no PCI device $want for $drv (vmtests/run.sh adds it with --qemu-opts)"; return 2; }
+	modprobe "$drv" 2>"$WORK/modprobe.err" || { fail "modprobe $drv failed$(last_line "$WORK/modprobe.err")"; return 1; }
+}
+
+# kms_unload DRIVER: back to vgem alone (a later scenario counts on card numbering)
+kms_unload() {
+	rmmod "$1" 2>"$WORK/rmmod.err" || echo "    note: rmmod $1 failed$(last_line "$WORK/rmmod.err")"
+}
+
+sc_criu_kms() {
+	local drv=$1 cg dir=$WORK/wl img=$WORK/img want p rc=0
+	criu_need plugin || return $?
+	kms_load "$drv" || return $?
+	if ! cg_make cg "gwt-$NAME" || ! gw_start "$cg"; then kms_unload "$drv"; return 1; fi
+	CRWL_WL=wl_kms crwl_start "$cg" "$dir" "$drv"
+	sc_criu_kms_run "$drv" "$cg" "$dir" "$img" || rc=$?
+	for p in $(crwl_pids "$dir"); do kill -9 "$p" 2>/dev/null; done
+	gw_stop
+	kms_unload "$drv"
+	return $rc
+}
+
+sc_criu_kms_run() {
+	local drv=$1 cg=$2 dir=$3 img=$4 want deadline pid
+	crwl_wait "$dir" ready.1 || return 1
+	sed 's/^/    /' "$dir/stdout"
+	check_phase "$dir" 1 --cgroup "$cg" || return 1
+	crwl_dump "$dir" "$img" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
+	for want in 'MODE_ADDFB succeeded on this file' 'MODE_SETCRTC succeeded on this file' \
+		'(MODE_GETFB of framebuffer [0-9]*) comes back as a buffer of its own'; do
+		grep -q "$want" "$WORK/dump.log" || { criu_show "$WORK/dump.log"; fail "dump.log does not list as not restored: $want"; return 1; }
+	done
+	grep -h 'gpuwatch: file .*\(succeeded on this file\|MODE_GETFB\)' "$WORK/dump.log" | sed 's/^([0-9. ]*) /    dump: /'
+	crwl_restore "$dir" "$img" "$WORK/restore.log" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
+	criu_timings
+	go "$dir" 1
+	crwl_wait "$dir" ready.2 || return 1
+	sed 's/^/    after the restore: /' "$dir"/result.*.log
+	crwl_results "$dir" result || return 1
+	go "$dir" 2
+	pid=$(cat "$dir/pid.parent")
+	deadline=$((SECONDS + PHASE_TIMEOUT))
+	while alive "$pid"; do
+		[ $SECONDS -lt $deadline ] || { fail "workload $pid still running after its last phase"; return 1; }
+		sleep 0.05
+	done
+	[ "$(cat "$dir/done.$pid" 2>/dev/null)" = 0 ] || { fail "workload did not finish cleanly"; return 1; }
+	criu_keep_images "$img"
+}

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A KMS client on a real display driver (virtio_gpu, bochs-drm, qxl, cirrus under QEMU), the
+ * way a compositor starts: usage wl_kms DIR DRIVER. Finds the card node of DRIVER by
+ * DRM_IOCTL_VERSION (numbering changes between boots), becomes DRM master by opening it
+ * first, and on its first connected connector:
+ *   handle 1   a dumb buffer of the connector's first mode, mapped and filled with a pattern
+ *   ADDFB      framebuffer F on handle 1; SETCRTC shows F on the connector's CRTC
+ *   handle 2   GETFB(F): a new handle on F's buffer (what compositors do at takeover)
+ * gpuwatch decodes the handles; ADDFB and SETCRTC it does not (the truth lists them as
+ * undecoded, and the manifest must not say complete). Protocol of wl_criu (criu.sh):
+ * pid.parent; phase 1 (truth.1, ready.1: the harness may dump and restore here), go.1; then it
+ * checks itself: result.<pid> "PASS" or "FAIL n" with result.<pid>.log (handle 1's mapping
+ * holds the pattern, handle 2 is a buffer holding the same bytes; whether F still exists is
+ * written to result.<pid>.log as a note: framebuffers are not restored); ready.2, go.2, then
+ * done.<pid> "0" and exit.
+ */
+#define _GNU_SOURCE
+#include "wl.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <xf86drm.h>
+#include <xf86drmMode.h>
+
+static char log_text[4096];
+static int nfail;
+
+static void logf_(bool bad, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(bool bad, const char *fmt, ...)
+{
+	size_t n = strlen(log_text);
+	va_list ap;
+
+	nfail += bad;
+	n += snprintf(log_text + n, sizeof log_text - n, "%s ", bad ? "FAIL" : "note");
+	va_start(ap, fmt);
+	if (n < sizeof log_text)
+		n += vsnprintf(log_text + n, sizeof log_text - n, fmt, ap);
+	va_end(ap);
+	if (n < sizeof log_text - 1)
+		strcat(log_text, "\n");
+}
+
+/* the card node of `driver`, or dies */
+static void find_card(const char *driver, char *path, size_t len)
+{
+	for (int tries = 0; tries < 100; tries++, usleep(100000))
+		for (int i = 0; i < 16; i++) {
+			snprintf(path, len, "/dev/dri/card%d", i);
+			int fd = open(path, O_RDWR | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			drmVersionPtr v = drmGetVersion(fd);
+			bool mine = v && strcmp(v->name, driver) == 0;
+			drmFreeVersion(v);
+			close(fd);
+			if (mine)
+				return;
+		}
+	errno = ENODEV;
+	wl_die("no card node of driver %s within 10 s", driver);
+}
+
+static void fill(uint8_t *p, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 7 + (i >> 12));
+}
+
+static uint64_t first_bad(const uint8_t *p, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (p[i] != (uint8_t)(i * 7 + (i >> 12)))
+			return i;
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	char path[64], text[64];
+
+	close_range(3, ~0u, 0); /* inherited ports (virtme: 3-5) would stop criu */
+	wl_init(argc, argv);
+	if (argc != 3)
+		wl_die("usage: wl_kms DIR DRIVER");
+	snprintf(text, sizeof text, "%d\n", (int)getpid());
+	wl_write_file("pid.parent", text);
+	find_card(argv[2], path, sizeof path);
+	int fd = wl_open(path, O_RDWR);
+
+	drmModeResPtr res = drmModeGetResources(fd);
+	if (!res)
+		wl_die("MODE_GETRESOURCES on %s", path);
+	drmModeConnectorPtr conn = NULL;
+	for (int i = 0; i < res->count_connectors && !conn; i++) {
+		conn = drmModeGetConnector(fd, res->connectors[i]);
+		if (conn && (conn->connection != DRM_MODE_CONNECTED || conn->count_modes == 0)) {
+			drmModeFreeConnector(conn);
+			conn = NULL;
+		}
+	}
+	if (!conn || res->count_crtcs == 0)
+		wl_die("no connected connector with a mode, or no CRTC, on %s", path);
+	uint32_t crtc = res->crtcs[0];
+	drmModeModeInfo mode = conn->modes[0];
+
+	uint32_t w = mode.hdisplay, h = mode.vdisplay;
+	uint32_t h1 = wl_create_dumb(fd, w, h, 32);
+	uint64_t size = wl_handle_find(wl_file_of_fd(fd), h1)->size;
+	uint8_t *m1 = wl_mmap(fd, h1, size, PROT_READ | PROT_WRITE);
+	fill(m1, size);
+	uint32_t fb = 0;
+	if (drmModeAddFB(fd, w, h, 24, 32, w * 4, h1, &fb) != 0)
+		wl_die("MODE_ADDFB %ux%u on handle %u", w, h, h1);
+	wl_note_undecoded(fd, "MODE_ADDFB");
+	if (drmModeSetCrtc(fd, crtc, fb, 0, 0, &conn->connector_id, 1, &mode) != 0)
+		wl_die("MODE_SETCRTC %u on connector %u (%s)", crtc, conn->connector_id, mode.name);
+	wl_note_undecoded(fd, "MODE_SETCRTC");
+	drmModeFBPtr got = drmModeGetFB(fd, fb);
+	if (!got || !got->handle)
+		wl_die("MODE_GETFB %u gave no handle (not master?)", fb);
+	uint32_t h2 = got->handle;
+	drmModeFreeFB(got);
+	/* gpuwatch cannot know the size of a GETFB handle's buffer (GETFB does not say): 0 */
+	wl_handle_add(wl_file_of_fd(fd), h2, 0, "getfb");
+	printf("%s: connector %u, CRTC %u, mode %s, framebuffer %u, handles %u and %u\n", path, conn->connector_id,
+	       crtc, mode.name, fb, h1, h2);
+	fflush(stdout);
+	wl_phase(1);
+
+	/* after a restore (or none): what the application would notice */
+	uint64_t bad = first_bad(m1, size);
+	if (bad != size)
+		logf_(true, "handle 1's mapping: byte %llu is %#x", (unsigned long long)bad, m1[bad]);
+	struct drm_mode_map_dumb md = {.handle = h2};
+	uint8_t *m2 = MAP_FAILED;
+	if (drmIoctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &md) != 0)
+		logf_(true, "handle 2 (GETFB): MAP_DUMB: %s", strerror(errno));
+	else if ((m2 = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, (off_t)md.offset)) == MAP_FAILED)
+		logf_(true, "handle 2 (GETFB): mmap of %llu bytes: %s", (unsigned long long)size, strerror(errno));
+	else if ((bad = first_bad(m2, size)) != size)
+		logf_(true, "handle 2 (GETFB): byte %llu is %#x", (unsigned long long)bad, m2[bad]);
+	got = drmModeGetFB(fd, fb);
+	logf_(false, "framebuffer %u %s", fb, got ? "exists" : "is gone");
+	drmModeFreeFB(got);
+	snprintf(text, sizeof text, "result.%d.log", (int)getpid());
+	wl_write_file(text, log_text);
+	snprintf(text, sizeof text, "result.%d", (int)getpid());
+	wl_write_file(text, nfail ? "FAIL\n" : "PASS\n");
+	wl_sync(2, NULL);
+	snprintf(text, sizeof text, "done.%d", (int)getpid());
+	wl_write_file(text, "0\n");
+	return 0;
+}
