@@ -45,6 +45,8 @@
 #define GW_IOC_READ                 2U /* _IOC_READ: the kernel writes the argument back */
 #define GW_XE_BIND_OP_SIZE          80 /* struct drm_xe_vm_bind_op */
 #define GW_XE_VM_BIND_OP_OFF        24 /* drm_xe_vm_bind: inline op / vector_of_binds */
+#define GW_DRM_NR_MODE_ADDFB2       0xb8
+#define GW_ADDFB2_SIZE              104 /* struct drm_mode_fb_cmd2: its tail (offsets[3], modifier[]) */
 
 static __always_inline u64 gw_u64_at(const u8 *buf, u32 off)
 {
@@ -152,6 +154,8 @@ static __always_inline int gw_ext_wanted(u8 drv, u32 cmd, const u8 *in, u32 *cha
 	u32 nr = GW_IOC_NR(cmd), size = GW_IOC_SIZE(cmd);
 
 	*chain_off = 0;
+	if (nr == GW_DRM_NR_MODE_ADDFB2 && size >= GW_ADDFB2_SIZE)
+		return 2; /* a core ioctl: any driver */
 	if (drv == GW_DRV_I915) {
 		switch (nr) {
 		case GW_I915_NR_GEM_CREATE_EXT:
@@ -182,6 +186,10 @@ static __always_inline int gw_ext_wanted(u8 drv, u32 cmd, const u8 *in, u32 *cha
 
 static __always_inline void gw_ext_arrays(struct gw_ev_ioctl_ext *x, u8 drv, u32 nr, const u8 *in, u64 arg)
 {
+	if (nr == GW_DRM_NR_MODE_ADDFB2) { /* the argument past what in[] holds */
+		gw_ext_blob(x, GW_EXT_OWNER_ARG, arg + GW_IOCTL_ARG_MAX, GW_ADDFB2_SIZE - GW_IOCTL_ARG_MAX);
+		return;
+	}
 	if (drv == GW_DRV_I915) {
 		if (nr == GW_I915_NR_CONTEXT_SETPARAM) /* drm_i915_gem_context_param: size @4, value @16 */
 			gw_ext_blob(x, GW_EXT_OWNER_ARG, gw_u64_at(in, 16), gw_u32_at(in, 4));

@@ -116,6 +116,58 @@ Op dec_set_client_cap(const IoctlRecord &r)
 	return SetClientCap{in.capability, in.value};
 }
 
+Op dec_addfb(const IoctlRecord &r)
+{
+	auto in = load<drm_mode_fb_cmd>(r.ev.in);
+	auto out = load<drm_mode_fb_cmd>(r.ev.out);
+	AddFb op;
+	op.fb_id = out.fb_id;
+	op.width = in.width;
+	op.height = in.height;
+	op.bpp = in.bpp;
+	op.depth = in.depth;
+	op.legacy = true;
+	op.planes.push_back({in.handle, in.pitch, 0, 0});
+	return op;
+}
+
+Op dec_rmfb(const IoctlRecord &r)
+{
+	uint32_t id = 0;
+	std::memcpy(&id, r.ev.in, sizeof id); // RMFB: the id; CLOSEFB: struct drm_mode_closefb
+	return RmFb{id};
+}
+
+#define GW_MODE_FB_MODIFIERS (1u << 1) /* DRM_MODE_FB_MODIFIERS */
+
+Op dec_addfb2(const IoctlRecord &r)
+{
+	drm_mode_fb_cmd2 in{};
+	std::memcpy(&in, r.ev.in, GW_IOCTL_ARG_MAX); // the rest from the capture of user memory
+	AddFb op;
+	std::memcpy(&op.fb_id, r.ev.out, sizeof op.fb_id);
+	op.width = in.width;
+	op.height = in.height;
+	op.pixel_format = in.pixel_format;
+	op.flags = in.flags;
+	constexpr std::size_t tail = sizeof(drm_mode_fb_cmd2) - GW_IOCTL_ARG_MAX;
+	const gw_ext_blob *b = nullptr; // the argument's own tail (its user address is not recorded)
+	for (std::size_t i = 0; r.ext && i < std::min<std::size_t>(r.ext->n_blobs, GW_EXT_BLOBS_MAX) && !b; ++i)
+		if (r.ext->blobs[i].owner == GW_EXT_OWNER_ARG && r.ext->blobs[i].len == tail)
+			b = &r.ext->blobs[i];
+	if (b && b->len == tail)
+		std::memcpy(reinterpret_cast<uint8_t *>(&in) + GW_IOCTL_ARG_MAX, b->data, tail);
+	else if (op.flags & GW_MODE_FB_MODIFIERS)
+		op.modifiers_known = false;
+	for (int i = 0; i < 4 && in.handles[i]; ++i)
+		op.planes.push_back({in.handles[i], in.pitches[i], i < 3 || b ? in.offsets[i] : 0,
+				     op.flags & GW_MODE_FB_MODIFIERS ? in.modifier[i] : 0});
+	return op;
+}
+static_assert(GW_MODE_FB_MODIFIERS == DRM_MODE_FB_MODIFIERS && offsetof(drm_mode_fb_cmd2, offsets) == 52 &&
+		      sizeof(drm_mode_fb_cmd2) == 104 && offsetof(drm_mode_fb_cmd2, modifier) == 72,
+	      "bpf/ioctl_args.bpf.h captures drm_mode_fb_cmd2 past GW_IOCTL_ARG_MAX");
+
 Op dec_getfb(const IoctlRecord &r)
 {
 	auto in = load<drm_mode_fb_cmd>(r.ev.in);
@@ -162,6 +214,10 @@ constexpr IoctlDesc kCore[] = {
 	GW_CORE(SYNCOBJ_CREATE, drm_syncobj_create, dec_syncobj_create),
 	GW_CORE(SYNCOBJ_DESTROY, drm_syncobj_destroy, dec_syncobj_destroy),
 	GW_CORE(SYNCOBJ_HANDLE_TO_FD, drm_syncobj_handle, dec_syncobj_handle_to_fd),
+	GW_CORE(MODE_ADDFB, drm_mode_fb_cmd, dec_addfb),
+	{0xb8, "MODE_ADDFB2", GW_IOCTL_ARG_MAX, dec_addfb2},
+	{0xaf, "MODE_RMFB", sizeof(uint32_t), dec_rmfb},
+	{0xd0, "MODE_CLOSEFB", 2 * sizeof(uint32_t), dec_rmfb}, // 6.8+: no older header names it
 	GW_CORE(MODE_GETFB, drm_mode_fb_cmd, dec_getfb),
 	GW_CORE(MODE_GETFB2, fb_cmd2_head, dec_getfb2),
 };
@@ -202,14 +258,11 @@ constexpr KnownIoctl kCoreKnown[] = {
 	{0xaa, "MODE_GETPROPERTY", true},
 	{0xab, "MODE_SETPROPERTY", false},
 	{0xac, "MODE_GETPROPBLOB", true},
-	{0xae, "MODE_ADDFB", false},
-	{0xaf, "MODE_RMFB", false},
 	{0xb0, "MODE_PAGE_FLIP", false},
 	{0xb1, "MODE_DIRTYFB", true},
 	{0xb5, "MODE_GETPLANERESOURCES", true},
 	{0xb6, "MODE_GETPLANE", true},
 	{0xb7, "MODE_SETPLANE", false},
-	{0xb8, "MODE_ADDFB2", false},
 	{0xb9, "MODE_OBJ_GETPROPERTIES", true},
 	{0xba, "MODE_OBJ_SETPROPERTY", false},
 	{0xbb, "MODE_CURSOR2", false},
@@ -229,7 +282,6 @@ constexpr KnownIoctl kCoreKnown[] = {
 	{0xcc, "SYNCOBJ_TRANSFER", true},
 	{0xcd, "SYNCOBJ_TIMELINE_SIGNAL", true},
 	{0xcf, "SYNCOBJ_EVENTFD", true},
-	{0xd0, "MODE_CLOSEFB", false},
 	{0xd1, "SET_CLIENT_NAME", false},
 	{0xd2, "GEM_CHANGE_HANDLE", false},
 };

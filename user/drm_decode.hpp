@@ -73,6 +73,23 @@ struct SyncobjDestroy {
 struct SetClientCap {
 	uint64_t capability = 0, value = 0;
 };
+// MODE_ADDFB / MODE_ADDFB2: framebuffer fb_id on the file's handles (one plane per buffer
+// plane; ADDFB: one plane, the format given as bpp and depth)
+struct FbPlane {
+	uint32_t handle = 0, pitch = 0, offset = 0;
+	uint64_t modifier = 0;
+};
+struct AddFb {
+	uint32_t fb_id = 0, width = 0, height = 0;
+	uint32_t pixel_format = 0, flags = 0; // ADDFB2
+	uint32_t bpp = 0, depth = 0;          // ADDFB
+	bool legacy = false;                  // ADDFB
+	bool modifiers_known = true;          // false: DRM_MODE_FB_MODIFIERS but the tail was not captured
+	std::vector<FbPlane> planes;
+};
+struct RmFb { // MODE_RMFB, MODE_CLOSEFB
+	uint32_t fb_id = 0;
+};
 // MODE_GETFB / MODE_GETFB2: a new handle on each buffer of framebuffer fb_id (none when the
 // caller may not have them: not master, no CAP_SYS_ADMIN)
 struct GetFb {
@@ -225,7 +242,7 @@ struct Malformed {
 
 using Op = std::variant<Ignored, Undecoded, Malformed, CreateDumb, MapDumb, DestroyDumb, GemClose, GemFlink, GemOpen,
 			PrimeExport, PrimeImport, SyncobjCreate, SyncobjDestroy, SyncobjExportSyncFile, SetClientCap,
-			GetFb, I915GemCreate, I915MmapOffset, I915MmapLegacy, I915Userptr, I915SetTiling,
+			AddFb, RmFb, GetFb, I915GemCreate, I915MmapOffset, I915MmapLegacy, I915Userptr, I915SetTiling,
 			I915SetCaching, I915ContextCreate, I915ContextDestroy, I915ContextSetParam, I915ContextVmId,
 			I915VmCreate, I915VmDestroy, I915PerfOpen, I915ExecFence, XeGemCreate, XeMmapOffset, XeVmCreate,
 			XeVmDestroy, XeExecQueueCreate, XeExecQueueDestroy, XeVmBind>;

@@ -148,6 +148,18 @@ struct ExecQueue {
 	nlohmann::json params = nlohmann::json::object();   // SET_PROPERTY extensions
 };
 
+// A framebuffer the file made (MODE_ADDFB, ADDFB2); the kernel removes it with the file.
+struct FramebufferPlane {
+	uint32_t handle = 0, pitch = 0, offset = 0;
+	uint64_t modifier = 0;
+	uint64_t object = 0; // GemObject id of the handle at ADDFB time (the framebuffer holds it)
+};
+struct Framebuffer {
+	uint32_t width = 0, height = 0, pixel_format = 0, flags = 0, bpp = 0, depth = 0;
+	bool legacy = false, modifiers_known = true;
+	std::vector<FramebufferPlane> planes;
+};
+
 struct DrmFile {
 	uint64_t id = 0;    // model-assigned, stable for the file's life, starts at 1
 	uint64_t kfile = 0; // kernel struct file pointer (never in the manifest)
@@ -155,14 +167,15 @@ struct DrmFile {
 	uint32_t major = 0, minor = 0;
 	std::string driver;
 	uint32_t f_flags = 0;
-	bool handles_known = true;                  // false when the file was first seen after it was opened
-	HandleTable<Handle> handles;                // handle number -> handle
-	std::map<uint32_t, uint32_t> syncobjs;      // syncobj handle -> creation flags
-	std::map<uint64_t, uint32_t> caps;          // SET_CLIENT_CAP capability -> value
-	std::set<std::string> undecoded;            // ioctls not decoded that succeeded (their names)
-	std::map<uint64_t, uint32_t> mmap_offsets;  // fake offset -> handle (MAP_DUMB grants)
-	std::map<uint64_t, std::string> mmap_types; // fake offset -> i915/xe mmap type ("wb", ...)
-	std::map<uint64_t, uint32_t> prime;         // dma-buf kfile -> handle (exports and imports)
+	bool handles_known = true;                    // false when the file was first seen after it was opened
+	HandleTable<Handle> handles;                  // handle number -> handle
+	std::map<uint32_t, uint32_t> syncobjs;        // syncobj handle -> creation flags
+	std::map<uint64_t, uint32_t> caps;            // SET_CLIENT_CAP capability -> value
+	std::set<std::string> undecoded;              // ioctls not decoded that succeeded (their names)
+	std::map<uint32_t, Framebuffer> framebuffers; // KMS framebuffer id (per device) -> framebuffer
+	std::map<uint64_t, uint32_t> mmap_offsets;    // fake offset -> handle (MAP_DUMB grants)
+	std::map<uint64_t, std::string> mmap_types;   // fake offset -> i915/xe mmap type ("wb", ...)
+	std::map<uint64_t, uint32_t> prime;           // dma-buf kfile -> handle (exports and imports)
 	uint64_t dev = 0; // kernel struct drm_device * (joins i915.gem mappings; not in the manifest)
 	std::map<uint32_t, Context> contexts;      // i915
 	std::map<uint32_t, Vm> vms;                // i915, xe

@@ -199,7 +199,8 @@ void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o)
 				   m.flinks_[{flink_key(f), x.name}] = h.object;
 				   changed = true;
 			   },
-			   [&](const GemOpen &x) { op(f, x); }, [&](const PrimeExport &x) { op(p, f, x); },
+			   [&](const GemOpen &x) { op(f, x); },
+			   [&](const PrimeExport &x) { op(p, f, x); },
 			   [&](const PrimeImport &x) { op(p, f, x); },
 			   [&](const SyncobjCreate &x) {
 				   f.syncobjs[x.handle] = x.flags;
@@ -210,10 +211,9 @@ void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o)
 				   m.pending_origin_[{p.pid, x.fd}] = {
 					   {"file", f.id}, {"ioctl", "SYNCOBJ_HANDLE_TO_FD"}, {"syncobj", x.handle}};
 			   },
-			   [&](const GetFb &x) {
-				   for (uint32_t h : x.handles)
-					   add_handle(f, h, new_object(0), "getfb", {{"fb_id", x.fb_id}});
-			   },
+			   [&](const AddFb &x) { op(f, x); },
+			   [&](const GetFb &x) { op(f, x); },
+			   [&](const RmFb &x) { changed = f.framebuffers.erase(x.fb_id) > 0 || changed; },
 			   [&](const SetClientCap &x) {
 				   f.caps[x.capability] = static_cast<uint32_t>(x.value);
 				   changed = true;
@@ -224,6 +224,38 @@ void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o)
 			   [&](const auto &) {},      // driver operations: apply_intel
 		   },
 		   o);
+}
+
+// MODE_ADDFB(2): the framebuffer holds the objects of the handles it was made from.
+void ModelOps::op(DrmFile &f, const drm::AddFb &x)
+{
+	Framebuffer fb{x.width, x.height, x.pixel_format, x.flags, x.bpp, x.depth, x.legacy, x.modifiers_known, {}};
+	for (const drm::FbPlane &pl : x.planes)
+		fb.planes.push_back({pl.handle, pl.pitch, pl.offset, pl.modifier, known_handle(f, pl.handle).object});
+	if (!x.modifiers_known)
+		m.mark_incomplete("file " + std::to_string(f.id) + ": MODE_ADDFB2 of framebuffer " +
+				  std::to_string(x.fb_id) + ": its modifiers were not captured");
+	f.framebuffers[x.fb_id] = std::move(fb);
+	changed = true;
+}
+
+// MODE_GETFB(2): a new handle on each buffer of the framebuffer, which any file of the device
+// may name (framebuffer ids are per device); the objects are known when a followed file made it.
+void ModelOps::op(DrmFile &f, const drm::GetFb &x)
+{
+	const Framebuffer *fb = nullptr;
+	for (const auto &[k, g] : m.files_)
+		if (flink_key(g) == flink_key(f))
+			if (auto it = g.framebuffers.find(x.fb_id); it != g.framebuffers.end())
+				fb = &it->second;
+	std::vector<uint64_t> objects; // the framebuffer's distinct buffers, in plane order, as GETFB2 lists them
+	for (const FramebufferPlane &pl : fb ? fb->planes : std::vector<FramebufferPlane>{})
+		if (std::find(objects.begin(), objects.end(), pl.object) == objects.end())
+			objects.push_back(pl.object);
+	for (std::size_t i = 0; i < x.handles.size(); ++i) {
+		uint64_t obj = i < objects.size() && m.objects_.count(objects[i]) ? objects[i] : new_object(0);
+		add_handle(f, x.handles[i], obj, "getfb", {{"fb_id", x.fb_id}});
+	}
 }
 
 // GEM_OPEN: a new handle (always a new one) on the object the name refers to.

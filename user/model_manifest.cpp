@@ -102,6 +102,21 @@ manifest::Manifest Model::manifest() const
 		for (const auto &[cap, value] : f->caps)
 			fj.caps.push_back({cap, value});
 		fj.undecoded_ioctls.assign(f->undecoded.begin(), f->undecoded.end());
+		for (const auto &[id, fb] : f->framebuffers) {
+			mf::Framebuffer b{id,       fb.width, fb.height, fb.pixel_format,    {},
+					  fb.flags, fb.bpp,   fb.depth,  fb.modifiers_known, {}};
+			b.format = fb.legacy ? "bpp " + std::to_string(fb.bpp) + " depth " + std::to_string(fb.depth)
+					     : mf::fourcc_text(fb.pixel_format);
+			for (const FramebufferPlane &p : fb.planes) {
+				auto h = f->handles.find(p.handle);
+				bool same = h != f->handles.end() && h->second.object == p.object;
+				b.planes.push_back(
+					{same ? std::optional<uint64_t>(p.handle) : std::nullopt,
+					 objects_.count(p.object) ? std::optional<uint64_t>(p.object) : std::nullopt,
+					 p.pitch, p.offset, p.modifier});
+			}
+			fj.framebuffers.push_back(std::move(b));
+		}
 		// driver state, present for the drivers that have it
 		if (!f->contexts.empty() || f->driver == "i915") {
 			fj.contexts.emplace();

@@ -87,6 +87,8 @@ struct ModelOps {
 	Handle &known_handle(DrmFile &f, uint32_t handle);
 	void apply_op(Process &p, DrmFile &f, const drm::Op &op);
 	void op(DrmFile &f, const drm::GemOpen &x);
+	void op(DrmFile &f, const drm::AddFb &x);
+	void op(DrmFile &f, const drm::GetFb &x);
 	void op(Process &p, DrmFile &f, const drm::PrimeExport &x);
 	void op(Process &p, DrmFile &f, const drm::PrimeImport &x);
 

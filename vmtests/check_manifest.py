@@ -5,7 +5,8 @@ usage: check_manifest.py MANIFEST [TRUTH.json ...] [--absent TRUTH.json ...] [--
                          [--complete auto|true|false|any] [-q]
 
 Checked: schema and lost_events; "complete" (auto: false iff a truth file has unknown handles
-or ran ioctls gpuwatch does not decode); the undecoded ioctls of each file, by name;
+or ran ioctls gpuwatch does not decode); the undecoded ioctls of each file, by name; its
+framebuffers (id, size, the handles they were made from);
 the same processes (pid, comm); per process the same fds (DRM file or dma-buf, cloexec) and
 mappings (start, length, prot, shared, file, offset, handle); the same files (path, rdev,
 driver, flags, handles with size and origin). Manifest file ids are arbitrary: a bijection
@@ -208,6 +209,11 @@ class Checker:
         wu, gu = sorted(w.get("undecoded_ioctls", [])), sorted(g.get("undecoded_ioctls", []))
         if wu != gu:
             self.diff(f"{where}: undecoded_ioctls {gu!r}, expected {wu!r}")
+        wf = {b["id"]: (b["width"], b["height"], b["handles"]) for b in w.get("framebuffers", [])}
+        gf = {b.get("id"): (b.get("width"), b.get("height"), [p.get("handle") for p in b.get("planes", [])])
+              for b in g.get("framebuffers", [])}
+        if wf != gf:
+            self.diff(f"{where}: framebuffers (id: width, height, handles) {gf!r}, expected {wf!r}")
         known = w.get("handles_known", True)
         if g.get("handles_known", True) is not known:
             self.diff(f"{where}: handles_known {g.get('handles_known', True)!r}, expected {known}")

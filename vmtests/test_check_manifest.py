@@ -190,6 +190,19 @@ class CheckerTest(unittest.TestCase):
         m["files"][1]["undecoded_ioctls"] = ["MODE_ADDFB"]  # named where the truth ran none
         self.assertDiff(run(m, truths=(fenced, child_truth)), "undecoded_ioctls ['MODE_ADDFB'], expected []")
 
+    def test_framebuffers(self):
+        def with_fb():
+            t = parent_truth()
+            t["files"][1]["framebuffers"] = [{"id": 40, "width": 64, "height": 64, "handles": [1]}]
+            return t
+        m = good_manifest()
+        self.assertDiff(run(m, truths=(with_fb, child_truth)), "framebuffers")
+        m["files"][0]["framebuffers"] = [{"id": 40, "width": 64, "height": 64,
+                                          "planes": [{"handle": 1, "object": 1, "pitch": 256}]}]
+        self.assertEqual(run(m, truths=(with_fb, child_truth)), [])
+        m["files"][0]["framebuffers"][0]["planes"][0]["handle"] = None
+        self.assertDiff(run(m, truths=(with_fb, child_truth)), "expected {40: (64, 64, [1])}")
+
     def test_empty(self):
         m = dict(good_manifest(), processes=[], files=[])
         self.assertEqual(run(m, truths=()), [])

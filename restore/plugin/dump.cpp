@@ -209,13 +209,34 @@ int dump_drm_file(int lfd, uint32_t id)
 		if (!probe_handles(s, lfd, img, &perr))
 			img.degraded.push_back("handles could not be probed (" + perr + "): the file comes back empty");
 	}
-	for (const HandleRec &h : img.handles)
-		if (h.origin == "getfb")
-			img.degraded.push_back(
-				"handle " + std::to_string(h.handle) + " (MODE_GETFB of framebuffer " +
-				h.params.value("fb_id", nlohmann::json()).dump() +
-				") comes back as a buffer of its own with the same contents: framebuffers "
-				"are not restored");
+	// A GETFB handle of a framebuffer whose buffer no other handle of the followed files holds
+	// (fbcon's, another program's) comes back as a copy; else it names that buffer again.
+	auto held_elsewhere = [&](const mf::Handle &g) {
+		for (const mf::File &of : s.manifests[index].files)
+			for (const mf::Handle &o : of.handles)
+				if (o.object == g.object && (&of != mf || o.handle != g.handle))
+					return true;
+		return false;
+	};
+	if (img.source == "manifest")
+		for (const mf::Handle &h : mf->handles)
+			if (h.origin == "getfb" && !held_elsewhere(h))
+				img.degraded.push_back("handle " + std::to_string(h.handle) +
+						       " (MODE_GETFB of framebuffer " +
+						       h.params.value("fb_id", nlohmann::json()).dump() +
+						       ") comes back as a buffer of its own with the same contents: no "
+						       "other followed handle holds the framebuffer's buffer");
+	if (mf)
+		for (const mf::Framebuffer &fb : mf->framebuffers) {
+			std::string on;
+			for (const mf::FramebufferPlane &p : fb.planes)
+				on += (on.empty() ? "" : ", ") + (p.handle ? "handle " + std::to_string(*p.handle)
+									   : std::string("a closed handle"));
+			img.degraded.push_back("framebuffer " + std::to_string(fb.id) + " (" +
+					       std::to_string(fb.width) + "x" + std::to_string(fb.height) + " " +
+					       fb.format + " on " + on +
+					       ") is not recreated: gpuwatch does not restore framebuffers");
+		}
 	if (mf)
 		for (const std::string &name : mf->undecoded_ioctls)
 			img.degraded.push_back(name +

@@ -143,27 +143,68 @@ TEST(ModelStatus, UndecodedIoctlMakesTheFileIncomplete)
 	w.create_dumb(100, kCard, 1);
 	EXPECT_EQ(w.manifest()["complete"], true);
 	uint64_t gen = w.m.generation();
-	EXPECT_EQ(w.apply(undecoded_rec(100, 3, kCard, DRM_IOCTL_MODE_ADDFB)), ApplyStatus::ok);
+	EXPECT_EQ(w.apply(undecoded_rec(100, 3, kCard, DRM_IOCTL_MODE_SETCRTC)), ApplyStatus::ok);
 	EXPECT_GT(w.m.generation(), gen);
 	gen = w.m.generation();
-	EXPECT_EQ(w.apply(undecoded_rec(100, 3, kCard, DRM_IOCTL_MODE_ADDFB)), ApplyStatus::ok);
+	EXPECT_EQ(w.apply(undecoded_rec(100, 3, kCard, DRM_IOCTL_MODE_SETCRTC)), ApplyStatus::ok);
 	EXPECT_EQ(w.m.generation(), gen); // nothing new
 	EXPECT_EQ(w.apply(undecoded_rec(100, 3, kCard, _IOW('d', 0x41, uint64_t))), ApplyStatus::ok);
 	auto m = w.manifest();
 	EXPECT_EQ(m["complete"], false);
 	EXPECT_EQ(m["incomplete_reasons"],
-		  nlohmann::json::array({"file 1 (/dev/dri/card0): MODE_ADDFB succeeded and gpuwatch does not decode "
+		  nlohmann::json::array({"file 1 (/dev/dri/card0): MODE_SETCRTC succeeded and gpuwatch does not decode "
 					 "it: the state it made is unknown",
 					 "file 1 (/dev/dri/card0): vgem ioctl 0x01 succeeded and gpuwatch does not "
 					 "decode it: the state it made is unknown"}));
-	EXPECT_EQ(m["files"][0]["undecoded_ioctls"], nlohmann::json::array({"MODE_ADDFB", "vgem ioctl 0x01"}));
+	EXPECT_EQ(m["files"][0]["undecoded_ioctls"], nlohmann::json::array({"MODE_SETCRTC", "vgem ioctl 0x01"}));
 	EXPECT_EQ(m["files"][0]["handles"].size(), 1u); // the handles it knows stay listed
 	auto back = gw::manifest::from_json(m);
-	EXPECT_EQ(back.files.at(0).undecoded_ioctls, (std::vector<std::string>{"MODE_ADDFB", "vgem ioctl 0x01"}));
+	EXPECT_EQ(back.files.at(0).undecoded_ioctls, (std::vector<std::string>{"MODE_SETCRTC", "vgem ioctl 0x01"}));
 }
 
-// GETFB's handle is a handle of the file like any other: listed (origin getfb, the framebuffer
-// id), closed by GEM_CLOSE; the manifest stays complete.
+// A framebuffer made by a followed file is listed with its handle and buffer; GETFB's new
+// handle names that buffer (its size known); RMFB removes the framebuffer, the handle stays.
+TEST(ModelStatus, FramebufferAndGetFbShareTheBuffer)
+{
+	World w;
+	w.proc(100);
+	w.open(100, 3, kCard);
+	w.create_dumb(100, kCard, 1, 64, 64);
+	drm_mode_fb_cmd a{}, ao{};
+	a.width = a.height = 64;
+	a.pitch = 256;
+	a.bpp = 32;
+	a.depth = 24;
+	a.handle = 1;
+	ao = a;
+	ao.fb_id = 41;
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_ADDFB, a, ao)), ApplyStatus::ok);
+	drm_mode_fb_cmd g{}, go{};
+	g.fb_id = go.fb_id = 41;
+	go.handle = 2;
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_GETFB, g, go)), ApplyStatus::ok);
+	auto m = w.manifest();
+	EXPECT_EQ(m["complete"], true);
+	auto fbs = m["files"][0]["framebuffers"];
+	ASSERT_EQ(fbs.size(), 1u);
+	EXPECT_EQ(fbs[0]["id"], 41);
+	EXPECT_EQ(fbs[0]["format"], "bpp 32 depth 24");
+	EXPECT_EQ(fbs[0]["planes"][0]["handle"], 1);
+	auto hs = m["files"][0]["handles"];
+	ASSERT_EQ(hs.size(), 2u);
+	EXPECT_EQ(hs[1]["object"], hs[0]["object"]); // one buffer
+	EXPECT_EQ(hs[1]["size"], hs[0]["size"]);
+	uint32_t id = 41;
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_RMFB, id, id)), ApplyStatus::ok);
+	m = w.manifest();
+	EXPECT_FALSE(m["files"][0].contains("framebuffers"));
+	EXPECT_EQ(m["files"][0]["handles"].size(), 2u);
+	auto back = gw::manifest::from_json(w.manifest());
+	EXPECT_TRUE(back.files.at(0).framebuffers.empty());
+}
+
+// GETFB of a framebuffer no followed file made: a handle of its own (size unknown), listed
+// (origin getfb, the framebuffer id), closed by GEM_CLOSE; the manifest stays complete.
 TEST(ModelStatus, GetFbHandleIsListed)
 {
 	World w;

@@ -37,6 +37,22 @@ std::string flags_string(uint32_t f)
 
 namespace manifest
 {
+
+std::string fourcc_text(uint32_t fourcc)
+{
+	std::string s;
+	for (int i = 0; i < 4; ++i) {
+		char c = static_cast<char>((fourcc >> (8 * i)) & 0xff);
+		if (c < 0x20 || c > 0x7e) {
+			char buf[16];
+			std::snprintf(buf, sizeof buf, "0x%08x", fourcc);
+			return buf;
+		}
+		s += c;
+	}
+	return s;
+}
+
 namespace
 {
 
@@ -165,6 +181,25 @@ File read_file_entry(const Obj &o, std::set<uint64_t> &ids)
 		});
 	if (o.opt_array("undecoded_ioctls"))
 		f.undecoded_ioctls = o.req_strings("undecoded_ioctls");
+	if (const json *l = o.opt_array("framebuffers"))
+		o.each(*l, "framebuffers", [&](const Obj &b) {
+			Framebuffer fb;
+			fb.id = b.req_u64("id");
+			fb.width = b.opt_u32("width", 0);
+			fb.height = b.opt_u32("height", 0);
+			fb.format = b.opt_str("format").value_or("");
+			fb.pixel_format = b.opt_u32("pixel_format", 0);
+			fb.flags = b.opt_u32("flags", 0);
+			fb.bpp = b.opt_u32("bpp", 0);
+			fb.depth = b.opt_u32("depth", 0);
+			fb.modifiers_known = b.opt_bool("modifiers_known", true);
+			b.each(b.req_array("planes"), "planes", [&](const Obj &p) {
+				fb.planes.push_back({p.u64_or_null("handle", false), p.u64_or_null("object", false),
+						     p.opt_u32("pitch", 0), p.opt_u32("offset", 0),
+						     p.opt_u64("modifier", 0)});
+			});
+			f.framebuffers.push_back(std::move(fb));
+		});
 	if (const json *l = o.opt_array("contexts")) {
 		f.contexts.emplace();
 		o.each(*l, "contexts", [&](const Obj &c) { f.contexts->push_back(read_context(c)); });

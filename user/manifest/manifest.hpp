@@ -88,6 +88,27 @@ struct Engine {
 	uint16_t engine_class = 0, instance = 0;
 };
 
+// "XR24" for DRM_FORMAT_XRGB8888; the number in hex when not four printable characters
+std::string fourcc_text(uint32_t fourcc);
+
+// A KMS framebuffer the file made (MODE_ADDFB, ADDFB2)
+struct FramebufferPlane {
+	std::optional<uint64_t> handle; // the file's handle it was made from (null: closed since)
+	std::optional<uint64_t> object; // the buffer (the framebuffer holds it)
+	uint32_t pitch = 0, offset = 0;
+	uint64_t modifier = 0;
+};
+struct Framebuffer {
+	uint64_t id = 0; // per device
+	uint32_t width = 0, height = 0;
+	uint32_t pixel_format = 0;   // fourcc (ADDFB2); 0 for ADDFB
+	std::string format;          // the fourcc as text ("XR24"), or "bpp 32 depth 24" for ADDFB
+	uint32_t flags = 0;          // ADDFB2 flags
+	uint32_t bpp = 0, depth = 0; // ADDFB
+	bool modifiers_known = true;
+	std::vector<FramebufferPlane> planes;
+};
+
 // An i915 context parameter as recorded: a number, raw bytes, or an engine map.
 struct ContextParam {
 	std::string name;                           // "priority", "engines", ...
@@ -153,6 +174,7 @@ struct File {
 	// DRM ioctls that succeeded on the file and that gpuwatch does not decode (uapi names,
 	// sorted): whatever state they made is unknown, and the manifest is not complete
 	std::vector<std::string> undecoded_ioctls;
+	std::vector<Framebuffer> framebuffers; // by id
 	// driver state: present (possibly empty) for the drivers that have it
 	std::optional<std::vector<Context>> contexts;
 	std::optional<std::vector<Vm>> vms;

@@ -65,6 +65,31 @@ json file_json(const File &f)
 		   {"caps", caps}};
 	if (!f.undecoded_ioctls.empty())
 		fj["undecoded_ioctls"] = f.undecoded_ioctls;
+	if (!f.framebuffers.empty()) {
+		json list = json::array();
+		for (const Framebuffer &fb : f.framebuffers) {
+			json planes = json::array();
+			for (const FramebufferPlane &p : fb.planes)
+				planes.push_back({{"handle", opt(p.handle)},
+						  {"object", opt(p.object)},
+						  {"pitch", p.pitch},
+						  {"offset", p.offset},
+						  {"modifier", p.modifier}});
+			json fbj = {{"id", fb.id},
+				    {"width", fb.width},
+				    {"height", fb.height},
+				    {"format", fb.format},
+				    {"pixel_format", fb.pixel_format},
+				    {"flags", fb.flags},
+				    {"bpp", fb.bpp},
+				    {"depth", fb.depth},
+				    {"planes", planes}};
+			if (!fb.modifiers_known)
+				fbj["modifiers_known"] = false;
+			list.push_back(std::move(fbj));
+		}
+		fj["framebuffers"] = list;
+	}
 	if (f.contexts) {
 		json list = json::array();
 		for (const Context &c : *f.contexts) {

@@ -63,6 +63,10 @@ struct wl_file {
 	struct wl_grant grants[WL_MAX_HANDLES];
 	int nundecoded;
 	char undecoded[4][32]; /* ioctls gpuwatch does not decode that succeeded (its names) */
+	int nfbs;
+	struct wl_fb {
+		uint32_t id, width, height, handle; /* ADDFB: one plane */
+	} fbs[4];
 };
 
 enum wl_fd_kind {
@@ -144,6 +148,7 @@ int wl_export(int fd, uint32_t handle, bool cloexec);
 void wl_vgem_fence(int fd, uint32_t handle);
 int wl_vgem_fence_raw(int fd, uint32_t handle);   /* the same without the model: 0 or -errno */
 void wl_note_undecoded(int fd, const char *name); /* an ioctl gpuwatch does not decode succeeded */
+uint32_t wl_addfb(int fd, uint32_t width, uint32_t height, uint32_t handle); /* MODE_ADDFB, XRGB8888 */
 uint32_t wl_import(int fd, int dmabuf_fd);
 int wl_probe_handle(int fd, uint32_t handle, uint64_t *size); /* 0 or -errno, see selfcheck */
 void wl_driver_name(int fd, char *buf, size_t len);           /* DRM_IOCTL_VERSION */

@@ -43,6 +43,20 @@ void wl_note_undecoded(int fd, const char *name)
 	snprintf(f->undecoded[f->nundecoded++], sizeof f->undecoded[0], "%s", name);
 }
 
+uint32_t wl_addfb(int fd, uint32_t width, uint32_t height, uint32_t handle)
+{
+	struct drm_mode_fb_cmd c = {
+		.width = width, .height = height, .pitch = width * 4, .bpp = 32, .depth = 24, .handle = handle};
+	struct wl_file *f = wl_file_of_fd(fd);
+
+	if (drm_ioctl(fd, DRM_IOCTL_MODE_ADDFB, &c) != 0)
+		wl_die("MODE_ADDFB %ux%u on handle %u of fd %d", width, height, handle, fd);
+	if (f->nfbs == 4)
+		wl_die("more than 4 framebuffers on file %s", f->label);
+	f->fbs[f->nfbs++] = (struct wl_fb){c.fb_id, width, height, handle};
+	return c.fb_id;
+}
+
 int wl_vgem_fence_raw(int fd, uint32_t handle)
 {
 	struct wl_vgem_fence_attach a = {.handle = handle};

@@ -7,11 +7,11 @@
  *   handle 1   a dumb buffer of the connector's first mode, mapped and filled with a pattern
  *   ADDFB      framebuffer F on handle 1; SETCRTC shows F on the connector's CRTC
  *   handle 2   GETFB(F): a new handle on F's buffer (what compositors do at takeover)
- * gpuwatch decodes the handles; ADDFB and SETCRTC it does not (the truth lists them as
- * undecoded, and the manifest must not say complete). Protocol of wl_criu (criu.sh):
+ * gpuwatch decodes the handles and the framebuffer; SETCRTC it does not (the truth lists it
+ * as undecoded, and the manifest must not say complete). Protocol of wl_criu (criu.sh):
  * pid.parent; phase 1 (truth.1, ready.1: the harness may dump and restore here), go.1; then it
  * checks itself: result.<pid> "PASS" or "FAIL n" with result.<pid>.log (handle 1's mapping
- * holds the pattern, handle 2 is a buffer holding the same bytes; whether F still exists is
+ * holds the pattern, handle 2 is still handle 1's buffer; whether F still exists is
  * written to result.<pid>.log as a note: framebuffers are not restored); ready.2, go.2, then
  * done.<pid> "0" and exit.
  */
@@ -116,10 +116,7 @@ int main(int argc, char **argv)
 	uint64_t size = wl_handle_find(wl_file_of_fd(fd), h1)->size;
 	uint8_t *m1 = wl_mmap(fd, h1, size, PROT_READ | PROT_WRITE);
 	fill(m1, size);
-	uint32_t fb = 0;
-	if (drmModeAddFB(fd, w, h, 24, 32, w * 4, h1, &fb) != 0)
-		wl_die("MODE_ADDFB %ux%u on handle %u", w, h, h1);
-	wl_note_undecoded(fd, "MODE_ADDFB");
+	uint32_t fb = wl_addfb(fd, w, h, h1);
 	if (drmModeSetCrtc(fd, crtc, fb, 0, 0, &conn->connector_id, 1, &mode) != 0)
 		wl_die("MODE_SETCRTC %u on connector %u (%s)", crtc, conn->connector_id, mode.name);
 	wl_note_undecoded(fd, "MODE_SETCRTC");
@@ -128,8 +125,7 @@ int main(int argc, char **argv)
 		wl_die("MODE_GETFB %u gave no handle (not master?)", fb);
 	uint32_t h2 = got->handle;
 	drmModeFreeFB(got);
-	/* gpuwatch cannot know the size of a GETFB handle's buffer (GETFB does not say): 0 */
-	wl_handle_add(wl_file_of_fd(fd), h2, 0, "getfb");
+	wl_handle_add(wl_file_of_fd(fd), h2, size, "getfb"); /* handle 1's buffer */
 	printf("%s: connector %u, CRTC %u, mode %s, framebuffer %u, handles %u and %u\n", path, conn->connector_id,
 	       crtc, mode.name, fb, h1, h2);
 	fflush(stdout);
@@ -147,6 +143,12 @@ int main(int argc, char **argv)
 		logf_(true, "handle 2 (GETFB): mmap of %llu bytes: %s", (unsigned long long)size, strerror(errno));
 	else if ((bad = first_bad(m2, size)) != size)
 		logf_(true, "handle 2 (GETFB): byte %llu is %#x", (unsigned long long)bad, m2[bad]);
+	else { /* handle 2 is handle 1's buffer, as before the dump */
+		m1[100] ^= 0xff;
+		if (m2[100] != m1[100])
+			logf_(true, "handles 1 and 2 are no longer one buffer");
+		m1[100] ^= 0xff;
+	}
 	got = drmModeGetFB(fd, fb);
 	logf_(false, "framebuffer %u %s", fb, got ? "exists" : "is gone");
 	drmModeFreeFB(got);

@@ -11,7 +11,8 @@
  *   "files": [ { "label": "42.0", "path": "/dev/dri/card0", "rdev": "226:0", "driver": "vgem",
  *                "flags": "O_RDWR", "handles_known": true, "changed_ns": N,
  *                "handles": [ { "handle": 1, "size": 16384, "origin": "dumb" } ],
- *                "undecoded_ioctls": [ "vgem ioctl 0x01" ] } ] }
+ *                "undecoded_ioctls": [ "vgem ioctl 0x01" ],
+ *                "framebuffers": [ { "id": 40, "width": 640, "height": 480, "handles": [ 1 ] } ] } ] }
  * Only the files this process refers to (by fd, dma-buf fd or mapping) are listed.
  */
 #define _GNU_SOURCE
@@ -130,6 +131,10 @@ static void write_files(FILE *o)
 		fprintf(o, " ],\n      \"undecoded_ioctls\": [");
 		for (int u = 0; u < f->nundecoded; u++)
 			fprintf(o, "%s\"%s\"", u ? ", " : " ", f->undecoded[u]);
+		fprintf(o, " ],\n      \"framebuffers\": [");
+		for (int b = 0; b < f->nfbs; b++)
+			fprintf(o, "%s{ \"id\": %u, \"width\": %u, \"height\": %u, \"handles\": [ %u ] }",
+				b ? ", " : " ", f->fbs[b].id, f->fbs[b].width, f->fbs[b].height, f->fbs[b].handle);
 		fprintf(o, " ] }");
 		first = false;
 	}
