@@ -226,22 +226,23 @@ int dump_drm_file(int lfd, uint32_t id)
 						       h.params.value("fb_id", nlohmann::json()).dump() +
 						       ") comes back as a buffer of its own with the same contents: no "
 						       "other followed handle holds the framebuffer's buffer");
-	if (mf)
-		for (const mf::Framebuffer &fb : mf->framebuffers) {
-			std::string on;
-			for (const mf::FramebufferPlane &p : fb.planes)
-				on += (on.empty() ? "" : ", ") + (p.handle ? "handle " + std::to_string(*p.handle)
-									   : std::string("a closed handle"));
-			img.degraded.push_back("framebuffer " + std::to_string(fb.id) + " (" +
-					       std::to_string(fb.width) + "x" + std::to_string(fb.height) + " " +
-					       fb.format + " on " + on +
-					       ") is not recreated: gpuwatch does not restore framebuffers");
-		}
+	if (img.source == "manifest")
+		img.kms = kms_state_of(*mf, lfd, &img.degraded);
+	else if (mf && !mf->framebuffers.empty())
+		img.degraded.push_back("its framebuffers are not recreated: its handles were probed");
+	std::string shown; // what the dump read back of the display configuration
+	for (const KmsCrtc &c : img.kms.crtcs)
+		shown += (shown.empty() ? "" : ", ") +
+			 ("CRTC " + std::to_string(c.crtc_id) + " showing framebuffer " + std::to_string(c.fb_id));
 	if (mf)
 		for (const std::string &name : mf->undecoded_ioctls)
-			img.degraded.push_back(name +
-					       " succeeded on this file and gpuwatch does not decode it: the state it "
-					       "made is not restored");
+			img.degraded.push_back(
+				name +
+				" succeeded on this file and gpuwatch does not decode it: the state it made is not "
+				"restored" +
+				(name == "MODE_SETCRTC" && !shown.empty()
+					 ? ", except the configuration the dump read back (" + shown + "), set again"
+					 : ""));
 	for (HandleRec &h : img.handles) {
 		if (h.i915 && h.i915->kind == "userptr")
 			continue; // its pages are the task's own memory, which CRIU dumps

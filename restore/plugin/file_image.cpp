@@ -370,7 +370,8 @@ json to_json(const FileImage &f, const DeviceIndex &device_index)
 		{"holders", records::holders_json(f.holders)},
 		{"degraded", f.degraded},
 		{"i915", i915_state_json(f.i915)},
-		{"xe", xe_state_json(f.xe)}};
+		{"xe", xe_state_json(f.xe)},
+		{"kms", kms_json(f.kms)}};
 }
 
 FileImage parse_file_image(const std::string &text, const std::string &name, const Devices &devices)
@@ -391,6 +392,10 @@ FileImage parse_file_image(const std::string &text, const std::string &name, con
 		f.degraded = top.req_strings("degraded");
 		f.i915 = read_i915_state(top);
 		f.xe = read_xe_state(top, f.handles);
+		std::vector<uint32_t> numbers;
+		for (const HandleRec &h : f.handles)
+			numbers.push_back(h.handle);
+		f.kms = read_kms(top, numbers);
 		if (f.xe)
 			for (std::size_t i = 0; i < f.handles.size(); ++i)
 				if (f.handles[i].xe && f.handles[i].xe->vm_id &&

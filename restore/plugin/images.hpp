@@ -25,6 +25,7 @@
 
 #include "drm_devices.hpp"
 #include "i915_ioctls.hpp"
+#include "kms.hpp"
 #include "xe_ops.hpp"
 #include "image_io.hpp"
 
@@ -134,6 +135,7 @@ struct FileImage {
 	std::vector<HandleRec> handles;    // ascending handle numbers
 	std::optional<I915FileState> i915; // contexts and VMs of an i915 file (from the manifest)
 	std::optional<XeFileState> xe;     // VMs with bindings and exec queues of an xe file
+	KmsState kms;                      // framebuffers and the CRTCs showing them (kms.hpp)
 	std::vector<Holder> holders;
 	std::vector<std::string> degraded; // what will not come back exactly, one line each
 };

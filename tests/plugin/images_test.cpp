@@ -291,3 +291,57 @@ TEST(Images, FlagsText)
 	EXPECT_EQ(gw::flags_string(0), "O_RDONLY");
 	EXPECT_EQ(gw::flags_string(02 | 04000), "O_RDWR|O_NONBLOCK");
 }
+
+// The KMS state of a file image: framebuffers on the file's handles and the CRTCs showing
+// them; a plane naming no handle of the file, a CRTC naming no framebuffer of it, a mode field
+// out of range are refused.
+TEST(Images, KmsStateRoundTripAndDamage)
+{
+	auto with_kms = [] {
+		FileImage f = sample_file();
+		gwcriu::KmsFramebuffer fb;
+		fb.id = 40;
+		fb.width = 64;
+		fb.height = 64;
+		fb.legacy = true;
+		fb.bpp = 32;
+		fb.depth = 24;
+		fb.planes.push_back({1, 256, 0, 0});
+		f.kms.framebuffers.push_back(fb);
+		gwcriu::KmsCrtc c;
+		c.crtc_id = 33;
+		c.fb_id = 40;
+		c.connectors = {34};
+		c.mode = {{"clock", 25175},   {"hdisplay", 640}, {"hsync_start", 656}, {"hsync_end", 752},
+			  {"htotal", 800},    {"hskew", 0},      {"vdisplay", 480},    {"vsync_start", 490},
+			  {"vsync_end", 492}, {"vtotal", 525},   {"vscan", 0},         {"vrefresh", 60},
+			  {"flags", 10},      {"type", 64},      {"name", "640x480"}};
+		f.kms.crtcs.push_back(c);
+		return gwcriu::to_json(f, test_index());
+	};
+	FileImage back = gwcriu::parse_file_image(with_kms().dump(), "x", test_devices());
+	ASSERT_EQ(back.kms.framebuffers.size(), 1u);
+	EXPECT_EQ(back.kms.framebuffers[0].id, 40u);
+	EXPECT_TRUE(back.kms.framebuffers[0].legacy);
+	ASSERT_EQ(back.kms.crtcs.size(), 1u);
+	EXPECT_EQ(back.kms.crtcs[0].connectors, std::vector<uint32_t>{34});
+	EXPECT_EQ(back.kms.crtcs[0].mode["name"], "640x480");
+	EXPECT_TRUE(gwcriu::parse_file_image(gwcriu::to_json(sample_file(), test_index()).dump(), "x", test_devices())
+			    .kms.empty());
+
+	json j = with_kms();
+	j["kms"]["framebuffers"][0]["planes"][0]["handle"] = 2;
+	EXPECT_NE(file_error(j).find("kms.framebuffers[0].planes[0].handle names no handle of the file"),
+		  std::string::npos)
+		<< file_error(j);
+	j = with_kms();
+	j["kms"]["crtcs"][0]["fb_id"] = 41;
+	EXPECT_NE(file_error(j).find("kms.crtcs[0].fb_id names no framebuffer of the file"), std::string::npos)
+		<< file_error(j);
+	j = with_kms();
+	j["kms"]["crtcs"][0]["mode"]["hdisplay"] = 70000;
+	EXPECT_NE(file_error(j).find("kms.crtcs[0].mode.hdisplay"), std::string::npos) << file_error(j);
+	j = with_kms();
+	j["kms"]["framebuffers"][0]["planes"] = json::array();
+	EXPECT_NE(file_error(j).find("must hold 1 to 4 planes"), std::string::npos) << file_error(j);
+}

@@ -11,8 +11,8 @@
  * as undecoded, and the manifest must not say complete). Protocol of wl_criu (criu.sh):
  * pid.parent; phase 1 (truth.1, ready.1: the harness may dump and restore here), go.1; then it
  * checks itself: result.<pid> "PASS" or "FAIL n" with result.<pid>.log (handle 1's mapping
- * holds the pattern, handle 2 is still handle 1's buffer; whether F still exists is
- * written to result.<pid>.log as a note: framebuffers are not restored); ready.2, go.2, then
+ * holds the pattern, handle 2 is still handle 1's buffer, F exists on that buffer and the CRTC
+ * shows F in the same mode); ready.2, go.2, then
  * done.<pid> "0" and exit.
  */
 #define _GNU_SOURCE
@@ -149,9 +149,37 @@ int main(int argc, char **argv)
 			logf_(true, "handles 1 and 2 are no longer one buffer");
 		m1[100] ^= 0xff;
 	}
+	/* the framebuffer is back with its id, on handle 1's buffer, and the CRTC shows it */
 	got = drmModeGetFB(fd, fb);
-	logf_(false, "framebuffer %u %s", fb, got ? "exists" : "is gone");
-	drmModeFreeFB(got);
+	if (!got) {
+		logf_(true, "framebuffer %u is gone (%s)", fb, strerror(errno));
+	} else {
+		if (got->width != w || got->height != h)
+			logf_(true, "framebuffer %u is %ux%u, was %ux%u", fb, got->width, got->height, w, h);
+		struct drm_mode_map_dumb g = {.handle = got->handle};
+		uint8_t *m3 = MAP_FAILED;
+		if (got->handle && drmIoctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &g) == 0 &&
+		    (m3 = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, (off_t)g.offset)) != MAP_FAILED) {
+			m1[200] ^= 0xff;
+			if (m3[200] != m1[200])
+				logf_(true, "framebuffer %u is not on handle 1's buffer", fb);
+			m1[200] ^= 0xff;
+			munmap(m3, size);
+		} else {
+			logf_(true, "framebuffer %u: its buffer cannot be mapped through GETFB's handle %u", fb,
+			      got->handle);
+		}
+		if (got->handle)
+			drmCloseBufferHandle(fd, got->handle);
+		drmModeFreeFB(got);
+	}
+	drmModeCrtcPtr c = drmModeGetCrtc(fd, crtc);
+	if (!c || c->buffer_id != fb || !c->mode_valid || c->mode.hdisplay != w || c->mode.vdisplay != h)
+		logf_(true, "CRTC %u shows framebuffer %u (%ux%u), expected %u (%ux%u)", crtc, c ? c->buffer_id : 0,
+		      c ? c->mode.hdisplay : 0, c ? c->mode.vdisplay : 0, fb, w, h);
+	else
+		logf_(false, "CRTC %u shows framebuffer %u in %s again", crtc, fb, mode.name);
+	drmModeFreeCrtc(c);
 	snprintf(text, sizeof text, "result.%d.log", (int)getpid());
 	wl_write_file(text, log_text);
 	snprintf(text, sizeof text, "result.%d", (int)getpid());

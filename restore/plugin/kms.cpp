@@ -1,0 +1,299 @@
+// KMS framebuffers and CRTC configuration of a DRM file: dump, image, restore (kms.hpp).
+#include "kms.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include <xf86drm.h>
+#include <xf86drmMode.h>
+
+#include "sysutil.hpp"
+
+namespace gwcriu
+{
+
+namespace mf = gw::manifest;
+using gw::jsonin::Obj;
+using nlohmann::json;
+
+namespace
+{
+
+template <class T, void (*Free)(T *)> struct Freer {
+	void operator()(T *p) const { Free(p); }
+};
+using Res = std::unique_ptr<drmModeRes, Freer<drmModeRes, drmModeFreeResources>>;
+using Crtc = std::unique_ptr<drmModeCrtc, Freer<drmModeCrtc, drmModeFreeCrtc>>;
+using Conn = std::unique_ptr<drmModeConnector, Freer<drmModeConnector, drmModeFreeConnector>>;
+using Enc = std::unique_ptr<drmModeEncoder, Freer<drmModeEncoder, drmModeFreeEncoder>>;
+
+json mode_json(const drmModeModeInfo &m)
+{
+	return {{"clock", m.clock},
+		{"hdisplay", m.hdisplay},
+		{"hsync_start", m.hsync_start},
+		{"hsync_end", m.hsync_end},
+		{"htotal", m.htotal},
+		{"hskew", m.hskew},
+		{"vdisplay", m.vdisplay},
+		{"vsync_start", m.vsync_start},
+		{"vsync_end", m.vsync_end},
+		{"vtotal", m.vtotal},
+		{"vscan", m.vscan},
+		{"vrefresh", m.vrefresh},
+		{"flags", m.flags},
+		{"type", m.type},
+		{"name", std::string(m.name, strnlen(m.name, sizeof m.name))}};
+}
+
+drmModeModeInfo mode_of(const json &j)
+{
+	drmModeModeInfo m{};
+	auto u = [&](const char *k) { return j.at(k).get<uint32_t>(); };
+	m.clock = u("clock");
+	m.hdisplay = static_cast<uint16_t>(u("hdisplay"));
+	m.hsync_start = static_cast<uint16_t>(u("hsync_start"));
+	m.hsync_end = static_cast<uint16_t>(u("hsync_end"));
+	m.htotal = static_cast<uint16_t>(u("htotal"));
+	m.hskew = static_cast<uint16_t>(u("hskew"));
+	m.vdisplay = static_cast<uint16_t>(u("vdisplay"));
+	m.vsync_start = static_cast<uint16_t>(u("vsync_start"));
+	m.vsync_end = static_cast<uint16_t>(u("vsync_end"));
+	m.vtotal = static_cast<uint16_t>(u("vtotal"));
+	m.vscan = static_cast<uint16_t>(u("vscan"));
+	m.vrefresh = u("vrefresh");
+	m.flags = u("flags");
+	m.type = u("type");
+	std::string name = j.at("name").get<std::string>();
+	name.copy(m.name, sizeof m.name - 1);
+	return m;
+}
+
+std::string num(uint64_t v)
+{
+	return std::to_string(v);
+}
+
+// ADDFB or ADDFB2 of fb; the new id, or 0 with errno
+uint32_t add_fb(int fd, const KmsFramebuffer &fb)
+{
+	uint32_t id = 0;
+	if (fb.legacy) {
+		const KmsPlane &p = fb.planes.at(0);
+		return drmModeAddFB(fd, fb.width, fb.height, static_cast<uint8_t>(fb.depth),
+				    static_cast<uint8_t>(fb.bpp), p.pitch, p.handle, &id) == 0
+			       ? id
+			       : 0;
+	}
+	uint32_t handles[4] = {}, pitches[4] = {}, offsets[4] = {};
+	uint64_t modifiers[4] = {};
+	for (std::size_t i = 0; i < fb.planes.size() && i < 4; ++i) {
+		handles[i] = fb.planes[i].handle;
+		pitches[i] = fb.planes[i].pitch;
+		offsets[i] = fb.planes[i].offset;
+		modifiers[i] = fb.planes[i].modifier;
+	}
+	return drmModeAddFB2WithModifiers(fd, fb.width, fb.height, fb.pixel_format, handles, pitches, offsets,
+					  (fb.flags & DRM_MODE_FB_MODIFIERS) ? modifiers : nullptr, &id, fb.flags) == 0
+		       ? id
+		       : 0;
+}
+
+} // namespace
+
+KmsState kms_state_of(const mf::File &f, int lfd, std::vector<std::string> *degraded)
+{
+	KmsState k;
+	for (const mf::Framebuffer &fb : f.framebuffers) {
+		KmsFramebuffer r{static_cast<uint32_t>(fb.id),
+				 fb.width,
+				 fb.height,
+				 fb.format.rfind("bpp ", 0) == 0,
+				 fb.bpp,
+				 fb.depth,
+				 fb.pixel_format,
+				 fb.flags,
+				 {}};
+		std::string why = fb.planes.empty() || fb.planes.size() > 4 ? "it has no planes, or more than 4" : "";
+		if (!fb.modifiers_known)
+			why = "its modifiers were not captured";
+		for (const mf::FramebufferPlane &p : fb.planes) {
+			if (!p.handle)
+				why = "a handle it was made from is closed";
+			else
+				r.planes.push_back({static_cast<uint32_t>(*p.handle), p.pitch, p.offset, p.modifier});
+		}
+		if (!why.empty()) {
+			degraded->push_back("framebuffer " + num(fb.id) + " is not recreated: " + why);
+			continue;
+		}
+		k.framebuffers.push_back(std::move(r));
+	}
+	if (k.framebuffers.empty())
+		return k;
+	Res res(drmModeGetResources(lfd));
+	if (!res) {
+		degraded->push_back("the CRTCs showing this file's framebuffers cannot be read (MODE_GETRESOURCES: " +
+				    gw::errno_text(errno) + "): the display configuration is not applied again");
+		return k;
+	}
+	for (int i = 0; i < res->count_crtcs; ++i) {
+		Crtc c(drmModeGetCrtc(lfd, res->crtcs[i]));
+		if (!c || !c->buffer_id || !c->mode_valid ||
+		    std::none_of(k.framebuffers.begin(), k.framebuffers.end(),
+				 [&](const KmsFramebuffer &fb) { return fb.id == c->buffer_id; }))
+			continue;
+		KmsCrtc kc{c->crtc_id, c->buffer_id, c->x, c->y, {}, mode_json(c->mode)};
+		for (int j = 0; j < res->count_connectors; ++j) {
+			Conn cn(drmModeGetConnectorCurrent(lfd, res->connectors[j]));
+			if (!cn || !cn->encoder_id)
+				continue;
+			Enc e(drmModeGetEncoder(lfd, cn->encoder_id));
+			if (e && e->crtc_id == kc.crtc_id)
+				kc.connectors.push_back(cn->connector_id);
+		}
+		k.crtcs.push_back(std::move(kc));
+	}
+	return k;
+}
+
+std::vector<std::string> kms_restore(int fd, const KmsState &k)
+{
+	std::vector<std::string> lost;
+	std::map<uint32_t, uint32_t> ids; // the dump's framebuffer id -> the restored one
+	std::vector<const KmsFramebuffer *> order;
+	for (const KmsFramebuffer &fb : k.framebuffers)
+		order.push_back(&fb);
+	std::sort(order.begin(), order.end(), [](auto *a, auto *b) { return a->id < b->id; });
+	for (const KmsFramebuffer *fb : order) {
+		// ids are given lowest free first: framebuffers below the one wanted are made and removed
+		std::vector<uint32_t> spare;
+		uint32_t got = 0;
+		int err = 0;
+		while ((got = add_fb(fd, *fb)) != 0 && got < fb->id && spare.size() < 256)
+			spare.push_back(got);
+		err = errno;
+		for (uint32_t s : spare)
+			drmModeRmFB(fd, s);
+		if (!got) {
+			lost.push_back("framebuffer " + num(fb->id) + " cannot be made again (" +
+				       (fb->legacy ? "MODE_ADDFB" : "MODE_ADDFB2") + ": " + gw::errno_text(err) + ")");
+			continue;
+		}
+		if (got != fb->id)
+			lost.push_back("framebuffer " + num(fb->id) + " comes back as framebuffer " + num(got) +
+				       ": its id is taken on this device");
+		ids[fb->id] = got;
+	}
+	for (const KmsCrtc &c : k.crtcs) {
+		auto id = ids.find(c.fb_id);
+		if (id == ids.end())
+			continue; // the framebuffer is gone: said above
+		drmModeModeInfo mode = mode_of(c.mode);
+		std::vector<uint32_t> conns = c.connectors;
+		if (drmModeSetCrtc(fd, c.crtc_id, id->second, c.x, c.y, conns.data(), static_cast<int>(conns.size()),
+				   &mode) != 0)
+			lost.push_back("CRTC " + num(c.crtc_id) + " cannot show framebuffer " + num(id->second) +
+				       " again (MODE_SETCRTC: " + gw::errno_text(errno) +
+				       (errno == EACCES ? "; another file is DRM master" : "") + ")");
+	}
+	return lost;
+}
+
+json kms_json(const KmsState &k)
+{
+	if (k.empty())
+		return nullptr;
+	json fbs = json::array(), crtcs = json::array();
+	for (const KmsFramebuffer &fb : k.framebuffers) {
+		json planes = json::array();
+		for (const KmsPlane &p : fb.planes)
+			planes.push_back({{"handle", p.handle},
+					  {"pitch", p.pitch},
+					  {"offset", p.offset},
+					  {"modifier", p.modifier}});
+		fbs.push_back({{"id", fb.id},
+			       {"width", fb.width},
+			       {"height", fb.height},
+			       {"legacy", fb.legacy},
+			       {"bpp", fb.bpp},
+			       {"depth", fb.depth},
+			       {"pixel_format", fb.pixel_format},
+			       {"flags", fb.flags},
+			       {"planes", planes}});
+	}
+	for (const KmsCrtc &c : k.crtcs)
+		crtcs.push_back({{"crtc_id", c.crtc_id},
+				 {"fb_id", c.fb_id},
+				 {"x", c.x},
+				 {"y", c.y},
+				 {"connectors", c.connectors},
+				 {"mode", c.mode}});
+	return {{"framebuffers", fbs}, {"crtcs", crtcs}};
+}
+
+KmsState read_kms(const Obj &top, const std::vector<uint32_t> &handles)
+{
+	KmsState k;
+	auto found = top.opt_object_at("kms");
+	if (!found)
+		return k;
+	const Obj &o = *found;
+	o.each(o.req_array("framebuffers"), "framebuffers", [&](const Obj &b) {
+		KmsFramebuffer fb;
+		fb.id = b.req_u32("id");
+		fb.width = b.req_u32("width", 1 << 16);
+		fb.height = b.req_u32("height", 1 << 16);
+		fb.legacy = b.req_bool("legacy");
+		fb.bpp = b.req_u32("bpp", 255);
+		fb.depth = b.req_u32("depth", 255);
+		fb.pixel_format = b.req_u32("pixel_format");
+		fb.flags = b.req_u32("flags");
+		const json &planes = b.req_array("planes");
+		if (planes.empty() || planes.size() > 4)
+			b.fail("planes", "must hold 1 to 4 planes");
+		b.each(planes, "planes", [&](const Obj &p) {
+			KmsPlane pl{p.req_u32("handle"), p.req_u32("pitch"), p.req_u32("offset"),
+				    p.req_u64("modifier")};
+			if (std::find(handles.begin(), handles.end(), pl.handle) == handles.end())
+				p.fail("handle", "names no handle of the file");
+			fb.planes.push_back(pl);
+		});
+		if (fb.legacy && fb.planes.size() != 1)
+			b.fail("planes", "an ADDFB framebuffer has one plane");
+		k.framebuffers.push_back(std::move(fb));
+	});
+	o.each(o.req_array("crtcs"), "crtcs", [&](const Obj &c) {
+		KmsCrtc kc;
+		kc.crtc_id = c.req_u32("crtc_id");
+		kc.fb_id = c.req_u32("fb_id");
+		if (std::none_of(k.framebuffers.begin(), k.framebuffers.end(),
+				 [&](const KmsFramebuffer &fb) { return fb.id == kc.fb_id; }))
+			c.fail("fb_id", "names no framebuffer of the file");
+		kc.x = c.req_u32("x", 1 << 16);
+		kc.y = c.req_u32("y", 1 << 16);
+		const json &conns = c.req_array("connectors");
+		if (conns.size() > 16)
+			c.fail("connectors", "lists more than 16");
+		for (std::size_t i = 0; i < conns.size(); ++i) {
+			if (!conns[i].is_number_unsigned() || conns[i].get<uint64_t>() > UINT32_MAX)
+				gw::jsonin::fail(c.at("connectors", i), "is not a connector id");
+			kc.connectors.push_back(conns[i].get<uint32_t>());
+		}
+		Obj m = c.req_object("mode");
+		for (const char *f : {"hdisplay", "hsync_start", "hsync_end", "htotal", "hskew", "vdisplay",
+				      "vsync_start", "vsync_end", "vtotal", "vscan"})
+			m.req_u32(f, UINT16_MAX);
+		for (const char *f : {"clock", "vrefresh", "flags", "type"})
+			m.req_u32(f);
+		m.req_str("name", 31);
+		kc.mode = m.value();
+		k.crtcs.push_back(std::move(kc));
+	});
+	return k;
+}
+
+} // namespace gwcriu

@@ -1,0 +1,59 @@
+// KMS state of a DRM file: the framebuffers it made and the CRTCs that showed them at dump.
+//
+// At dump the framebuffers come from the manifest (MODE_ADDFB/ADDFB2, decoded by the daemon);
+// the CRTCs showing them are asked of the kernel through the dumped file (GETRESOURCES,
+// GETCRTC, and the connectors whose encoder drives the CRTC). At restore, inside the task, each
+// framebuffer is made again on the restored handles with the same id where the device lets
+// it (KMS object ids are per device and the lowest free one is given: framebuffers made on
+// the way are removed again), then each CRTC is set again (which needs DRM master: the restored
+// file has it when no other file holds it). What cannot be done is logged, never fatal.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "manifest/json_reader.hpp"
+#include "manifest/manifest.hpp"
+
+namespace gwcriu
+{
+
+struct KmsPlane {
+	uint32_t handle = 0, pitch = 0, offset = 0;
+	uint64_t modifier = 0;
+};
+struct KmsFramebuffer {
+	uint32_t id = 0, width = 0, height = 0;
+	bool legacy = false;                  // ADDFB: bpp and depth; else ADDFB2
+	uint32_t bpp = 0, depth = 0;          // ADDFB
+	uint32_t pixel_format = 0, flags = 0; // ADDFB2
+	std::vector<KmsPlane> planes;
+};
+struct KmsCrtc {
+	uint32_t crtc_id = 0, fb_id = 0, x = 0, y = 0;
+	std::vector<uint32_t> connectors;
+	nlohmann::json mode; // struct drm_mode_modeinfo, field by field
+};
+struct KmsState {
+	std::vector<KmsFramebuffer> framebuffers;
+	std::vector<KmsCrtc> crtcs;
+	bool empty() const { return framebuffers.empty() && crtcs.empty(); }
+};
+
+// Dump: the file's framebuffers that can be made again (each plane's handle still names the
+// buffer) and the CRTCs showing one of them, asked through lfd; the rest goes to *degraded.
+KmsState kms_state_of(const gw::manifest::File &f, int lfd, std::vector<std::string> *degraded);
+
+// Restore, in the task, on the restored file fd: framebuffers then CRTCs. Returns what could
+// not be restored, one line each (the caller logs them).
+std::vector<std::string> kms_restore(int fd, const KmsState &k);
+
+nlohmann::json kms_json(const KmsState &k);
+// "kms" of a file image (absent or null: empty); handles: the file's, which planes must name
+KmsState read_kms(const gw::jsonin::Obj &top, const std::vector<uint32_t> &handles);
+
+} // namespace gwcriu
