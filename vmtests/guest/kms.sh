@@ -36,13 +36,14 @@ kms_unload() {
 	rmmod "$1" 2>"$WORK/rmmod.err" || echo "    note: rmmod $1 failed$(last_line "$WORK/rmmod.err")"
 }
 
+# sc_criu_kms MODULE [DRM-DRIVER-NAME (default MODULE)]
 sc_criu_kms() {
-	local drv=$1 cg dir=$WORK/wl img=$WORK/img want p rc=0
+	local drv=$1 name=${2:-$1} cg dir=$WORK/wl img=$WORK/img p rc=0
 	criu_need plugin || return $?
 	kms_load "$drv" || return $?
 	if ! cg_make cg "gwt-$NAME" || ! gw_start "$cg"; then kms_unload "$drv"; return 1; fi
-	CRWL_WL=wl_kms crwl_start "$cg" "$dir" "$drv"
-	sc_criu_kms_run "$drv" "$cg" "$dir" "$img" || rc=$?
+	CRWL_WL=wl_kms crwl_start "$cg" "$dir" "$name"
+	sc_criu_kms_run "$cg" "$dir" "$img" || rc=$?
 	for p in $(crwl_pids "$dir"); do kill -9 "$p" 2>/dev/null; done
 	gw_stop
 	kms_unload "$drv"
@@ -50,7 +51,7 @@ sc_criu_kms() {
 }
 
 sc_criu_kms_run() {
-	local drv=$1 cg=$2 dir=$3 img=$4 want deadline pid
+	local cg=$1 dir=$2 img=$3 deadline pid
 	crwl_wait "$dir" ready.1 || return 1
 	sed 's/^/    /' "$dir/stdout"
 	check_phase "$dir" 1 --cgroup "$cg" || return 1

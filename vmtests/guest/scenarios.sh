@@ -40,6 +40,7 @@ SCENARIOS=(
 	"criu_xe                   sc_criu_xe"
 	# display drivers QEMU gives (guest/kms.sh): a KMS client dumped and restored
 	"criu_kms_virtio_gpu       sc_criu_kms virtio_gpu"
+	"criu_kms_bochs            sc_criu_kms bochs bochs-drm"
 	# the plugin's scratch workload (guest/criu_scratch.sh): the plugin alone, its inputs
 	# (a given manifest, none, damaged images, a pre-dump, another device); device is last:
 	# it leaves bochs on card0
