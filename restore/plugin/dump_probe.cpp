@@ -10,6 +10,74 @@
 namespace gwcriu
 {
 
+namespace
+{
+
+// The size of the buffer at fake offset `off` of lfd, without PRIME: DRM maps a range of a
+// buffer only when it fits (drm_gem_mmap_obj), so the largest length that maps is its size.
+// 0 when not even a page maps.
+uint64_t size_by_mapping(int lfd, uint64_t off)
+{
+	const uint64_t page = page_size(), cap = uint64_t{1} << 36; // 64 GiB
+	auto maps = [&](uint64_t len) {
+		void *p = mmap(nullptr, len, PROT_READ, MAP_SHARED, lfd, static_cast<off_t>(off));
+		if (p == MAP_FAILED)
+			return false;
+		munmap(p, len);
+		return true;
+	};
+	if (!maps(page))
+		return 0;
+	uint64_t lo = page, hi = 2 * page; // lo maps; find a hi that does not
+	while (hi <= cap && maps(hi)) {
+		lo = hi;
+		hi *= 2;
+	}
+	while (hi - lo > page) {
+		uint64_t mid = lo + (hi - lo) / 2 / page * page;
+		(maps(mid) ? lo : hi) = mid;
+	}
+	return lo;
+}
+
+// Drivers without PRIME (bochs-drm, cirrus: VRAM helpers): handles found by MODE_MAP_DUMB,
+// sizes by mapping. Sharing between files cannot be seen: each handle is a buffer of its own.
+bool probe_by_mapping(DumpSession &s, int lfd, FileImage &img, std::string *why)
+{
+	uint64_t gap = env_u64("GPUWATCH_PROBE_GAP", 256), misses = 0;
+	for (uint32_t h = 1; h <= max_handle() && misses < gap; ++h) {
+		uint64_t off = 0;
+		int r = map_offset(lfd, h, &off);
+		if (r == -ENOENT || r == -EINVAL) {
+			++misses;
+			continue;
+		}
+		if (r != 0) {
+			*why = "no PRIME, and MODE_MAP_DUMB of handle " + std::to_string(h) + ": " + gw::errno_text(-r);
+			return false;
+		}
+		misses = 0;
+		uint64_t size = size_by_mapping(lfd, off);
+		if (!size) {
+			img.degraded.push_back("handle " + std::to_string(h) +
+					       " exists but cannot be mapped to learn its size: not restored");
+			continue;
+		}
+		HandleRec rec;
+		rec.handle = h;
+		rec.size = size;
+		rec.origin = "unknown";
+		rec.object = s.new_object();
+		s.object_sizes[rec.object] = rec.size;
+		img.handles.push_back(std::move(rec));
+	}
+	img.degraded.push_back("the driver has no PRIME: handles were found with MODE_MAP_DUMB and sized by "
+			       "mapping them; handles sharing a buffer (in this file or another) come back on copies");
+	return true;
+}
+
+} // namespace
+
 bool probe_handles(DumpSession &s, int lfd, FileImage &img, std::string *why)
 {
 	uint64_t gap = env_u64("GPUWATCH_PROBE_GAP", 256), misses = 0;
@@ -20,6 +88,8 @@ bool probe_handles(DumpSession &s, int lfd, FileImage &img, std::string *why)
 			++misses;
 			continue;
 		}
+		if ((r == -ENOSYS || r == -EOPNOTSUPP) && img.handles.empty())
+			return probe_by_mapping(s, lfd, img, why);
 		if (r != 0) {
 			*why = "PRIME export of handle " + std::to_string(h) + ": " + gw::errno_text(-r);
 			return false;

@@ -39,8 +39,9 @@ SCENARIOS=(
 	# xe (guest/criu_xe.sh): the gwxe fixture; VMs, bindings, exec queues through CRIU
 	"criu_xe                   sc_criu_xe"
 	# display drivers QEMU gives (guest/kms.sh): a KMS client dumped and restored
-	"criu_kms_virtio_gpu       sc_criu_kms virtio_gpu"
+	"criu_kms_virtio_gpu       sc_criu_kms virtio_gpu virtio_gpu"
 	"criu_kms_bochs            sc_criu_kms bochs bochs-drm"
+	"criu_kms_bochs_degraded   sc_criu_kms bochs bochs-drm --no-daemon"
 	# the plugin's scratch workload (guest/criu_scratch.sh): the plugin alone, its inputs
 	# (a given manifest, none, damaged images, a pre-dump, another device); device is last:
 	# it leaves bochs on card0
