@@ -105,6 +105,20 @@ std::string format_summary(const Manifest &m)
 				    << (h.tiling->stride ? std::to_string(*h.tiling->stride) : std::string("?"));
 			out << "\n";
 		}
+		for (const Framebuffer &fb : f.framebuffers) {
+			out << "  framebuffer " << fb.id << ": " << fb.width << "x" << fb.height << " " << fb.format
+			    << " on";
+			for (const FramebufferPlane &p : fb.planes)
+				out << (p.handle ? " handle " + std::to_string(*p.handle)
+						 : std::string(" a closed handle"));
+			out << "\n";
+		}
+		if (!f.undecoded_ioctls.empty()) {
+			out << "  not decoded (what they made is unknown):";
+			for (const std::string &n : f.undecoded_ioctls)
+				out << " " << n;
+			out << "\n";
+		}
 		for (const Context &c : f.contexts.value_or(std::vector<Context>{})) {
 			out << "  context " << c.id << ": vm " << num_or(c.vm, "own");
 			for (const ContextParam &p : c.params)
