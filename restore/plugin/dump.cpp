@@ -226,6 +226,12 @@ int dump_drm_file(int lfd, uint32_t id)
 						       h.params.value("fb_id", nlohmann::json()).dump() +
 						       ") comes back as a buffer of its own with the same contents: no "
 						       "other followed handle holds the framebuffer's buffer");
+	if (mf) {
+		std::map<uint64_t, uint64_t> caps; // by capability, the last value set
+		for (const mf::Cap &c : mf->caps)
+			caps[c.capability] = c.value;
+		img.caps.assign(caps.begin(), caps.end());
+	}
 	if (img.source == "manifest")
 		img.kms = kms_state_of(*mf, lfd, &img.degraded);
 	else if (mf && !mf->framebuffers.empty())

@@ -368,6 +368,7 @@ json to_json(const FileImage &f, const DeviceIndex &device_index)
 		{"handles_known", f.handles_known},
 		{"handles", hs},
 		{"holders", records::holders_json(f.holders)},
+		{"caps", f.caps},
 		{"degraded", f.degraded},
 		{"i915", i915_state_json(f.i915)},
 		{"xe", xe_state_json(f.xe)},
@@ -389,6 +390,16 @@ FileImage parse_file_image(const std::string &text, const std::string &name, con
 			f.handles.push_back(read_handle(h, f.handles.empty() ? 0 : f.handles.back().handle));
 		});
 		f.holders = records::read_holders(top);
+		if (const json *caps = top.opt_array("caps")) { // absent in images before caps were kept
+			if (caps->size() > 16)
+				top.fail("caps", "lists more than 16 client caps");
+			for (std::size_t i = 0; i < caps->size(); ++i) {
+				auto [cap, value] = gw::jsonin::pair_u64((*caps)[i], top.at("caps", i), 64, UINT32_MAX);
+				if (!f.caps.empty() && cap <= f.caps.back().first)
+					jsonin::fail(top.at("caps", i), "is not in ascending capability order");
+				f.caps.emplace_back(cap, value);
+			}
+		}
 		f.degraded = top.req_strings("degraded");
 		f.i915 = read_i915_state(top);
 		f.xe = read_xe_state(top, f.handles);

@@ -129,13 +129,14 @@ struct HandleRec {
 struct FileImage {
 	uint32_t criu_id = 0;
 	SavedDevice device;
-	uint32_t f_flags = 0;              // fcntl(F_GETFL) of the dumped file
-	std::string source;                // "manifest" or "probe"
-	bool handles_known = false;        // false: the handle table may lack entries
-	std::vector<HandleRec> handles;    // ascending handle numbers
-	std::optional<I915FileState> i915; // contexts and VMs of an i915 file (from the manifest)
-	std::optional<XeFileState> xe;     // VMs with bindings and exec queues of an xe file
-	KmsState kms;                      // framebuffers and the CRTCs showing them (kms.hpp)
+	uint32_t f_flags = 0;                            // fcntl(F_GETFL) of the dumped file
+	std::string source;                              // "manifest" or "probe"
+	bool handles_known = false;                      // false: the handle table may lack entries
+	std::vector<HandleRec> handles;                  // ascending handle numbers
+	std::optional<I915FileState> i915;               // contexts and VMs of an i915 file (from the manifest)
+	std::optional<XeFileState> xe;                   // VMs with bindings and exec queues of an xe file
+	KmsState kms;                                    // framebuffers and the CRTCs showing them (kms.hpp)
+	std::vector<std::pair<uint64_t, uint64_t>> caps; // SET_CLIENT_CAP (capability, value), ascending
 	std::vector<Holder> holders;
 	std::vector<std::string> degraded; // what will not come back exactly, one line each
 };

@@ -2,6 +2,7 @@
 #include <cerrno>
 #include <fcntl.h>
 #include <unistd.h>
+#include <xf86drm.h>
 
 #include "device.hpp"
 #include "log.hpp"
@@ -61,6 +62,11 @@ int restore_drm_file(const FileImage &f)
 {
 	ChosenDevice dev = choose_device(f.device);
 	UniqueFd fd = open_node(dev.path, f.f_flags, dev.minor);
+	// client caps first: they change what the file's later KMS calls see (universal planes, atomic)
+	for (const auto &[cap, value] : f.caps)
+		if (drmSetClientCap(fd.get(), cap, value) != 0)
+			log_warn("file %u: client cap %llu = %llu cannot be set again (SET_CLIENT_CAP: %s)", f.criu_id,
+				 (unsigned long long)cap, (unsigned long long)value, gw::errno_text(errno).c_str());
 	std::string card = card_node_of(dev);
 	const uint64_t page = page_size();
 

@@ -345,3 +345,23 @@ TEST(Images, KmsStateRoundTripAndDamage)
 	j["kms"]["framebuffers"][0]["planes"] = json::array();
 	EXPECT_NE(file_error(j).find("must hold 1 to 4 planes"), std::string::npos) << file_error(j);
 }
+
+// Client caps of a file image: kept in capability order; disorder and out-of-range refused;
+// an image without them (older) has none.
+TEST(Images, ClientCaps)
+{
+	FileImage f = sample_file();
+	f.caps = {{2, 1}, {3, 1}};
+	json j = gwcriu::to_json(f, test_index());
+	FileImage back = gwcriu::parse_file_image(j.dump(), "x", test_devices());
+	EXPECT_EQ(back.caps, (std::vector<std::pair<uint64_t, uint64_t>>{{2, 1}, {3, 1}}));
+	json old = j;
+	old.erase("caps");
+	EXPECT_TRUE(gwcriu::parse_file_image(old.dump(), "x", test_devices()).caps.empty());
+	json bad = j;
+	bad["caps"] = json::array({json::array({3, 1}), json::array({2, 1})});
+	EXPECT_NE(file_error(bad).find("caps[1] is not in ascending capability order"), std::string::npos)
+		<< file_error(bad);
+	bad["caps"] = json::array({json::array({65, 1})});
+	EXPECT_NE(file_error(bad).find("caps[0]"), std::string::npos) << file_error(bad);
+}

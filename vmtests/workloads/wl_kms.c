@@ -5,6 +5,7 @@
  * the framebuffer, the CRTC and the sharing of handles 1 and 2 may be lost, the bytes not). Finds the card node of DRIVER by
  * DRM_IOCTL_VERSION (numbering changes between boots), becomes DRM master by opening it
  * first, and on its first connected connector:
+ *   cap        SET_CLIENT_CAP(UNIVERSAL_PLANES): primary and cursor planes listed
  *   handle 1   a dumb buffer of the connector's first mode, mapped and filled with a pattern
  *   ADDFB      framebuffer F on handle 1; SETCRTC shows F on the connector's CRTC
  *   handle 2   GETFB(F): a new handle on F's buffer (what compositors do at takeover)
@@ -13,7 +14,7 @@
  * pid.parent; phase 1 (truth.1, ready.1: the harness may dump and restore here), go.1; then it
  * checks itself: result.<pid> "PASS" or "FAIL n" with result.<pid>.log (handle 1's mapping
  * holds the pattern, handle 2 is still handle 1's buffer, F exists on that buffer and the CRTC
- * shows F in the same mode); ready.2, go.2, then
+ * shows F in the same mode, the client cap still holds); ready.2, go.2, then
  * done.<pid> "0" and exit.
  */
 #define _GNU_SOURCE
@@ -97,6 +98,14 @@ int main(int argc, char **argv)
 	wl_write_file("pid.parent", text);
 	find_card(argv[2], path, sizeof path);
 	int fd = wl_open(path, O_RDWR);
+	/* as compositors do: primary and cursor planes become visible (GETPLANERESOURCES) */
+	if (drmSetClientCap(fd, DRM_CLIENT_CAP_UNIVERSAL_PLANES, 1) != 0)
+		wl_die("SET_CLIENT_CAP(UNIVERSAL_PLANES) on %s", path);
+	drmModePlaneResPtr planes = drmModeGetPlaneResources(fd);
+	uint32_t nplanes = planes ? planes->count_planes : 0;
+	drmModeFreePlaneResources(planes);
+	if (nplanes == 0)
+		wl_die("no planes on %s with universal planes: the restore check would prove nothing", path);
 
 	drmModeResPtr res = drmModeGetResources(fd);
 	if (!res)
@@ -152,6 +161,12 @@ int main(int argc, char **argv)
 			logf_(!degraded, "handles 1 and 2 are no longer one buffer");
 		m1[100] ^= 0xff;
 	}
+	/* the client cap is set again: the universal planes are still listed */
+	planes = drmModeGetPlaneResources(fd);
+	if (!planes || planes->count_planes != nplanes)
+		logf_(!degraded, "%u planes listed, %u before: the universal-planes client cap was lost",
+		      planes ? planes->count_planes : 0, nplanes);
+	drmModeFreePlaneResources(planes);
 	/* the framebuffer is back with its id, on handle 1's buffer, and the CRTC shows it */
 	got = drmModeGetFB(fd, fb);
 	if (!got) {
