@@ -160,6 +160,48 @@ KmsState kms_state_of(const mf::File &f, int lfd, std::vector<std::string> *degr
 	return k;
 }
 
+namespace
+{
+
+// fb made again with id fb.id where the device lets it: ids are given lowest free first, so
+// framebuffers below the one wanted are made and removed again. The id got (maybe another),
+// or 0 with errno.
+uint32_t add_fb_as(int fd, const KmsFramebuffer &fb)
+{
+	std::vector<uint32_t> spare;
+	uint32_t got = 0;
+	while ((got = add_fb(fd, fb)) != 0 && got < fb.id && spare.size() < 256)
+		spare.push_back(got);
+	int err = errno;
+	for (uint32_t s : spare)
+		drmModeRmFB(fd, s);
+	errno = err;
+	return got;
+}
+
+// SETCRTC of every CRTC showing framebuffer `from` (the dump's id) on `to`; false with errno
+bool show(int fd, const KmsState &k, uint32_t from, uint32_t to, std::vector<std::string> *lost)
+{
+	bool ok = true;
+	for (const KmsCrtc &c : k.crtcs) {
+		if (c.fb_id != from)
+			continue;
+		drmModeModeInfo mode = mode_of(c.mode);
+		std::vector<uint32_t> conns = c.connectors;
+		if (drmModeSetCrtc(fd, c.crtc_id, to, c.x, c.y, conns.data(), static_cast<int>(conns.size()), &mode) ==
+		    0)
+			continue;
+		ok = false;
+		if (lost)
+			lost->push_back("CRTC " + num(c.crtc_id) + " cannot show framebuffer " + num(to) +
+					" again (MODE_SETCRTC: " + gw::errno_text(errno) +
+					(errno == EACCES ? "; another file is DRM master" : "") + ")");
+	}
+	return ok;
+}
+
+} // namespace
+
 std::vector<std::string> kms_restore(int fd, const KmsState &k)
 {
 	std::vector<std::string> lost;
@@ -169,36 +211,35 @@ std::vector<std::string> kms_restore(int fd, const KmsState &k)
 		order.push_back(&fb);
 	std::sort(order.begin(), order.end(), [](auto *a, auto *b) { return a->id < b->id; });
 	for (const KmsFramebuffer *fb : order) {
-		// ids are given lowest free first: framebuffers below the one wanted are made and removed
-		std::vector<uint32_t> spare;
-		uint32_t got = 0;
-		int err = 0;
-		while ((got = add_fb(fd, *fb)) != 0 && got < fb->id && spare.size() < 256)
-			spare.push_back(got);
-		err = errno;
-		for (uint32_t s : spare)
-			drmModeRmFB(fd, s);
-		if (!got) {
+		uint32_t got = add_fb_as(fd, *fb);
+		if (!got)
 			lost.push_back("framebuffer " + num(fb->id) + " cannot be made again (" +
-				       (fb->legacy ? "MODE_ADDFB" : "MODE_ADDFB2") + ": " + gw::errno_text(err) + ")");
+				       (fb->legacy ? "MODE_ADDFB" : "MODE_ADDFB2") + ": " + gw::errno_text(errno) +
+				       ")");
+		else
+			ids[fb->id] = got;
+	}
+	for (const auto &[want, got] : ids)
+		show(fd, k, want, got, &lost);
+	// A wanted id is often held by the mode blob the console's modeset made after the dumped
+	// process let go of the display: setting the CRTCs above replaced that blob. Try again.
+	for (auto &[want, got] : ids) {
+		if (got == want)
+			continue;
+		const KmsFramebuffer *fb =
+			*std::find_if(order.begin(), order.end(), [&](auto *f) { return f->id == want; });
+		uint32_t again = add_fb_as(fd, *fb);
+		if (again == want && show(fd, k, want, again, nullptr)) {
+			drmModeRmFB(fd, got);
+			got = again;
 			continue;
 		}
-		if (got != fb->id)
-			lost.push_back("framebuffer " + num(fb->id) + " comes back as framebuffer " + num(got) +
-				       ": its id is taken on this device");
-		ids[fb->id] = got;
-	}
-	for (const KmsCrtc &c : k.crtcs) {
-		auto id = ids.find(c.fb_id);
-		if (id == ids.end())
-			continue; // the framebuffer is gone: said above
-		drmModeModeInfo mode = mode_of(c.mode);
-		std::vector<uint32_t> conns = c.connectors;
-		if (drmModeSetCrtc(fd, c.crtc_id, id->second, c.x, c.y, conns.data(), static_cast<int>(conns.size()),
-				   &mode) != 0)
-			lost.push_back("CRTC " + num(c.crtc_id) + " cannot show framebuffer " + num(id->second) +
-				       " again (MODE_SETCRTC: " + gw::errno_text(errno) +
-				       (errno == EACCES ? "; another file is DRM master" : "") + ")");
+		if (again == want) // the CRTCs keep the interim one
+			show(fd, k, want, got, nullptr);
+		if (again)
+			drmModeRmFB(fd, again);
+		lost.push_back("framebuffer " + num(want) + " comes back as framebuffer " + num(got) +
+			       ": its id is taken on this device");
 	}
 	return lost;
 }
