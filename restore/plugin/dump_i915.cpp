@@ -13,11 +13,6 @@ namespace
 
 namespace mf = gw::manifest;
 
-std::string num(uint64_t v)
-{
-	return std::to_string(v);
-}
-
 // One manifest context parameter into c; false (with *why) when it cannot be recreated.
 bool add_param(I915Context &c, const mf::ContextParam &v, std::string *why)
 {

@@ -11,11 +11,6 @@ namespace
 
 namespace mf = gw::manifest;
 
-std::string num(uint64_t v)
-{
-	return std::to_string(v);
-}
-
 uint32_t u32(uint64_t v)
 {
 	return v <= UINT32_MAX ? static_cast<uint32_t>(v) : 0;

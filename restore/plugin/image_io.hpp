@@ -26,6 +26,10 @@ bool same_file(int pid1, int fd1, int pid2, int fd2);
 int pidfd_getfd_of(int pid, int fd);
 
 std::size_t page_size();
+inline std::string num(uint64_t v) // ids and counts in messages
+{
+	return std::to_string(v);
+}
 std::string env_or(const char *name, const std::string &fallback);
 uint64_t env_u64(const char *name, uint64_t fallback); // unparsable values fall back
 

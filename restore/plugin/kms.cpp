@@ -10,6 +10,7 @@
 #include <xf86drm.h>
 #include <xf86drmMode.h>
 
+#include "image_io.hpp"
 #include "sysutil.hpp"
 
 namespace gwcriu
@@ -70,11 +71,6 @@ drmModeModeInfo mode_of(const json &j)
 	std::string name = j.at("name").get<std::string>();
 	name.copy(m.name, sizeof m.name - 1);
 	return m;
-}
-
-std::string num(uint64_t v)
-{
-	return std::to_string(v);
 }
 
 // ADDFB or ADDFB2 of fb; the new id, or 0 with errno

@@ -13,11 +13,6 @@ namespace gwcriu
 namespace
 {
 
-std::string num(uint64_t v)
-{
-	return std::to_string(v);
-}
-
 std::string region_text(const i915::Region &r)
 {
 	return std::string(r.mem_class == I915_MEMORY_CLASS_SYSTEM   ? "system"

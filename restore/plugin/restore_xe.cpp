@@ -12,10 +12,6 @@ namespace gwcriu
 namespace
 {
 
-std::string num(uint64_t v)
-{
-	return std::to_string(v);
-}
 std::string hexnum(uint64_t v)
 {
 	char b[32];
