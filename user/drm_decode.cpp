@@ -155,7 +155,7 @@ Op dec_addfb2(const IoctlRecord &r)
 	for (std::size_t i = 0; r.ext && i < std::min<std::size_t>(r.ext->n_blobs, GW_EXT_BLOBS_MAX) && !b; ++i)
 		if (r.ext->blobs[i].owner == GW_EXT_OWNER_ARG && r.ext->blobs[i].len == tail)
 			b = &r.ext->blobs[i];
-	if (b && b->len == tail)
+	if (b)
 		std::memcpy(reinterpret_cast<uint8_t *>(&in) + GW_IOCTL_ARG_MAX, b->data, tail);
 	else if (op.flags & GW_MODE_FB_MODIFIERS)
 		op.modifiers_known = false;
@@ -170,9 +170,8 @@ static_assert(GW_MODE_FB_MODIFIERS == DRM_MODE_FB_MODIFIERS && offsetof(drm_mode
 
 Op dec_getfb(const IoctlRecord &r)
 {
-	auto in = load<drm_mode_fb_cmd>(r.ev.in);
 	auto out = load<drm_mode_fb_cmd>(r.ev.out);
-	GetFb op{in.fb_id, out.width, out.height, {}, false};
+	GetFb op{load<drm_mode_fb_cmd>(r.ev.in).fb_id, {}};
 	if (out.handle)
 		op.handles.push_back(out.handle);
 	return op;
@@ -188,9 +187,8 @@ static_assert(offsetof(drm_mode_fb_cmd2, handles) == offsetof(fb_cmd2_head, hand
 
 Op dec_getfb2(const IoctlRecord &r)
 {
-	auto in = load<fb_cmd2_head>(r.ev.in);
 	auto out = load<fb_cmd2_head>(r.ev.out);
-	GetFb op{in.fb_id, out.width, out.height, {}, true};
+	GetFb op{load<fb_cmd2_head>(r.ev.in).fb_id, {}};
 	for (__u32 h : out.handles) // planes on one buffer share its handle
 		if (h && std::find(op.handles.begin(), op.handles.end(), h) == op.handles.end())
 			op.handles.push_back(h);

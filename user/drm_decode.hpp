@@ -93,9 +93,8 @@ struct RmFb { // MODE_RMFB, MODE_CLOSEFB
 // MODE_GETFB / MODE_GETFB2: a new handle on each buffer of framebuffer fb_id (none when the
 // caller may not have them: not master, no CAP_SYS_ADMIN)
 struct GetFb {
-	uint32_t fb_id = 0, width = 0, height = 0;
+	uint32_t fb_id = 0;
 	std::vector<uint32_t> handles; // distinct, nonzero, in plane order
-	bool fb2 = false;
 };
 
 // --- i915 (driver-private numbers; see drm_decode_i915.cpp) ----------------------------------

@@ -249,9 +249,9 @@ void ModelOps::op(DrmFile &f, const drm::GetFb &x)
 			if (auto it = g.framebuffers.find(x.fb_id); it != g.framebuffers.end())
 				fb = &it->second;
 	std::vector<uint64_t> objects; // the framebuffer's distinct buffers, in plane order, as GETFB2 lists them
-	for (const FramebufferPlane &pl : fb ? fb->planes : std::vector<FramebufferPlane>{})
-		if (std::find(objects.begin(), objects.end(), pl.object) == objects.end())
-			objects.push_back(pl.object);
+	for (std::size_t i = 0; fb && i < fb->planes.size(); ++i)
+		if (std::find(objects.begin(), objects.end(), fb->planes[i].object) == objects.end())
+			objects.push_back(fb->planes[i].object);
 	for (std::size_t i = 0; i < x.handles.size(); ++i) {
 		uint64_t obj = i < objects.size() && m.objects_.count(objects[i]) ? objects[i] : new_object(0);
 		add_handle(f, x.handles[i], obj, "getfb", {{"fb_id", x.fb_id}});

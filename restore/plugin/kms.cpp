@@ -107,7 +107,7 @@ KmsState kms_state_of(const mf::File &f, int lfd, std::vector<std::string> *degr
 		KmsFramebuffer r{static_cast<uint32_t>(fb.id),
 				 fb.width,
 				 fb.height,
-				 fb.format.rfind("bpp ", 0) == 0,
+				 fb.pixel_format == 0, // ADDFB: no fourcc
 				 fb.bpp,
 				 fb.depth,
 				 fb.pixel_format,
@@ -201,19 +201,18 @@ bool show(int fd, const KmsState &k, uint32_t from, uint32_t to, std::vector<std
 std::vector<std::string> kms_restore(int fd, const KmsState &k)
 {
 	std::vector<std::string> lost;
-	std::map<uint32_t, uint32_t> ids; // the dump's framebuffer id -> the restored one
-	std::vector<const KmsFramebuffer *> order;
+	std::map<uint32_t, const KmsFramebuffer *> by_id; // ascending: lower ids are made first
 	for (const KmsFramebuffer &fb : k.framebuffers)
-		order.push_back(&fb);
-	std::sort(order.begin(), order.end(), [](auto *a, auto *b) { return a->id < b->id; });
-	for (const KmsFramebuffer *fb : order) {
+		by_id[fb.id] = &fb;
+	std::map<uint32_t, uint32_t> ids; // the dump's framebuffer id -> the restored one
+	for (const auto &[want, fb] : by_id) {
 		uint32_t got = add_fb_as(fd, *fb);
 		if (!got)
-			lost.push_back("framebuffer " + num(fb->id) + " cannot be made again (" +
+			lost.push_back("framebuffer " + num(want) + " cannot be made again (" +
 				       (fb->legacy ? "MODE_ADDFB" : "MODE_ADDFB2") + ": " + gw::errno_text(errno) +
 				       ")");
 		else
-			ids[fb->id] = got;
+			ids[want] = got;
 	}
 	for (const auto &[want, got] : ids)
 		show(fd, k, want, got, &lost);
@@ -222,9 +221,7 @@ std::vector<std::string> kms_restore(int fd, const KmsState &k)
 	for (auto &[want, got] : ids) {
 		if (got == want)
 			continue;
-		const KmsFramebuffer *fb =
-			*std::find_if(order.begin(), order.end(), [&](auto *f) { return f->id == want; });
-		uint32_t again = add_fb_as(fd, *fb);
+		uint32_t again = add_fb_as(fd, *by_id.at(want));
 		if (again == want && show(fd, k, want, again, nullptr)) {
 			drmModeRmFB(fd, got);
 			got = again;
