@@ -103,6 +103,21 @@ inline gw_ev_ioctl map_dumb_rec(uint32_t tgid, int fd, uint64_t file, uint32_t h
 	out.offset = offset;
 	return ioctl_rec(tgid, fd, file, DRM_IOCTL_MODE_MAP_DUMB, in, out);
 }
+// MODE_ADDFB of an XRGB8888 (bpp 32, depth 24) framebuffer on `handle`, that got id fb_id
+inline gw_ev_ioctl addfb_rec(uint32_t tgid, int fd, uint64_t file, uint32_t handle, uint32_t w, uint32_t h,
+			     uint32_t fb_id)
+{
+	drm_mode_fb_cmd in{}, out{};
+	in.width = w;
+	in.height = h;
+	in.pitch = w * 4;
+	in.bpp = 32;
+	in.depth = 24;
+	in.handle = handle;
+	out = in;
+	out.fb_id = fb_id;
+	return ioctl_rec(tgid, fd, file, DRM_IOCTL_MODE_ADDFB, in, out);
+}
 // The success of an ioctl the decoder does not know (gw_ioctl_exit's GW_IOCTL_NOTE record)
 inline gw_ev_ioctl undecoded_rec(uint32_t tgid, int fd, uint64_t file, uint32_t cmd, uint8_t drv = GW_DRV_OTHER)
 {

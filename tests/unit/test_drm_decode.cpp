@@ -247,16 +247,7 @@ TEST(DrmDecode, AddFb2WithModifiers)
 	EXPECT_EQ(a.planes[1].modifier, 0x0100000000000001ull);
 	// no tail captured: the modifiers are unknown
 	EXPECT_FALSE(std::get<AddFb>(decode_ioctl("virtio_gpu", IoctlRecord{ev, nullptr})).modifiers_known);
-	drm_mode_fb_cmd l{}, lo{};
-	l.width = 640;
-	l.height = 480;
-	l.pitch = 2560;
-	l.bpp = 32;
-	l.depth = 24;
-	l.handle = 7;
-	lo = l;
-	lo.fb_id = 40;
-	op = decode_ioctl("bochs-drm", ioctl_rec(1, 3, 1, DRM_IOCTL_MODE_ADDFB, l, lo));
+	op = decode_ioctl("bochs-drm", gwtest::addfb_rec(1, 3, 1, 7, 640, 480, 40));
 	ASSERT_TRUE(std::holds_alternative<AddFb>(op));
 	EXPECT_TRUE(std::get<AddFb>(op).legacy);
 	EXPECT_EQ(std::get<AddFb>(op).planes.at(0).handle, 7u);

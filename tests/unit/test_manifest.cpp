@@ -262,15 +262,7 @@ TEST(Manifest, SummaryShowsFramebuffersAndUndecodedIoctls)
 	w.proc(100);
 	w.open(100, 3, kCard);
 	w.create_dumb(100, kCard, 1, 64, 64);
-	drm_mode_fb_cmd a{}, ao{};
-	a.width = a.height = 64;
-	a.pitch = 256;
-	a.bpp = 32;
-	a.depth = 24;
-	a.handle = 1;
-	ao = a;
-	ao.fb_id = 41;
-	w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_ADDFB, a, ao));
+	w.apply(addfb_rec(100, 3, kCard, 1, 64, 64, 41));
 	w.apply(undecoded_rec(100, 3, kCard, DRM_IOCTL_MODE_SETCRTC));
 	std::string s = gw::manifest::format_summary(w.m.manifest());
 	EXPECT_NE(s.find("  framebuffer 41: 64x64 bpp 32 depth 24 on handle 1\n"), std::string::npos) << s;

@@ -170,15 +170,7 @@ TEST(ModelStatus, FramebufferAndGetFbShareTheBuffer)
 	w.proc(100);
 	w.open(100, 3, kCard);
 	w.create_dumb(100, kCard, 1, 64, 64);
-	drm_mode_fb_cmd a{}, ao{};
-	a.width = a.height = 64;
-	a.pitch = 256;
-	a.bpp = 32;
-	a.depth = 24;
-	a.handle = 1;
-	ao = a;
-	ao.fb_id = 41;
-	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_ADDFB, a, ao)), ApplyStatus::ok);
+	ASSERT_EQ(w.apply(addfb_rec(100, 3, kCard, 1, 64, 64, 41)), ApplyStatus::ok);
 	drm_mode_fb_cmd g{}, go{};
 	g.fb_id = go.fb_id = 41;
 	go.handle = 2;
