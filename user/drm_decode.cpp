@@ -321,15 +321,31 @@ std::span<const IoctlDesc> core_ioctls()
 	return kCore;
 }
 
+namespace
+{
+// A driver's tables: its decoders and its named numbers without one.
+struct DriverTables {
+	std::string_view name;
+	std::span<const IoctlDesc> (*ioctls)();
+	std::span<const KnownIoctl> (*known)();
+};
+constexpr DriverTables kDrivers[] = {{"i915", i915_ioctls, i915_known_ioctls}, {"xe", xe_ioctls, xe_known_ioctls}};
+
 // Driver tables are looked up by the driver name the kernel reports (drm_driver.name),
 // never guessed from the node.
+const DriverTables *tables_of(std::string_view driver)
+{
+	for (const DriverTables &t : kDrivers)
+		if (t.name == driver)
+			return &t;
+	return nullptr;
+}
+} // namespace
+
 std::span<const IoctlDesc> driver_ioctls(std::string_view driver)
 {
-	if (driver == "i915")
-		return i915_ioctls();
-	if (driver == "xe")
-		return xe_ioctls();
-	return {};
+	const DriverTables *t = tables_of(driver);
+	return t ? t->ioctls() : std::span<const IoctlDesc>{};
 }
 
 std::span<const KnownIoctl> core_known_ioctls()
@@ -343,11 +359,8 @@ std::span<const KnownIoctl> known_ioctls(std::string_view driver, uint32_t nr)
 {
 	if (!is_driver_nr(nr))
 		return kCoreKnown;
-	if (driver == "i915")
-		return i915_known_ioctls();
-	if (driver == "xe")
-		return xe_known_ioctls();
-	return {};
+	const DriverTables *t = tables_of(driver);
+	return t ? t->known() : std::span<const KnownIoctl>{};
 }
 
 const KnownIoctl *find_known(std::string_view driver, uint32_t nr)
