@@ -40,14 +40,9 @@ std::vector<uint32_t> seized_tasks()
 	return out;
 }
 
-Task scan_task(uint32_t pid)
+void scan_fds(uint32_t pid, std::vector<TaskFd> &fds, std::vector<TaskFd> &other_fds)
 {
-	Task t;
-	t.pid = pid;
 	std::string base = "/proc/" + std::to_string(pid);
-	auto status = read_text(base + "/status", 1 << 16);
-	t.vpid = status ? gw::inner_pid(*status, pid) : pid;
-
 	if (DIR *d = opendir((base + "/fd").c_str())) {
 		while (struct dirent *e = readdir(d)) {
 			char *end = nullptr;
@@ -61,16 +56,26 @@ Task scan_task(uint32_t pid)
 			struct stat st;
 			if (stat(p.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == gw::kDrmMajor) {
 				f.minor = minor(st.st_rdev);
-				t.fds.push_back(f);
+				fds.push_back(f);
 			} else if (f.link.rfind("/dmabuf:", 0) == 0 || f.link.rfind("anon_inode:dmabuf", 0) == 0) {
 				f.dmabuf = true;
-				t.fds.push_back(f);
+				fds.push_back(f);
 			} else if (f.link == "anon_inode:sync_file" || f.link == "anon_inode:[i915_perf]") {
-				t.other_fds.push_back(f);
+				other_fds.push_back(f);
 			}
 		}
 		closedir(d);
 	}
+}
+
+Task scan_task(uint32_t pid)
+{
+	Task t;
+	t.pid = pid;
+	std::string base = "/proc/" + std::to_string(pid);
+	auto status = read_text(base + "/status", 1 << 16);
+	t.vpid = status ? gw::inner_pid(*status, pid) : pid;
+	scan_fds(pid, t.fds, t.other_fds);
 
 	auto maps = read_text(base + "/maps", 64 << 20);
 	std::istringstream in(maps.value_or(""));

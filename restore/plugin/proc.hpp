@@ -35,5 +35,7 @@ struct Task {
 std::vector<uint32_t> seized_tasks();
 // DRM and dma-buf fds and DRM mappings of one task.
 Task scan_task(uint32_t pid);
+// Its DRM and dma-buf fds (fds), its out-fence and perf-stream fds (other_fds), appended.
+void scan_fds(uint32_t pid, std::vector<TaskFd> &fds, std::vector<TaskFd> &other_fds);
 
 } // namespace gwcriu

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <dirent.h>
 #include <fcntl.h>
 #include <set>
 #include <sys/syscall.h>
@@ -22,6 +21,7 @@
 #include "criu_abi.hpp"
 #include "device.hpp"
 #include "i915_late_maps.hpp"
+#include "proc.hpp"
 #include "proc_tree.hpp"
 #include "remote_task.hpp"
 #include "log.hpp"
@@ -190,21 +190,12 @@ void close_private_leftovers(int pid, uint32_t vpid)
 		for (const Holder &h : f.holders)
 			if (h.vpid == vpid)
 				held.insert(h.fds.begin(), h.fds.end());
+	std::vector<TaskFd> fds, others;
+	scan_fds(static_cast<uint32_t>(pid), fds, others);
 	std::vector<int> ours;
-	std::string dir = "/proc/" + std::to_string(pid) + "/fd";
-	if (DIR *d = opendir(dir.c_str())) {
-		while (dirent *e = readdir(d)) {
-			char *end = nullptr;
-			long n = std::strtol(e->d_name, &end, 10);
-			struct stat st;
-			if (*end || n < kHighFd || held.count(static_cast<int>(n)) ||
-			    stat((dir + "/" + e->d_name).c_str(), &st) != 0)
-				continue;
-			if (S_ISCHR(st.st_mode) && major(st.st_rdev) == gw::kDrmMajor)
-				ours.push_back(static_cast<int>(n));
-		}
-		closedir(d);
-	}
+	for (const TaskFd &f : fds)
+		if (!f.dmabuf && f.fd >= kHighFd && !held.count(f.fd))
+			ours.push_back(f.fd);
 	if (ours.empty())
 		return;
 	std::string why;
