@@ -40,7 +40,7 @@ uint64_t size_by_mapping(int lfd, uint64_t off)
 	return lo;
 }
 
-// Drivers without PRIME (bochs-drm, cirrus: VRAM helpers): handles found by MODE_MAP_DUMB,
+// Drivers without PRIME (bochs-drm on 6.1: VRAM helpers): handles found by MODE_MAP_DUMB,
 // sizes by mapping. Sharing between files cannot be seen: each handle is a buffer of its own.
 bool probe_by_mapping(DumpSession &s, int lfd, FileImage &img, std::string *why)
 {
