@@ -61,6 +61,7 @@ enum gw_driver {
 	GW_DRV_OTHER = 0,
 	GW_DRV_I915 = 1,
 	GW_DRV_XE = 2,
+	GW_DRV_VIRTIO_GPU = 3,
 	GW_DRV_MAX,
 };
 

@@ -329,7 +329,9 @@ struct DriverTables {
 	std::span<const IoctlDesc> (*ioctls)();
 	std::span<const KnownIoctl> (*known)();
 };
-constexpr DriverTables kDrivers[] = {{"i915", i915_ioctls, i915_known_ioctls}, {"xe", xe_ioctls, xe_known_ioctls}};
+constexpr DriverTables kDrivers[] = {{"i915", i915_ioctls, i915_known_ioctls},
+				     {"xe", xe_ioctls, xe_known_ioctls},
+				     {"virtio_gpu", virtio_gpu_ioctls, virtio_gpu_known_ioctls}};
 
 // Driver tables are looked up by the driver name the kernel reports (drm_driver.name),
 // never guessed from the node.
@@ -389,6 +391,7 @@ std::string_view driver_name(uint8_t drv)
 	switch (drv) {
 	case GW_DRV_I915: return "i915";
 	case GW_DRV_XE: return "xe";
+	case GW_DRV_VIRTIO_GPU: return "virtio_gpu";
 	default: return "";
 	}
 }

@@ -224,6 +224,21 @@ struct XeVmBind {
 	bool truncated = false;
 };
 
+// --- virtio_gpu (see drm_decode_virtio_gpu.cpp) --------------------------------------------
+// RESOURCE_CREATE: a GEM handle on a new host resource (2D without virgl: target 2, one
+// level, one layer, one sample). res_handle is the device's resource id (virgl command
+// streams name it).
+struct VirtioResourceCreate {
+	uint32_t target = 0, format = 0, bind = 0, width = 0, height = 0, depth = 0;
+	uint32_t array_size = 0, last_level = 0, nr_samples = 0, flags = 0;
+	uint32_t size = 0, stride = 0; // as given (size 0: one page)
+	uint32_t handle = 0, res_handle = 0;
+};
+// TRANSFER_TO_HOST: the host copy of the handle's resource was written from its guest pages.
+struct VirtioTransferToHost {
+	uint32_t handle = 0;
+};
+
 // An ioctl the model does not track (not a DRM ioctl, or a number with no decoder yet).
 struct Ignored {
 	uint32_t nr = 0;
@@ -244,7 +259,8 @@ using Op = std::variant<Ignored, Undecoded, Malformed, CreateDumb, MapDumb, Dest
 			AddFb, RmFb, GetFb, I915GemCreate, I915MmapOffset, I915MmapLegacy, I915Userptr, I915SetTiling,
 			I915SetCaching, I915ContextCreate, I915ContextDestroy, I915ContextSetParam, I915ContextVmId,
 			I915VmCreate, I915VmDestroy, I915PerfOpen, I915ExecFence, XeGemCreate, XeMmapOffset, XeVmCreate,
-			XeVmDestroy, XeExecQueueCreate, XeExecQueueDestroy, XeVmBind>;
+			XeVmDestroy, XeExecQueueCreate, XeExecQueueDestroy, XeVmBind, VirtioResourceCreate,
+			VirtioTransferToHost>;
 
 // What an ioctl's record carries: the record, and the user memory its argument pointed to
 // (GW_EV_IOCTL_EXT, captured for the ioctls that have any; nullptr otherwise).
@@ -266,9 +282,10 @@ struct IoctlDesc {
 
 bool is_driver_nr(uint32_t nr); // 0x40 <= nr < 0xa0
 std::span<const IoctlDesc> core_ioctls();
-std::span<const IoctlDesc> driver_ioctls(std::string_view driver); // "i915", "xe"; else empty
+std::span<const IoctlDesc> driver_ioctls(std::string_view driver); // "i915", "xe", "virtio_gpu"; else empty
 std::span<const IoctlDesc> i915_ioctls();
 std::span<const IoctlDesc> xe_ioctls();
+std::span<const IoctlDesc> virtio_gpu_ioctls();
 // Numbers without a decoder that have a name: quiet ones change nothing a restore brings
 // back (see is_quiet), the others are recorded as Undecoded under this name.
 struct KnownIoctl {
@@ -279,6 +296,7 @@ struct KnownIoctl {
 std::span<const KnownIoctl> core_known_ioctls();
 std::span<const KnownIoctl> i915_known_ioctls();
 std::span<const KnownIoctl> xe_known_ioctls();
+std::span<const KnownIoctl> virtio_gpu_known_ioctls();
 // The drivers with tables, indexed by enum gw_driver (GW_DRV_I915 -> "i915", ...).
 std::string_view driver_name(uint8_t drv);
 

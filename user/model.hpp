@@ -45,7 +45,8 @@ struct GemObject {         // keyed by its model-assigned id in Model::objects()
 // What a handle carries beyond the common fields; rare (see Handle), so held out of line.
 struct HandleExtra {
 	nlohmann::json params;   // creation parameters not held in Handle::small
-	nlohmann::json attrs;    // set after creation (i915 SET_TILING, SET_CACHING): {"tiling": {...}, "caching": n}
+	nlohmann::json attrs;    // set after creation (i915 SET_TILING, SET_CACHING; virtio_gpu
+				 // TRANSFER_TO_HOST): {"tiling": {...}, "caching": n, "host_uploaded": true}
 	uint32_t imports = 0;    // PRIME_FD_TO_HANDLE calls that returned this existing handle
 	uint32_t flink_name = 0; // GEM_FLINK name (names start at 1): 0 when none
 };
@@ -68,7 +69,8 @@ struct Handle {
 		i915_gem_create_ext,
 		i915_userptr,
 		xe_gem_create,
-		getfb // MODE_GETFB / GETFB2: a new handle on a framebuffer's buffer
+		getfb, // MODE_GETFB / GETFB2: a new handle on a framebuffer's buffer
+		virtio_gpu_resource_create
 	};
 
 	uint64_t object = 0; // GemObject id

@@ -24,9 +24,11 @@ template <class... Ts> overloaded(Ts...) -> overloaded<Ts...>;
 
 namespace
 {
-constexpr std::string_view kOrigins[] = {
-	"unknown",      "dumb",          "prime", "flink", "i915.gem_create", "i915.gem_create_ext",
-	"i915.userptr", "xe.gem_create", "getfb"};
+constexpr std::string_view kOrigins[] = {"unknown",         "dumb",
+					 "prime",           "flink",
+					 "i915.gem_create", "i915.gem_create_ext",
+					 "i915.userptr",    "xe.gem_create",
+					 "getfb",           "virtio_gpu.resource_create"};
 // the names of Handle::small's values, by origin
 constexpr const char *kDumbSmall[] = {"width", "height", "bpp", "flags", "pitch"};
 constexpr const char *kXeSmall[] = {"placement", "flags", "vm_id", "cpu_caching"};
@@ -178,7 +180,7 @@ Handle &ModelOps::known_handle(DrmFile &f, uint32_t handle)
 void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o)
 {
 	using namespace drm;
-	if (apply_intel(p, f, o))
+	if (apply_intel(p, f, o) || apply_virtio_gpu(f, o))
 		return;
 	std::visit(overloaded{
 			   [&](const CreateDumb &x) {
@@ -221,7 +223,7 @@ void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o)
 			   [&](const Ignored &) { ++m.ignored_ioctls_; },
 			   [&](const Undecoded &x) { changed = f.undecoded.insert(x.name).second || changed; },
 			   [&](const Malformed &) {}, // rejected by on_ioctl before any state changed
-			   [&](const auto &) {},      // driver operations: apply_intel
+			   [&](const auto &) {},      // driver operations: apply_intel, apply_virtio_gpu
 		   },
 		   o);
 }

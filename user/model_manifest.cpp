@@ -95,6 +95,7 @@ manifest::Manifest Model::manifest() const
 			}
 			if (auto c = attrs.find("caching"); attrs.is_object() && c != attrs.end())
 				hj.caching = c->get<uint32_t>();
+			hj.host_uploaded = attrs.is_object() && attrs.value("host_uploaded", false);
 			fj.handles.push_back(std::move(hj));
 		}
 		for (const auto &[h, flags] : f->syncobjs)

@@ -95,6 +95,8 @@ struct ModelOps {
 	// i915 and xe operations (model_intel.cpp); false if `o` is not one of theirs
 	bool apply_intel(Process &p, DrmFile &f, const drm::Op &o);
 	void unbind_range(Vm &vm, uint64_t addr, uint64_t range);
+	// virtio_gpu operations (model_virtio_gpu.cpp); false if `o` is not one of theirs
+	bool apply_virtio_gpu(DrmFile &f, const drm::Op &o);
 };
 
 } // namespace gw

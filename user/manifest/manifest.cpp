@@ -94,6 +94,7 @@ Handle read_handle(const Obj &o)
 	}
 	if (o.find("caching"))
 		h.caching = o.req_u32("caching");
+	h.host_uploaded = o.opt_bool("host_uploaded", false);
 	return h;
 }
 

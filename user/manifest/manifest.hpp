@@ -72,6 +72,7 @@ struct Handle {
 	std::map<uint64_t, std::string> mmap_types; // fake offset -> i915/xe mmap type ("wb", ...)
 	std::optional<Tiling> tiling;               // i915
 	std::optional<uint32_t> caching;            // i915 SET_CACHING
+	bool host_uploaded = false;                 // virtio_gpu TRANSFER_TO_HOST was called on it
 };
 
 struct Syncobj {

@@ -103,6 +103,13 @@ std::string format_summary(const Manifest &m)
 			if (h.tiling)
 				out << ", tiling " << h.tiling->mode.value_or("?") << " stride "
 				    << (h.tiling->stride ? std::to_string(*h.tiling->stride) : std::string("?"));
+			if (h.origin == "virtio_gpu.resource_create" && h.params.is_object())
+				out << ", resource " << h.params.value("res_handle", nlohmann::json()).dump() << " "
+				    << h.params.value("width", nlohmann::json()).dump() << "x"
+				    << h.params.value("height", nlohmann::json()).dump() << " format "
+				    << h.params.value("format", nlohmann::json()).dump();
+			if (h.host_uploaded)
+				out << ", host copy written";
 			out << "\n";
 		}
 		for (const Framebuffer &fb : f.framebuffers) {

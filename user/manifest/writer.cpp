@@ -41,6 +41,8 @@ json handle_json(const Handle &h)
 	}
 	if (h.caching)
 		hj["caching"] = *h.caching;
+	if (h.host_uploaded)
+		hj["host_uploaded"] = true;
 	return hj;
 }
 
