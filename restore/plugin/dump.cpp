@@ -98,6 +98,7 @@ bool handles_from_manifest(DumpSession &s, std::size_t index, const mf::File &mf
 		r.origin = h.origin;
 		r.object = s.object_of_manifest(index, h.object);
 		r.params = h.params;
+		r.host_uploaded = h.host_uploaded && img.device.driver == "virtio_gpu";
 		// The handle must exist in the file: MODE_MAP_DUMB answers ENOENT otherwise; drivers
 		// that refuse it (render nodes) are asked through PRIME, which also gives the size.
 		// i915 is asked with GEM_BUSY, which grants no mmap offset as a side effect.

@@ -327,6 +327,28 @@ std::optional<XeFileState> read_xe_state(const Obj &top, const std::vector<Handl
 	return st;
 }
 
+std::optional<VirtioResource> read_virtio_resource(const Obj &handle, const std::string &origin)
+{
+	if (origin != "virtio_gpu.resource_create")
+		return std::nullopt;
+	Obj p = handle.req_object("params");
+	VirtioResource r;
+	r.target = p.req_u32("target");
+	r.format = p.req_u32("format");
+	r.bind = p.req_u32("bind");
+	r.width = p.req_u32("width");
+	r.height = p.req_u32("height");
+	r.depth = p.req_u32("depth");
+	r.array_size = p.req_u32("array_size");
+	r.last_level = p.req_u32("last_level");
+	r.nr_samples = p.req_u32("nr_samples");
+	r.flags = p.req_u32("flags");
+	r.size = p.req_u32("size");
+	r.stride = p.req_u32("stride");
+	r.res_handle = p.req_u32("res_handle");
+	return r;
+}
+
 HandleRec read_handle(const Obj &o, uint32_t prev)
 {
 	HandleRec h;
@@ -342,6 +364,8 @@ HandleRec read_handle(const Obj &o, uint32_t prev)
 	h.params = o.req_object("params").value();
 	h.i915 = read_i915_buffer(o);
 	h.xe = read_xe_buffer(o);
+	h.virtio = read_virtio_resource(o, h.origin);
+	h.host_uploaded = o.opt_bool("host_uploaded", false);
 	return h;
 }
 
@@ -358,7 +382,8 @@ json to_json(const FileImage &f, const DeviceIndex &device_index)
 			      {"saved", h.saved},
 			      {"params", h.params},
 			      {"i915", i915_buffer_json(h.i915)},
-			      {"xe", xe_buffer_json(h.xe)}});
+			      {"xe", xe_buffer_json(h.xe)},
+			      {"host_uploaded", h.host_uploaded}});
 	return {{"schema", kFileSchema},
 		{"criu_id", f.criu_id},
 		{"device", device_index(f.device)},
@@ -407,6 +432,11 @@ FileImage parse_file_image(const std::string &text, const std::string &name, con
 		for (const HandleRec &h : f.handles)
 			numbers.push_back(h.handle);
 		f.kms = read_kms(top, numbers);
+		// virtio_gpu's private ioctls are issued only on a virtio_gpu device
+		for (std::size_t i = 0; i < f.handles.size(); ++i)
+			if ((f.handles[i].virtio || f.handles[i].host_uploaded) && f.device.driver != "virtio_gpu")
+				jsonin::fail(top.at("handles", i),
+					     "is a virtio_gpu resource on a " + f.device.driver + " device");
 		if (f.xe)
 			for (std::size_t i = 0; i < f.handles.size(); ++i)
 				if (f.handles[i].xe && f.handles[i].xe->vm_id &&

@@ -115,6 +115,14 @@ struct XeFileState {
 	std::vector<XeQueue> queues; // ascending ids
 };
 
+// A virtio_gpu resource as RESOURCE_CREATE made it (handles of virtio_gpu files; the
+// manifest's params of origin "virtio_gpu.resource_create").
+struct VirtioResource {
+	uint32_t target = 0, format = 0, bind = 0, width = 0, height = 0, depth = 0;
+	uint32_t array_size = 0, last_level = 0, nr_samples = 0, flags = 0, size = 0, stride = 0;
+	uint32_t res_handle = 0; // the device's resource id at dump (only virgl command streams name it)
+};
+
 struct HandleRec {
 	uint32_t handle = 0;
 	uint64_t size = 0;
@@ -124,6 +132,8 @@ struct HandleRec {
 	nlohmann::json params = nlohmann::json::object(); // dumb: width, height, bpp, flags, pitch
 	std::optional<I915Buffer> i915;
 	std::optional<XeBuffer> xe;
+	std::optional<VirtioResource> virtio;
+	bool host_uploaded = false; // virtio_gpu: the host copy was written (TRANSFER_TO_HOST): upload it again
 };
 
 struct FileImage {

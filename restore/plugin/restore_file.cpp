@@ -9,6 +9,7 @@
 #include "restore.hpp"
 #include "restore_i915.hpp"
 #include "fence_files.hpp"
+#include "restore_virtio_gpu.hpp"
 #include "restore_xe.hpp"
 
 namespace gwcriu
@@ -70,7 +71,7 @@ int restore_drm_file(const FileImage &f)
 	std::string card = card_node_of(dev);
 	const uint64_t page = page_size();
 
-	std::vector<uint32_t> fillers, shared, zeroed, copies;
+	std::vector<uint32_t> fillers, shared, zeroed, copies, uploaded;
 	std::map<uint64_t, uint32_t> here; // object -> its first handle in this file
 	uint32_t next = 1;
 	I915Restore i915(fd.get(), f);
@@ -106,12 +107,22 @@ int restore_drm_file(const FileImage &f)
 			got = xe.create(h, &filled);
 			if (same != here.end())
 				copies.push_back(h.handle);
+		} else if (h.virtio) {
+			got = virtio_gpu_create(fd.get(), h, &filled);
+			if (same != here.end())
+				copies.push_back(h.handle);
 		} else {
 			got = create_buffer(fd.get(), card, params_of(h), h.size, h.object, h.saved, &filled);
 			if (same != here.end())
 				copies.push_back(h.handle);
 		}
 		i915.attributes(h, got);
+		if (h.host_uploaded) {
+			DumbParams dp = params_of(h);
+			if (virtio_gpu_upload(fd.get(), got, h.virtio ? h.virtio->width : dp.width,
+					      h.virtio ? h.virtio->height : dp.height))
+				uploaded.push_back(h.handle);
+		}
 		expect_handle(got, h.handle, ("buffer " + std::to_string(h.object)).c_str());
 		if (!filled)
 			zeroed.push_back(h.handle);
@@ -141,6 +152,8 @@ int restore_drm_file(const FileImage &f)
 	log_info("restored file %u on %s%s: %zu handles (shared with buffers restored before: %s), %zu fillers closed",
 		 f.criu_id, dev.path.c_str(), dev.substituted ? (" (saved as " + f.device.path + ")").c_str() : "",
 		 f.handles.size(), shared.empty() ? "none" : ("handles " + list(shared)).c_str(), fillers.size());
+	if (!uploaded.empty())
+		log_info("file %u: host copies written again: handles %s", f.criu_id, list(uploaded).c_str());
 	if (!zeroed.empty())
 		log_warn("file %u: handles %s come back zero-filled: their contents were not saved at dump", f.criu_id,
 			 list(zeroed).c_str());
