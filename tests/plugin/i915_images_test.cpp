@@ -66,14 +66,7 @@ FileImage i915_file()
 
 std::string file_error(const std::function<void(json &)> &damage)
 {
-	json j = gwcriu::to_json(i915_file(), test_index());
-	damage(j);
-	try {
-		gwcriu::parse_file_image(j.dump(), "gpuwatch-file-4.json", test_devices());
-	} catch (const ImageError &e) {
-		return e.what();
-	}
-	return "";
+	return file_image_error(i915_file(), damage, "gpuwatch-file-4.json");
 }
 
 } // namespace

@@ -2,6 +2,9 @@
 // table, the parsers read it.
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "images.hpp"
 
 inline gwcriu::Devices &test_devices()
@@ -20,4 +23,19 @@ inline gwcriu::DeviceIndex test_index()
 		all.push_back(d);
 		return static_cast<uint32_t>(all.size() - 1);
 	};
+}
+
+// The ImageError the restore's reader gives for file image `f` damaged by `damage` (read as
+// `name`), or "" when it reads it.
+inline std::string file_image_error(const gwcriu::FileImage &f, const std::function<void(nlohmann::json &)> &damage,
+				    const std::string &name)
+{
+	nlohmann::json j = gwcriu::to_json(f, test_index());
+	damage(j);
+	try {
+		gwcriu::parse_file_image(j.dump(), name, test_devices());
+	} catch (const gwcriu::ImageError &e) {
+		return e.what();
+	}
+	return "";
 }

@@ -8,7 +8,6 @@
 #include "image_test_util.hpp"
 
 using gwcriu::FileImage;
-using gwcriu::ImageError;
 using json = nlohmann::json;
 
 namespace
@@ -49,14 +48,7 @@ FileImage virtio_file()
 
 std::string file_error(const std::function<void(json &)> &damage)
 {
-	json j = gwcriu::to_json(virtio_file(), test_index());
-	damage(j);
-	try {
-		gwcriu::parse_file_image(j.dump(), "gpuwatch-file-8.json", test_devices());
-	} catch (const ImageError &e) {
-		return e.what();
-	}
-	return "";
+	return file_image_error(virtio_file(), damage, "gpuwatch-file-8.json");
 }
 
 } // namespace

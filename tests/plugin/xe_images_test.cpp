@@ -10,7 +10,6 @@
 #include "manifest_entry.hpp"
 
 using gwcriu::FileImage;
-using gwcriu::ImageError;
 using json = nlohmann::json;
 
 namespace
@@ -84,14 +83,7 @@ FileImage xe_file(std::vector<std::string> *degraded = nullptr)
 
 std::string file_error(const std::function<void(json &)> &damage)
 {
-	json j = gwcriu::to_json(xe_file(), test_index());
-	damage(j);
-	try {
-		gwcriu::parse_file_image(j.dump(), "gpuwatch-file-6.json", test_devices());
-	} catch (const ImageError &e) {
-		return e.what();
-	}
-	return "";
+	return file_image_error(xe_file(), damage, "gpuwatch-file-6.json");
 }
 
 bool has_line(const std::vector<std::string> &v, const std::string &part)
