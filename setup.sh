@@ -9,7 +9,7 @@ pkgs=(
   build-essential cmake pkg-config git clang clang-format llvm libbpf-dev bpftool libelf-dev zlib1g-dev
   libdrm-dev libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static criu kmod
-  python3-pip podman runc debootstrap
+  python3-pip podman runc debootstrap libdrm-tests
 )
 missing=()
 for p in "${pkgs[@]}"; do

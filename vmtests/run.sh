@@ -66,6 +66,16 @@ guest_cmd=$(printf '%s LANE=%q GPUWATCH=%q WL_DIR=%q KO_DIR=%q RESULTS=%q ONLY=%
 echo "vmtests: lane $LANE_DESC, results in $LANE_RESULTS"
 # A bochs display device, its driver blacklisted for udev: the criu_scratch_device scenario
 # loads it (PCI 1234:1111 takes card0 when loaded before vgem). A virtio-gpu device, its driver
-# blacklisted too: the criu_kms_virtio_gpu scenario loads it (guest/kms.sh).
+# blacklisted too, and qxl and cirrus-vga: the criu_kms_* scenarios load them (guest/kms.sh). Their pictures:
+# a QMP socket, and screendump.py taking screendumps when a scenario asks (results/screendump).
+qmp_dir=$(mktemp -d /tmp/gw-qmp.XXXXXX) || die "cannot make a directory for the QMP socket"
+mkdir -p "$LANE_RESULTS/screendump" && python3 "$here/screendump.py" "$qmp_dir/qmp.sock" "$LANE_RESULTS/screendump" 2>"$LANE_RESULTS/screendump.log" &
+shot_pid=$!
+rc=0
 lane_run vmtests "${VM_TIMEOUT:-3000}" 1G "$guest_cmd" \
-	--qemu-opts="-device bochs-display -device virtio-gpu-pci" --append modprobe.blacklist=bochs,virtio_gpu
+	--qemu-opts="-device bochs-display,id=gwbochs -device virtio-gpu-pci,id=gwvgpu -device qxl,id=gwqxl -device cirrus-vga,id=gwcirrus -qmp unix:$qmp_dir/qmp.sock,server=on,wait=off" \
+	--append modprobe.blacklist=bochs,virtio_gpu,qxl,cirrus || rc=$?
+kill "$shot_pid" 2>/dev/null
+wait "$shot_pid" 2>/dev/null
+rm -rf "$qmp_dir"
+exit "$rc"

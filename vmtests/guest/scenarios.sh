@@ -38,10 +38,18 @@ SCENARIOS=(
 	"criu_minor_changed        sc_criu_minor_changed"
 	# xe (guest/criu_xe.sh): the gwxe fixture; VMs, bindings, exec queues through CRIU
 	"criu_xe                   sc_criu_xe"
-	# display drivers QEMU gives (guest/kms.sh): a KMS client dumped and restored
+	# display drivers QEMU gives (guest/kms.sh): a KMS client dumped and restored. qxl is
+	# loaded once per boot: loading it again panics 6.1 (guest/kms.sh, kms_load)
 	"criu_kms_virtio_gpu       sc_criu_kms virtio_gpu virtio_gpu"
+	"criu_kms_virtio_gpu_resource sc_criu_kms virtio_gpu virtio_gpu --resource"
 	"criu_kms_bochs            sc_criu_kms bochs bochs-drm"
 	"criu_kms_bochs_degraded   sc_criu_kms bochs bochs-drm --no-daemon"
+	"criu_kms_qxl              sc_criu_kms qxl qxl"
+	"criu_kms_cirrus           sc_criu_kms cirrus cirrus"
+	"criu_kms_virtio_gpu_degraded sc_criu_kms virtio_gpu virtio_gpu --no-daemon"
+	"criu_kms_cirrus_degraded  sc_criu_kms cirrus cirrus --no-daemon"
+	"criu_modetest_virtio_gpu  sc_criu_modetest virtio_gpu virtio_gpu"
+	"criu_modetest_bochs       sc_criu_modetest bochs bochs-drm"
 	# the plugin's scratch workload (guest/criu_scratch.sh): the plugin alone, its inputs
 	# (a given manifest, none, damaged images, a pre-dump, another device); device is last:
 	# it leaves bochs on card0

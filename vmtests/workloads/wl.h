@@ -41,7 +41,7 @@
 struct wl_handle {
 	uint32_t handle;
 	uint64_t size;
-	char origin[8]; /* "dumb", "prime", "flink" */
+	char origin[32]; /* "dumb", "prime", "flink", "virtio_gpu.resource_create", ... */
 };
 
 struct wl_grant { /* an mmap offset granted to a file by MODE_MAP_DUMB */

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A KMS client on a real display driver (virtio_gpu, bochs-drm, qxl, cirrus under QEMU), the
- * way a compositor starts: usage wl_kms DIR DRIVER [--degraded] (restored without a manifest:
- * the framebuffer, the CRTC and the sharing of handles 1 and 2 may be lost, the bytes not). Finds the card node of DRIVER by
+ * way a compositor starts: usage wl_kms DIR DRIVER [--degraded | --resource] (--degraded:
+ * restored without a manifest: the framebuffer, the CRTC and the sharing of handles 1 and 2
+ * may be lost, the bytes not; --resource, virtio_gpu only: handle 1 is a 2D resource of
+ * virtio_gpu's own RESOURCE_CREATE, mapped through VIRTGPU_MAP, its host copy written with
+ * TRANSFER_TO_HOST, which is what the display shows). Finds the card node of DRIVER by
  * DRM_IOCTL_VERSION (numbering changes between boots), becomes DRM master by opening it
  * first, and on its first connected connector:
  *   cap        SET_CLIENT_CAP(UNIVERSAL_PLANES): primary and cursor planes listed
@@ -30,10 +33,12 @@
 #include <unistd.h>
 #include <xf86drm.h>
 #include <xf86drmMode.h>
+#include <virtgpu_drm.h>
 
 static char log_text[4096];
 static int nfail;
 static bool degraded; /* restored without a manifest: only the buffers' bytes must hold */
+static bool resource; /* handle 1 is a virtio_gpu resource */
 
 static void logf_(bool bad, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logf_(bool bad, const char *fmt, ...)
@@ -71,6 +76,60 @@ static void find_card(const char *driver, char *path, size_t len)
 	wl_die("no card node of driver %s within 10 s", driver);
 }
 
+/* handle 1 as a virtio_gpu 2D resource of w x h XRGB pixels, mapped through VIRTGPU_MAP */
+static uint32_t virtio_resource(int fd, uint32_t w, uint32_t h, uint64_t *size)
+{
+	struct drm_virtgpu_resource_create rc = {
+		.target = 2, /* PIPE_TEXTURE_2D: the only one without virgl */
+		.format = 2, /* VIRTIO_GPU_FORMAT_B8G8R8X8_UNORM: DRM_FORMAT_XRGB8888 */
+		.bind = 2,   /* render target */
+		.width = w,
+		.height = h,
+		.depth = 1,
+		.array_size = 1,
+		.size = w * h * 4,
+		.stride = w * 4,
+	};
+	if (drmIoctl(fd, DRM_IOCTL_VIRTGPU_RESOURCE_CREATE, &rc) != 0)
+		wl_die("VIRTGPU_RESOURCE_CREATE %ux%u", w, h);
+	*size = ((uint64_t)w * h * 4 + 4095) & ~4095ull;
+	wl_handle_add(wl_file_of_fd(fd), rc.bo_handle, *size, "virtio_gpu.resource_create");
+	return rc.bo_handle;
+}
+
+static void *virtio_map(int fd, uint32_t handle, uint64_t size)
+{
+	struct drm_virtgpu_map m = {.handle = handle};
+	struct wl_file *f = wl_file_of_fd(fd);
+
+	if (drmIoctl(fd, DRM_IOCTL_VIRTGPU_MAP, &m) != 0)
+		wl_die("VIRTGPU_MAP %u", handle);
+	f->grants[f->ngrants++] = (struct wl_grant){.offset = m.offset, .handle = handle};
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)m.offset);
+	if (p == MAP_FAILED)
+		wl_die("mmap of resource %u", handle);
+	wl.maps[wl.nmaps++] = (struct wl_map){.start = (uintptr_t)p,
+					      .length = size,
+					      .prot = PROT_READ | PROT_WRITE,
+					      .shared = true,
+					      .file = (int)(f - wl.files),
+					      .offset = m.offset,
+					      .handle = handle};
+	return p;
+}
+
+static void virtio_upload(int fd, uint32_t handle, uint32_t w, uint32_t h)
+{
+	struct drm_virtgpu_3d_transfer_to_host t = {.bo_handle = handle};
+	struct drm_virtgpu_3d_wait wt = {.handle = handle};
+
+	t.box.w = w;
+	t.box.h = h;
+	t.box.d = 1;
+	if (drmIoctl(fd, DRM_IOCTL_VIRTGPU_TRANSFER_TO_HOST, &t) != 0 || drmIoctl(fd, DRM_IOCTL_VIRTGPU_WAIT, &wt) != 0)
+		wl_die("VIRTGPU_TRANSFER_TO_HOST of resource %u", handle);
+}
+
 static void fill(uint8_t *p, uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
@@ -91,9 +150,10 @@ int main(int argc, char **argv)
 
 	close_range(3, ~0u, 0); /* inherited ports (virtme: 3-5) would stop criu */
 	wl_init(argc, argv);
-	if (argc != 3 && (argc != 4 || strcmp(argv[3], "--degraded") != 0))
-		wl_die("usage: wl_kms DIR DRIVER [--degraded]");
-	degraded = argc == 4;
+	if (argc != 3 && (argc != 4 || (strcmp(argv[3], "--degraded") != 0 && strcmp(argv[3], "--resource") != 0)))
+		wl_die("usage: wl_kms DIR DRIVER [--degraded | --resource]");
+	degraded = argc == 4 && strcmp(argv[3], "--degraded") == 0;
+	resource = argc == 4 && !degraded;
 	snprintf(text, sizeof text, "%d\n", (int)getpid());
 	wl_write_file("pid.parent", text);
 	find_card(argv[2], path, sizeof path);
@@ -124,10 +184,14 @@ int main(int argc, char **argv)
 	drmModeModeInfo mode = conn->modes[0];
 
 	uint32_t w = mode.hdisplay, h = mode.vdisplay;
-	uint32_t h1 = wl_create_dumb(fd, w, h, 32);
-	uint64_t size = wl_handle_find(wl_file_of_fd(fd), h1)->size;
-	uint8_t *m1 = wl_mmap(fd, h1, size, PROT_READ | PROT_WRITE);
+	uint64_t size = 0;
+	uint32_t h1 = resource ? virtio_resource(fd, w, h, &size) : wl_create_dumb(fd, w, h, 32);
+	if (!resource)
+		size = wl_handle_find(wl_file_of_fd(fd), h1)->size;
+	uint8_t *m1 = resource ? virtio_map(fd, h1, size) : wl_mmap(fd, h1, size, PROT_READ | PROT_WRITE);
 	fill(m1, size);
+	if (resource) /* the display shows the host copy of a resource that is not a dumb buffer */
+		virtio_upload(fd, h1, w, h);
 	uint32_t fb = wl_addfb(fd, w, h, h1);
 	if (drmModeSetCrtc(fd, crtc, fb, 0, 0, &conn->connector_id, 1, &mode) != 0)
 		wl_die("MODE_SETCRTC %u on connector %u (%s)", crtc, conn->connector_id, mode.name);
@@ -190,6 +254,15 @@ int main(int argc, char **argv)
 		if (got->handle)
 			drmCloseBufferHandle(fd, got->handle);
 		drmModeFreeFB(got);
+	}
+	if (resource) { /* the resource is the same size; its id may have changed (only virgl names it) */
+		struct drm_virtgpu_resource_info ri = {.bo_handle = h1};
+		if (drmIoctl(fd, DRM_IOCTL_VIRTGPU_RESOURCE_INFO, &ri) != 0)
+			logf_(true, "VIRTGPU_RESOURCE_INFO of handle %u: %s", h1, strerror(errno));
+		else if (ri.size < w * h * 4)
+			logf_(true, "resource of handle %u: %u bytes, want %u", h1, ri.size, w * h * 4);
+		else
+			logf_(false, "handle %u is resource %u of %u bytes", h1, ri.res_handle, ri.size);
 	}
 	drmModeCrtcPtr c = drmModeGetCrtc(fd, crtc);
 	if (!c || c->buffer_id != fb || !c->mode_valid || c->mode.hdisplay != w || c->mode.vdisplay != h)
