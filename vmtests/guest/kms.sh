@@ -237,3 +237,28 @@ PY
 	alive "$mt" || { fail "modetest $mt died after the restore"; return 1; }
 	criu_keep_images "$img"
 }
+
+# sc_on_driver MODULE DRM-DRIVER-NAME FUNCTION [ARGS...]: a generic scenario (FUNCTION) with the
+# workloads' card and render node those of DRM-DRIVER-NAME instead of vgem's (WL_CARD,
+# WL_RENDER; found by DRM_IOCTL_VERSION, vmtests/drm_node.py)
+sc_on_driver() {
+	local drv=$1 name=$2 nodes rc=0
+	shift 2
+	kms_load "$drv" || return $?
+	for _ in $(seq 100); do
+		nodes=$("$PYTHON" "$VMTESTS/drm_node.py" "$name" 2>"$WORK/drm_node.err") && break
+		sleep 0.1
+	done
+	if [ -z "$nodes" ]; then fail "no node of $name after loading $drv$(last_line "$WORK/drm_node.err")"; kms_unload "$drv"; return 1; fi
+	read -r WL_CARD WL_RENDER <<<"$nodes"
+	[ "$WL_RENDER" = - ] && WL_RENDER=
+	echo "    $name: card $WL_CARD, render ${WL_RENDER:-none}"
+	export WL_CARD WL_RENDER
+	"$@" || rc=$?
+	unset WL_CARD WL_RENDER
+	gw_stop
+	for p in $(crwl_pids "$WORK/wl" 2>/dev/null) ${WL_PID:-}; do kill -KILL "$p" 2>/dev/null; done
+	sleep 0.2
+	kms_unload "$drv"
+	return $rc
+}

@@ -35,8 +35,12 @@
 #define WL_MAX_MAPS     64
 #define WL_MAX_CHILDREN 8
 
-#define WL_CARD   "/dev/dri/card0"
-#define WL_RENDER "/dev/dri/renderD128"
+/* the DRM nodes the workloads open: vgem's (card0, renderD128) unless the harness names
+ * another driver's in the environment (WL_CARD, WL_RENDER: guest/kms.sh, sc_on_driver) */
+const char *wl_card(void);
+const char *wl_render(void);
+#define WL_CARD   wl_card()
+#define WL_RENDER wl_render()
 
 struct wl_handle {
 	uint32_t handle;

@@ -69,3 +69,15 @@ void wl_write_file(const char *name, const char *text)
 	if (!o || fputs(text, o) < 0 || fclose(o) != 0 || rename(tmp, path) != 0)
 		wl_die("write %s", path);
 }
+
+const char *wl_card(void)
+{
+	const char *p = getenv("WL_CARD");
+	return p && *p ? p : "/dev/dri/card0";
+}
+
+const char *wl_render(void)
+{
+	const char *p = getenv("WL_RENDER");
+	return p && *p ? p : "/dev/dri/renderD128";
+}
