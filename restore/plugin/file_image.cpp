@@ -432,11 +432,25 @@ FileImage parse_file_image(const std::string &text, const std::string &name, con
 		for (const HandleRec &h : f.handles)
 			numbers.push_back(h.handle);
 		f.kms = read_kms(top, numbers);
-		// virtio_gpu's private ioctls are issued only on a virtio_gpu device
-		for (std::size_t i = 0; i < f.handles.size(); ++i)
-			if ((f.handles[i].virtio || f.handles[i].host_uploaded) && f.device.driver != "virtio_gpu")
-				jsonin::fail(top.at("handles", i),
-					     "is a virtio_gpu resource on a " + f.device.driver + " device");
+		// a driver's private ioctls are issued only on that driver's device: the same numbers
+		// mean something else on another
+		auto only_on = [&](const std::string &path, const char *driver, const char *what) {
+			if (f.device.driver != driver)
+				jsonin::fail(path, std::string("is ") + what + " on a " + f.device.driver + " device");
+		};
+		for (std::size_t i = 0; i < f.handles.size(); ++i) {
+			const HandleRec &h = f.handles[i];
+			if (h.virtio || h.host_uploaded)
+				only_on(top.at("handles", i), "virtio_gpu", "a virtio_gpu resource");
+			if (h.i915)
+				only_on(top.at("handles", i), "i915", "an i915 buffer");
+			if (h.xe)
+				only_on(top.at("handles", i), "xe", "an xe buffer");
+		}
+		if (f.i915)
+			only_on(top.path("i915"), "i915", "i915 state");
+		if (f.xe)
+			only_on(top.path("xe"), "xe", "xe state");
 		if (f.xe)
 			for (std::size_t i = 0; i < f.handles.size(); ++i)
 				if (f.handles[i].xe && f.handles[i].xe->vm_id &&

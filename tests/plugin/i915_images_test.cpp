@@ -248,3 +248,12 @@ TEST(I915Images, FenceFiles)
 		  std::string::npos);
 	EXPECT_EQ(error([](json &j) { j["kind"] = "sync_file"; }), "");
 }
+
+// i915's private ioctl numbers mean something else on another driver: never issued there
+TEST(I915Images, RefusesI915StateOnAnotherDriver)
+{
+	gwcriu::SavedDevice vgem = i915_file().device;
+	vgem.driver = "vgem";
+	json other = test_index()(vgem);
+	EXPECT_NE(file_error([&](json &j) { j["device"] = other; }).find("on a vgem device"), std::string::npos);
+}

@@ -213,3 +213,12 @@ TEST(XeImages, RefusesDamage)
 		EXPECT_EQ(msg.rfind("gpuwatch-file-6.json: ", 0), 0u) << c.what << ": " << msg;
 	}
 }
+
+// xe's private ioctl numbers mean something else on another driver: never issued there
+TEST(XeImages, RefusesXeStateOnAnotherDriver)
+{
+	gwcriu::SavedDevice vgem = xe_file().device;
+	vgem.driver = "vgem";
+	json other = test_index()(vgem);
+	EXPECT_NE(file_error([&](json &j) { j["device"] = other; }).find("on a vgem device"), std::string::npos);
+}
