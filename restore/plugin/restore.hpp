@@ -48,6 +48,9 @@ UniqueFd find_object(uint64_t n, std::optional<uint32_t> exclude, bool wait);
 // Returns false when the dump could not save them (the buffer stays zero-filled); throws
 // Error when the image is missing or truncated although the dump saved it.
 bool fill_object(uint64_t n, uint64_t skip, bool saved, BufferMap &dst);
+// The same into `handle` of DRM file fd, mapped whole (size bytes) for the time of the write;
+// false when n is 0 (no object) or its contents were not saved.
+bool fill_handle(int fd, uint32_t handle, uint64_t size, uint64_t n, bool saved);
 
 // Throws "<table> numbering diverged: got N where M was expected" unless got == want: ids
 // (handles, contexts, VMs, queues) come back by replaying creations in order on a fresh file.

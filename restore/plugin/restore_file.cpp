@@ -99,22 +99,14 @@ int restore_drm_file(const FileImage &f)
 				throw Error("cannot import buffer " + std::to_string(h.object) + " as handle " +
 					    std::to_string(h.handle) + ": " + gw::errno_text(-e));
 			shared.push_back(h.handle);
-		} else if (h.i915 && !h.i915->kind.empty()) {
-			got = i915.create(h, &filled);
-			if (same != here.end())
-				copies.push_back(h.handle);
-		} else if (h.xe) {
-			got = xe.create(h, &filled);
-			if (same != here.end())
-				copies.push_back(h.handle);
-		} else if (h.virtio) {
-			got = virtio_gpu_create(fd.get(), h, &filled);
-			if (same != here.end())
-				copies.push_back(h.handle);
 		} else {
-			got = create_buffer(fd.get(), card, params_of(h), h.size, h.object, h.saved, &filled);
+			got = h.i915 && !h.i915->kind.empty() ? i915.create(h, &filled)
+			      : h.xe                          ? xe.create(h, &filled)
+			      : h.virtio
+				      ? virtio_gpu_create(fd.get(), h, &filled)
+				      : create_buffer(fd.get(), card, params_of(h), h.size, h.object, h.saved, &filled);
 			if (same != here.end())
-				copies.push_back(h.handle);
+				copies.push_back(h.handle); // made again: no longer the buffer of that handle
 		}
 		i915.attributes(h, got);
 		if (h.host_uploaded) {

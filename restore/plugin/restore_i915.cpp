@@ -156,10 +156,8 @@ uint32_t I915Restore::create(const HandleRec &h, bool *filled)
 	if (e != 0)
 		throw Error("cannot recreate handle " + num(h.handle) + " (i915 " + b.kind + ", " + num(h.size) +
 			    " bytes): " + gw::errno_text(-e));
-	if (b.kind != "userptr" && h.object) {
-		BufferMap m = BufferMap::of_handle(fd_, got, h.size, true);
-		*filled = fill_object(h.object, 0, h.saved, m);
-	}
+	if (b.kind != "userptr" && h.object)
+		*filled = fill_handle(fd_, got, h.size, h.object, h.saved);
 	return got;
 }
 

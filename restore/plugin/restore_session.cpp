@@ -349,6 +349,14 @@ int exact_dumb(int fd, const DumbParams &p, uint64_t size, uint32_t *handle)
 
 } // namespace
 
+bool fill_handle(int fd, uint32_t handle, uint64_t size, uint64_t n, bool saved)
+{
+	if (!n)
+		return false;
+	BufferMap m = BufferMap::of_handle(fd, handle, size, true);
+	return fill_object(n, 0, saved, m);
+}
+
 uint32_t create_buffer(int fd, const std::string &card_path, const DumbParams &p, uint64_t size, uint64_t n, bool saved,
 		       bool *filled)
 {
@@ -357,10 +365,8 @@ uint32_t create_buffer(int fd, const std::string &card_path, const DumbParams &p
 	bool &wrote = filled ? *filled : dummy;
 	int r = exact_dumb(fd, p, size, &h);
 	if (r == 0) {
-		if (n) {
-			BufferMap m = BufferMap::of_handle(fd, h, size, true);
-			wrote = fill_object(n, 0, saved, m);
-		}
+		if (n)
+			wrote = fill_handle(fd, h, size, n, saved);
 		return h;
 	}
 	if (card_path.empty())
@@ -370,10 +376,8 @@ uint32_t create_buffer(int fd, const std::string &card_path, const DumbParams &p
 	if (int e = exact_dumb(card.get(), p, size, &ch); e != 0)
 		throw Error("cannot create a " + std::to_string(size) + "-byte buffer (here: " + gw::errno_text(-r) +
 			    "; on " + card_path + ": " + gw::errno_text(-e) + ")");
-	if (n) {
-		BufferMap m = BufferMap::of_handle(card.get(), ch, size, true);
-		wrote = fill_object(n, 0, saved, m);
-	}
+	if (n)
+		wrote = fill_handle(card.get(), ch, size, n, saved);
 	UniqueFd d;
 	if (int e = prime_export(card.get(), ch, true, &d); e != 0)
 		throw Error("cannot export a new buffer from " + card_path + ": " + gw::errno_text(-e));

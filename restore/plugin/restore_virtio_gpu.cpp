@@ -33,11 +33,7 @@ uint32_t virtio_gpu_create(int fd, const HandleRec &h, bool *filled)
 	if (rc.res_handle != v.res_handle)
 		log_warn("handle %u: virtio_gpu resource id %u is now %u (RESOURCE_INFO answers the new one)", h.handle,
 			 v.res_handle, rc.res_handle);
-	*filled = false;
-	if (h.object) {
-		BufferMap m = BufferMap::of_handle(fd, rc.bo_handle, h.size, true);
-		*filled = fill_object(h.object, 0, h.saved, m);
-	}
+	*filled = fill_handle(fd, rc.bo_handle, h.size, h.object, h.saved);
 	return rc.bo_handle;
 }
 

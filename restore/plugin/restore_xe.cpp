@@ -61,11 +61,7 @@ uint32_t XeRestore::create(const HandleRec &h, bool *filled)
 		throw Error("cannot recreate handle " + num(h.handle) + " (xe GEM_CREATE, " + num(h.size) +
 			    " bytes, placement " + hexnum(b.placement) + ", flags " + hexnum(b.flags) + ", VM " +
 			    num(b.vm_id) + ", caching " + num(b.cpu_caching) + "): " + gw::errno_text(-e));
-	*filled = false;
-	if (h.object) {
-		BufferMap m = BufferMap::of_handle(fd_, got, h.size, true);
-		*filled = fill_object(h.object, 0, h.saved, m);
-	}
+	*filled = fill_handle(fd_, got, h.size, h.object, h.saved);
 	return got;
 }
 
