@@ -24,11 +24,6 @@ template <class... Ts> struct overloaded : Ts... {
 };
 template <class... Ts> overloaded(Ts...) -> overloaded<Ts...>;
 
-uint64_t page_up(uint64_t len)
-{
-	return (len + 4095) & ~uint64_t{4095};
-}
-
 const char *mem_class_name(uint16_t c)
 {
 	switch (c) {

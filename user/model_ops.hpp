@@ -26,6 +26,13 @@ template <std::size_t N> std::string bounded(const char (&s)[N])
 	return std::string(s, strnlen(s, N));
 }
 
+constexpr uint64_t kPageSize = 4096; // x86_64: the kernel maps whole pages and sizes buffers in them
+
+inline uint64_t page_up(uint64_t len) // a length rounded up to whole pages
+{
+	return (len + kPageSize - 1) & ~(kPageSize - 1);
+}
+
 struct ModelOps {
 	Model &m;
 	bool changed = false; // the manifest changes: bump the generation

@@ -15,13 +15,7 @@ namespace gw
 namespace
 {
 
-constexpr uint64_t kPageSize = 4096;          // x86_64: the kernel maps whole pages
 constexpr uint64_t kUserAddrEnd = 1ull << 57; // above any user address (5-level paging)
-
-uint64_t page_up(uint64_t len)
-{
-	return (len + kPageSize - 1) & ~(kPageSize - 1);
-}
 
 bool range_ok(uint64_t start, uint64_t len)
 {

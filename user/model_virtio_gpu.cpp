@@ -10,7 +10,7 @@ bool ModelOps::apply_virtio_gpu(DrmFile &f, const drm::Op &o)
 {
 	if (const auto *x = std::get_if<drm::VirtioResourceCreate>(&o)) {
 		// the kernel's object: `size` rounded up to pages, one page when 0
-		uint64_t size = x->size ? (uint64_t{x->size} + 4095) & ~uint64_t{4095} : 4096;
+		uint64_t size = x->size ? page_up(x->size) : kPageSize;
 		add_handle(f, x->handle, new_object(size), "virtio_gpu.resource_create",
 			   {{"target", x->target},
 			    {"format", x->format},
