@@ -2,6 +2,7 @@
 // very open file of the task, so its handles and fake offsets are valid here).
 #include <cerrno>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -247,9 +248,18 @@ int dump_drm_file(int lfd, uint32_t id)
 				name +
 				" succeeded on this file and gpuwatch does not decode it: the state it made is not "
 				"restored" +
-				(name == "MODE_SETCRTC" && !shown.empty()
+				// both change only which framebuffer a CRTC shows, which the dump read back
+				((name == "MODE_SETCRTC" || name == "MODE_PAGE_FLIP") && !shown.empty()
 					 ? ", except the configuration the dump read back (" + shown + "), set again"
 					 : ""));
+	// Completions (page flip, vblank, CRTC sequence) the kernel queued on the file and the task
+	// had not read yet. poll() does not consume them; nothing can read them without doing so,
+	// and a restored file starts with an empty queue.
+	pollfd pending{lfd, POLLIN, 0};
+	if (poll(&pending, 1, 0) == 1 && (pending.revents & POLLIN))
+		img.degraded.push_back("events the task had not read yet were queued on the file (page flip, vblank or "
+				       "sequence completions): they are not delivered after the restore, and a task "
+				       "waiting for one waits on");
 	for (HandleRec &h : img.handles) {
 		if (h.i915 && h.i915->kind == "userptr")
 			continue; // its pages are the task's own memory, which CRIU dumps

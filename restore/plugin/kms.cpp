@@ -30,6 +30,23 @@ using Res = std::unique_ptr<drmModeRes, Freer<drmModeRes, drmModeFreeResources>>
 using Crtc = std::unique_ptr<drmModeCrtc, Freer<drmModeCrtc, drmModeFreeCrtc>>;
 using Conn = std::unique_ptr<drmModeConnector, Freer<drmModeConnector, drmModeFreeConnector>>;
 using Enc = std::unique_ptr<drmModeEncoder, Freer<drmModeEncoder, drmModeFreeEncoder>>;
+using PlaneRes = std::unique_ptr<drmModePlaneRes, Freer<drmModePlaneRes, drmModeFreePlaneResources>>;
+using Plane = std::unique_ptr<drmModePlane, Freer<drmModePlane, drmModeFreePlane>>;
+using Props = std::unique_ptr<drmModeObjectProperties, Freer<drmModeObjectProperties, drmModeFreeObjectProperties>>;
+using Prop = std::unique_ptr<drmModePropertyRes, Freer<drmModePropertyRes, drmModeFreeProperty>>;
+
+// a plane's "type" property (DRM_PLANE_TYPE_*), as fd sees it; -1 when fd is not shown it
+// (a file without universal planes sees overlay planes only, and no types)
+int64_t plane_type(int fd, uint32_t plane)
+{
+	Props props(drmModeObjectGetProperties(fd, plane, DRM_MODE_OBJECT_PLANE));
+	for (uint32_t i = 0; props && i < props->count_props; ++i) {
+		Prop p(drmModeGetProperty(fd, props->props[i]));
+		if (p && std::strcmp(p->name, "type") == 0)
+			return static_cast<int64_t>(props->prop_values[i]);
+	}
+	return -1;
+}
 
 json mode_json(const drmModeModeInfo &m)
 {
@@ -152,6 +169,23 @@ KmsState kms_state_of(const mf::File &f, int lfd, std::vector<std::string> *degr
 				kc.connectors.push_back(cn->connector_id);
 		}
 		k.crtcs.push_back(std::move(kc));
+	}
+	// Other planes (overlays, cursors) showing one of the file's framebuffers are not set
+	// again: GETPLANE tells neither their size nor their source rectangle, and SETPLANE and
+	// atomic commits are undecoded. A CRTC's primary plane is what GETCRTC read back.
+	PlaneRes planes(drmModeGetPlaneResources(lfd));
+	for (uint32_t i = 0; planes && i < planes->count_planes; ++i) {
+		Plane p(drmModeGetPlane(lfd, planes->planes[i]));
+		if (!p || !p->fb_id ||
+		    std::none_of(k.framebuffers.begin(), k.framebuffers.end(),
+				 [&](const KmsFramebuffer &fb) { return fb.id == p->fb_id; }))
+			continue;
+		if (plane_type(lfd, p->plane_id) == DRM_PLANE_TYPE_PRIMARY &&
+		    std::any_of(k.crtcs.begin(), k.crtcs.end(),
+				[&](const KmsCrtc &c) { return c.crtc_id == p->crtc_id && c.fb_id == p->fb_id; }))
+			continue;
+		degraded->push_back("plane " + num(p->plane_id) + " shows framebuffer " + num(p->fb_id) + " on CRTC " +
+				    num(p->crtc_id) + ": it is not set again (only a CRTC's primary plane is)");
 	}
 	return k;
 }
