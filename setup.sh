@@ -10,6 +10,7 @@ pkgs=(
   libdrm-dev libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
   qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static criu kmod
   python3-pip podman runc debootstrap libdrm-tests
+  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
 )
 missing=()
 for p in "${pkgs[@]}"; do

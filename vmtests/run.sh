@@ -10,7 +10,7 @@
 #   env RESULTS=DIR     results (default BUILD_DIR/vmtests-results, BUILD_DIR/vmtests-results-LANE
 #                       for a lane other than debian12; emptied first)
 #   env ONLY="a b"      only these scenarios
-#   env VM_TIMEOUT=S    bound on boot + suite (default 3000)
+#   env VM_TIMEOUT=S    bound on boot + suite (default 3600)
 #   env KERNEL=PATH     debian12 lane: kernel image (default: the newest /boot/vmlinuz-6.1.*-amd64)
 #   env NO_TEST_MODULES=1  the guest needs no test kernel module (the demo)
 #   env GUEST_ENV="K=V ..."  extra environment for the guest side (e.g. SETTLE_TIMEOUT=20)
@@ -72,7 +72,7 @@ qmp_dir=$(mktemp -d /tmp/gw-qmp.XXXXXX) || die "cannot make a directory for the 
 mkdir -p "$LANE_RESULTS/screendump" && python3 "$here/screendump.py" "$qmp_dir/qmp.sock" "$LANE_RESULTS/screendump" 2>"$LANE_RESULTS/screendump.log" &
 shot_pid=$!
 rc=0
-lane_run vmtests "${VM_TIMEOUT:-3000}" 1G "$guest_cmd" \
+lane_run vmtests "${VM_TIMEOUT:-3600}" 1G "$guest_cmd" \
 	--qemu-opts="-device bochs-display,id=gwbochs -device virtio-gpu-pci,id=gwvgpu -device qxl,id=gwqxl -device cirrus-vga,id=gwcirrus -qmp unix:$qmp_dir/qmp.sock,server=on,wait=off" \
 	--append modprobe.blacklist=bochs,virtio_gpu,qxl,cirrus || rc=$?
 kill "$shot_pid" 2>/dev/null

@@ -238,6 +238,139 @@ PY
 	criu_keep_images "$img"
 }
 
+# kms_fb_shown CARD: the framebuffer id the first CRTC's primary plane scans out, read from
+# the kernel's atomic state (debugfs dri/MINOR/state), not from any client
+kms_fb_shown() {
+	awk '/^plane\[/ { p = 0 } /type=PRI|plane-0/ { p = 1 } p && /^[[:space:]]*fb=/ { sub(/.*fb=/, ""); print; exit }' \
+		"/sys/kernel/debug/dri/${1#/dev/dri/card}/state" 2>/dev/null
+}
+
+# sc_criu_kmssink MODULE DRM-DRIVER-NAME: gstreamer's kmssink, as a transcoding box's preview
+# runs it: `gst-launch-1.0 videotestsrc is-live=true ! kmssink force-modesetting=true
+# sync=false` (dumb buffers of its own pool, ADDFB2 each, one SETCRTC, then a PAGE_FLIP with an
+# event per frame, one frame a second, paced by the live source: the clock jumps by the time
+# spent dumped, and a sink synced to it would drop and warn) in a followed cgroup, dumped and restored. The manifest lists its
+# framebuffers and names SETCRTC and PAGE_FLIP (not complete); dump.log says which CRTC
+# configuration it read back for both; after the restore the CRTC scans out one of kmssink's
+# framebuffer ids (the kernel's atomic state), QEMU's picture is the same, and kmssink goes on
+# flipping its own framebuffers (its trace log names each fb it shows: the ids it holds are
+# valid) without a warning.
+sc_criu_kmssink() {
+	local drv=$1 name=$2 dir=$WORK/ks img=$WORK/img rc=0 pid plugins=$WORK/gst-plugins p so
+	command -v gst-launch-1.0 >/dev/null || { REASON="gst-launch-1.0 is not installed in the VM (gstreamer1.0-tools; setup.sh installs it)"; return 2; }
+	criu_need plugin || return $?
+	# only the three plugins the pipeline uses: scanning every installed one costs minutes
+	# under TCG; the registry in the scenario's directory (the VM's home may be read-only)
+	mkdir -p "$plugins" "$dir"
+	for p in kms videotestsrc coreelements; do
+		so=$(ls /usr/lib/*/gstreamer-1.0/libgst$p.so 2>/dev/null | head -n1)
+		[ -n "$so" ] || { REASON="gstreamer plugin libgst$p.so is not installed (gstreamer1.0-plugins-bad/-base; setup.sh installs them)"; return 2; }
+		ln -sf "$so" "$plugins/"
+	done
+	export GST_PLUGIN_SYSTEM_PATH_1_0=$plugins GST_REGISTRY_1_0=$WORK/gst-registry.bin GST_REGISTRY_FORK=no
+	gst-inspect-1.0 kmssink >"$WORK/gst-inspect.txt" 2>&1 || { indent "$WORK/gst-inspect.txt" 5; REASON="gstreamer's kmssink is not installed (gstreamer1.0-plugins-bad)"; return 2; }
+	kms_load "$drv" || return $?
+	sc_criu_kmssink_run "$drv" "$name" "$dir" "$img" || rc=$?
+	pid=$(cat "$dir/pid.parent" 2>/dev/null) && kill -KILL "$pid" 2>/dev/null
+	gw_stop
+	kms_unload "$drv"
+	unset GST_PLUGIN_SYSTEM_PATH_1_0 GST_REGISTRY_1_0 GST_REGISTRY_FORK
+	return $rc
+}
+
+sc_criu_kmssink_run() {
+	local drv=$1 name=$2 dir=$3 img=$4 cg card nodes= fb_before fb_after deadline pid n0 l0 shown
+	for _ in $(seq 100); do
+		nodes=$("$PYTHON" "$VMTESTS/drm_node.py" "$name" 2>"$WORK/drm_node.err") && break
+		sleep 0.1
+	done
+	[ -n "$nodes" ] || { fail "no node of $name after loading $drv$(last_line "$WORK/drm_node.err")"; return 1; }
+	card=${nodes%% *}
+	cg_make cg "gwt-$NAME" && gw_start "$cg" || return 1
+	# shellcheck disable=SC2016 # $$ is the dumped process itself (exec)
+	(cd "$dir" && exec setsid "$VMTESTS/guest/incgroup" "$cg" env GST_DEBUG=kmssink:7 GST_DEBUG_NO_COLOR=1 ORC_CODE=backup sh -c 'echo $$ >pid.parent; exec gst-launch-1.0 videotestsrc is-live=true pattern=smpte100 ! video/x-raw,format=BGRx,width=640,height=480,framerate=1/1 ! kmssink driver-name="$0" force-modesetting=true sync=false' "$name" \
+		</dev/null >"$dir/stdout" 2>"$dir/stderr" 3>&- 4>&- 5>&-) &
+	disown $!
+	deadline=$((SECONDS + 90))
+	until [ "$(grep -c 'displaying fb' "$dir/stderr" 2>/dev/null)" -ge 3 ]; do
+		[ $SECONDS -lt $deadline ] || { grep -v ' TRACE \| LOG \| DEBUG ' "$dir/stderr" | indent /dev/stdin; fail "kmssink did not show 3 frames within 90 s"; return 1; }
+		sleep 0.5
+	done
+	# the manifest: kmssink's file with its framebuffers, SETCRTC and PAGE_FLIP named, not complete
+	deadline=$((SECONDS + SETTLE_TIMEOUT))
+	until cp "$MANIFEST" "$dir/manifest.json" 2>/dev/null && "$PYTHON" - "$dir/manifest.json" "$name" >"$dir/check.txt" 2>&1 <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+files = [f for f in m["files"] if f["driver"] == sys.argv[2]]
+assert len(files) == 1, f"{len(files)} files of {sys.argv[2]}"
+f = files[0]
+fbs = f.get("framebuffers", [])
+assert len(fbs) >= 2, f"framebuffers: {fbs}"
+assert all(p["handle"] for fb in fbs for p in fb["planes"]), f"framebuffer planes without a handle: {fbs}"
+for name in ("MODE_SETCRTC", "MODE_PAGE_FLIP"):
+    assert name in f.get("undecoded_ioctls", []), f"{name} not in undecoded: {f.get('undecoded_ioctls')}"
+assert m["complete"] is False, "complete although SETCRTC and PAGE_FLIP are undecoded"
+print(f"file {f['id']}: {len(f['handles'])} handles, framebuffers {' '.join(str(fb['id']) for fb in fbs)} ({fbs[0]['width']}x{fbs[0]['height']} {fbs[0]['format']}), undecoded {f['undecoded_ioctls']}")
+PY
+	do
+		gw_alive || return 1
+		[ $SECONDS -lt $deadline ] || { indent "$dir/check.txt"; fail "the manifest does not show kmssink's framebuffers: $(tail -n1 "$dir/check.txt")"; return 1; }
+		sleep 0.5
+	done
+	sed 's/^/    manifest: /' "$dir/check.txt"
+	kms_shot "$drv" "$NAME-before" || return 1
+	fb_before=$(kms_fb_shown "$card")
+	[ -n "$fb_before" ] || { fail "the kernel's state (debugfs dri/${card#/dev/dri/card}/state) shows no framebuffer on the primary plane"; return 1; }
+	crwl_dump "$dir" "$img" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
+	grep -q 'MODE_PAGE_FLIP succeeded on this file .*, except the configuration the dump read back (CRTC [0-9]* showing framebuffer [0-9]*), set again' "$WORK/dump.log" ||
+		{ criu_show "$WORK/dump.log"; fail "dump.log does not say which CRTC configuration it read back for MODE_PAGE_FLIP"; return 1; }
+	grep -h 'gpuwatch: file .*\(succeeded on this file\|events\)' "$WORK/dump.log" | sed 's/^([0-9. ]*) /    dump: /'
+	if grep -q 'events the task had not read yet' "$WORK/dump.log"; then
+		fail "the dump caught a page flip completion kmssink had not read yet (docs/criu.md: it is lost, and kmssink would wait for it for ever)"
+		return 1
+	fi
+	n0=$(grep -c 'displaying fb' "$dir/stderr")
+	l0=$(wc -l <"$dir/stderr")
+	crwl_restore "$dir" "$img" "$WORK/restore.log" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
+	criu_timings
+	pid=$(cat "$dir/pid.parent")
+	grep -h 'gpuwatch: .*\(framebuffer\|CRTC\)' "$WORK/restore.log" | sed 's/^([0-9. ]*) *[0-9]*:* */    restore: /'
+	grep -q 'gpuwatch: file [0-9]*: [0-9]* framebuffers and 1 CRTCs set again' "$WORK/restore.log" ||
+		{ criu_show "$WORK/restore.log"; fail "restore.log does not say kmssink's framebuffers and CRTC were set again"; return 1; }
+	# kmssink flips on at once: the plane shows one of its framebuffers, not always the one the
+	# dump saw (restore.log said that one was set again)
+	fb_after=$(kms_fb_shown "$card")
+	echo "    the primary plane scans out framebuffer $fb_before before the dump, ${fb_after:-none} after the restore"
+	[ -n "$fb_after" ] || { fail "the kernel's state shows no framebuffer on the primary plane after the restore"; return 1; }
+	kms_shot "$drv" "$NAME-after" || return 1
+	"$PYTHON" "$VMTESTS/check_screendump.py" "$RESULTS/screendump/$NAME-before.ppm" \
+		"$RESULTS/screendump/$NAME-after.ppm" >"$WORK/shot.txt" 2>&1 ||
+		{ sed 's/^/    /' "$WORK/shot.txt"; fail "QEMU's picture of the display is not the same after the restore"; return 1; }
+	sed 's/^/    screendump: /' "$WORK/shot.txt"
+	# kmssink goes on: new frames on framebuffers of its own, page flips that work
+	deadline=$((SECONDS + 60))
+	until [ "$(grep -c 'displaying fb' "$dir/stderr")" -ge $((n0 + 3)) ]; do
+		alive "$pid" || { grep -v ' TRACE \| LOG \| DEBUG ' "$dir/stderr" | tail -n 5 | indent /dev/stdin; fail "gst-launch-1.0 $pid died after the restore"; return 1; }
+		[ $SECONDS -lt $deadline ] || { fail "kmssink showed no 3 new frames within 60 s of the restore"; return 1; }
+		sleep 0.5
+	done
+	shown=$(tail -n +"$((n0 + 1))" <(grep -o 'displaying fb [0-9]*' "$dir/stderr") | awk '{ print $3 }' | sort -un | tr '\n' ' ')
+	echo "    after the restore kmssink showed framebuffers: $shown"
+	"$PYTHON" - "$dir/manifest.json" "$name" $shown "$fb_after" <<'PY' || { fail "kmssink showed, or the plane scanned out, a framebuffer after the restore that kmssink did not have before the dump"; return 1; }
+import json, sys
+m = json.load(open(sys.argv[1]))
+ids = {fb["id"] for f in m["files"] if f["driver"] == sys.argv[2] for fb in f.get("framebuffers", [])}
+shown = {int(x) for x in sys.argv[3:]}
+assert shown <= ids, f"shown {sorted(shown)}, its framebuffers before the dump {sorted(ids)}"
+PY
+	if tail -n +"$((l0 + 1))" "$dir/stderr" | grep -q 'WARN\|ERROR'; then
+		tail -n +"$((l0 + 1))" "$dir/stderr" | grep 'WARN\|ERROR' | tail -n 5 | indent /dev/stdin
+		fail "kmssink warned after the restore"
+		return 1
+	fi
+	criu_keep_images "$img"
+}
+
 # sc_on_driver MODULE DRM-DRIVER-NAME FUNCTION [ARGS...]: a generic scenario (FUNCTION) with the
 # workloads' card and render node those of DRM-DRIVER-NAME instead of vgem's (WL_CARD,
 # WL_RENDER; found by DRM_IOCTL_VERSION, vmtests/drm_node.py)

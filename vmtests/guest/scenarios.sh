@@ -50,6 +50,8 @@ SCENARIOS=(
 	"criu_kms_cirrus_degraded  sc_criu_kms cirrus cirrus --no-daemon"
 	"criu_modetest_virtio_gpu  sc_criu_modetest virtio_gpu virtio_gpu"
 	"criu_modetest_bochs       sc_criu_modetest bochs bochs-drm"
+	"criu_kmssink_virtio_gpu   sc_criu_kmssink virtio_gpu virtio_gpu"
+	"criu_kmssink_bochs        sc_criu_kmssink bochs bochs-drm"
 	# generic scenarios on another driver's nodes (guest/kms.sh, sc_on_driver): virtio_gpu has
 	# PRIME; bochs-drm on 6.1 does not, so only workloads without PRIME run there
 	"prime_virtio_gpu          sc_on_driver virtio_gpu virtio_gpu sc_simple wl_prime"
@@ -57,7 +59,12 @@ SCENARIOS=(
 	"criu_roundtrip_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_criu_cycle"
 	"criu_daemon_after_restore_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_criu_cycle --check-manifest"
 	"criu_degraded_virtio_gpu  sc_on_driver virtio_gpu virtio_gpu sc_criu_cycle --no-daemon"
+	"two_opens_virtio_gpu      sc_on_driver virtio_gpu virtio_gpu sc_simple wl_two_opens"
+	"dup_fork_virtio_gpu       sc_on_driver virtio_gpu virtio_gpu sc_simple wl_dup_fork"
+	"partial_munmap_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_simple wl_munmap"
+	"running_at_attach_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_running_at_attach"
 	"handles_bochs             sc_on_driver bochs bochs-drm sc_simple wl_handles"
+	"partial_munmap_bochs      sc_on_driver bochs bochs-drm sc_simple wl_munmap"
 	"flink_bochs               sc_on_driver bochs bochs-drm sc_simple wl_flink"
 	# the plugin's scratch workload (guest/criu_scratch.sh): the plugin alone, its inputs
 	# (a given manifest, none, damaged images, a pre-dump, another device); device is last:

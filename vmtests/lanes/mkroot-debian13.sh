@@ -20,12 +20,13 @@ mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # What the suites run inside: CRIU and the runtimes; the kernel and its headers (the test
 # modules are built against them, in the root); what gpuwatch and the tests link (libbpf,
 # libelf, libdrm, libdrm_intel, libstdc++) and the tools the guest scripts call (modetest:
-# libdrm-tests).
+# libdrm-tests; gst-launch-1.0 with videotestsrc and kmssink: gstreamer1.0-*).
 pkgs=(
 	criu libcriu2 podman runc crun conmon catatonit iptables
 	linux-image-amd64 linux-headers-amd64 make gcc
 	kmod busybox-static procps psmisc iproute2 util-linux python3 strace zstd
 	libbpf1 libelf1t64 zlib1g libdrm2 libdrm-intel1 libstdc++6 libdrm-tests
+	gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
 )
 stamp_text="gpuwatch vm root: debian13 trixie ${pkgs[*]}"
 if [ -f "$dir/.gpuwatch-root" ] && [ "$(cat "$dir/.gpuwatch-root")" = "$stamp_text" ]; then
