@@ -122,11 +122,7 @@ sc_criu_kms_run() {
 	criu_timings
 	# the picture first: what a user sees
 	if [ "${4:-}" != --no-daemon ]; then
-		kms_shot "$KMS_DRIVER" "$NAME-after" || return 1
-		"$PYTHON" "$VMTESTS/check_screendump.py" "$RESULTS/screendump/$NAME-before.ppm" \
-			"$RESULTS/screendump/$NAME-after.ppm" --pattern >"$WORK/shot.txt" 2>&1 ||
-			{ sed 's/^/    /' "$WORK/shot.txt"; fail "QEMU's picture of the display is not the same after the restore"; return 1; }
-		sed 's/^/    screendump: /' "$WORK/shot.txt"
+		kms_same_picture "$KMS_DRIVER" --pattern || return 1
 	fi
 	grep -h 'gpuwatch: .*\(framebuffer\|CRTC\)' "$WORK/restore.log" | sed 's/^([0-9. ]*) *[0-9]*:* */    restore: /'
 	if [ "${4:-}" != --no-daemon ]; then
@@ -160,6 +156,45 @@ sc_criu_kms_dumplog() {
 	grep -q 'MODE_SETCRTC succeeded on this file .*, except the configuration the dump read back (CRTC [0-9]* showing framebuffer [0-9]*), set again' "$WORK/dump.log" ||
 		{ criu_show "$WORK/dump.log"; fail "dump.log does not say which CRTC configuration it read back for MODE_SETCRTC"; return 1; }
 	grep -h 'gpuwatch: file .*\(succeeded on this file\|MODE_GETFB\|framebuffer\)' "$WORK/dump.log" | sed 's/^([0-9. ]*) /    dump: /'
+}
+
+# kms_same_picture DRIVER [--pattern]: QEMU's picture of DRIVER's display now
+# (RESULTS/screendump/NAME-after) is the one taken before the dump (NAME-before), which is not
+# blank (--pattern: and is wl_kms's buffer); vmtests/check_screendump.py compares
+kms_same_picture() {
+	kms_shot "$1" "$NAME-after" || return 1
+	"$PYTHON" "$VMTESTS/check_screendump.py" "$RESULTS/screendump/$NAME-before.ppm" \
+		"$RESULTS/screendump/$NAME-after.ppm" "${@:2}" >"$WORK/shot.txt" 2>&1 ||
+		{ sed 's/^/    /' "$WORK/shot.txt"; fail "QEMU's picture of the display is not the same after the restore"; return 1; }
+	sed 's/^/    screendump: /' "$WORK/shot.txt"
+}
+
+# kms_wait_manifest DIR DRM-DRIVER-NAME CLIENT MIN MAX IOCTL...: waits until the manifest
+# (copied to DIR/manifest.json) lists one file of the driver, with MIN to MAX framebuffers whose
+# planes all name a handle, each IOCTL among its undecoded ones, and says not complete
+kms_wait_manifest() {
+	local dir=$1 name=$2 client=$3 deadline=$((SECONDS + SETTLE_TIMEOUT))
+	shift 3
+	until cp "$MANIFEST" "$dir/manifest.json" 2>/dev/null && "$PYTHON" - "$dir/manifest.json" "$name" "$@" >"$dir/check.txt" 2>&1 <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+files = [f for f in m["files"] if f["driver"] == sys.argv[2]]
+assert len(files) == 1, f"{len(files)} files of {sys.argv[2]}"
+f = files[0]
+fbs = f.get("framebuffers", [])
+assert int(sys.argv[3]) <= len(fbs) <= int(sys.argv[4]), f"framebuffers: {fbs}"
+assert all(fb["planes"] and all(p["handle"] for p in fb["planes"]) for fb in fbs), f"framebuffer planes without a handle: {fbs}"
+for name in sys.argv[5:]:
+    assert name in f.get("undecoded_ioctls", []), f"{name} not in undecoded: {f.get('undecoded_ioctls')}"
+assert m["complete"] is False, f"complete although {', '.join(sys.argv[5:])} undecoded"
+print(f"file {f['id']}: {len(f['handles'])} handles, framebuffers {' '.join(str(fb['id']) for fb in fbs)} ({fbs[0]['width']}x{fbs[0]['height']} {fbs[0]['format']}), undecoded {f['undecoded_ioctls']}")
+PY
+	do
+		gw_alive || return 1
+		[ $SECONDS -lt $deadline ] || { indent "$dir/check.txt"; fail "the manifest does not show $client's framebuffers: $(tail -n1 "$dir/check.txt")"; return 1; }
+		sleep 0.5
+	done
+	sed 's/^/    manifest: /' "$dir/check.txt"
 }
 
 # sc_criu_modetest MODULE DRM-DRIVER-NAME: libdrm's own test client, as a user runs it:
@@ -200,26 +235,7 @@ sc_criu_modetest_run() {
 	done
 	sed 's/^/    modetest: /' "$dir/stdout"
 	# the manifest: its file, a framebuffer on its buffer, SETCRTC named, not complete
-	deadline=$((SECONDS + SETTLE_TIMEOUT))
-	until cp "$MANIFEST" "$dir/manifest.json" 2>/dev/null && "$PYTHON" - "$dir/manifest.json" "$name" >"$dir/check.txt" 2>&1 <<'PY'
-import json, sys
-m = json.load(open(sys.argv[1]))
-files = [f for f in m["files"] if f["driver"] == sys.argv[2]]
-assert len(files) == 1, f"{len(files)} files of {sys.argv[2]}"
-f = files[0]
-assert len(f.get("framebuffers", [])) == 1, f"framebuffers: {f.get('framebuffers')}"
-fb = f["framebuffers"][0]
-assert fb["planes"] and all(p["handle"] for p in fb["planes"]), f"framebuffer planes without a handle: {fb}"
-assert "MODE_SETCRTC" in f.get("undecoded_ioctls", []), f"undecoded: {f.get('undecoded_ioctls')}"
-assert m["complete"] is False, "complete although SETCRTC is undecoded"
-print(f"file {f['id']}: {len(f['handles'])} handles, framebuffer {fb['id']} {fb['width']}x{fb['height']} {fb['format']}, undecoded {f['undecoded_ioctls']}")
-PY
-	do
-		gw_alive || return 1
-		[ $SECONDS -lt $deadline ] || { indent "$dir/check.txt"; fail "the manifest does not show modetest's framebuffer: $(tail -n1 "$dir/check.txt")"; return 1; }
-		sleep 0.5
-	done
-	sed 's/^/    manifest: /' "$dir/check.txt"
+	kms_wait_manifest "$dir" "$name" modetest 1 1 MODE_SETCRTC || return 1
 	kms_shot "$drv" "$NAME-before" || return 1
 	crwl_dump "$dir" "$img" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
 	crwl_restore "$dir" "$img" "$WORK/restore.log" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
@@ -229,11 +245,7 @@ PY
 	grep -h 'gpuwatch: .*\(framebuffer\|CRTC\)' "$WORK/restore.log" | sed 's/^([0-9. ]*) *[0-9]*:* */    restore: /'
 	grep -q 'gpuwatch: file [0-9]*: 1 framebuffers and 1 CRTCs set again' "$WORK/restore.log" ||
 		{ criu_show "$WORK/restore.log"; fail "restore.log does not say modetest's framebuffer and CRTC were set again"; return 1; }
-	kms_shot "$drv" "$NAME-after" || return 1
-	"$PYTHON" "$VMTESTS/check_screendump.py" "$RESULTS/screendump/$NAME-before.ppm" \
-		"$RESULTS/screendump/$NAME-after.ppm" >"$WORK/shot.txt" 2>&1 ||
-		{ sed 's/^/    /' "$WORK/shot.txt"; fail "QEMU's picture of the display is not the same after the restore"; return 1; }
-	sed 's/^/    screendump: /' "$WORK/shot.txt"
+	kms_same_picture "$drv" || return 1
 	alive "$mt" || { fail "modetest $mt died after the restore"; return 1; }
 	criu_keep_images "$img"
 }
@@ -297,27 +309,7 @@ sc_criu_kmssink_run() {
 		sleep 0.5
 	done
 	# the manifest: kmssink's file with its framebuffers, SETCRTC and PAGE_FLIP named, not complete
-	deadline=$((SECONDS + SETTLE_TIMEOUT))
-	until cp "$MANIFEST" "$dir/manifest.json" 2>/dev/null && "$PYTHON" - "$dir/manifest.json" "$name" >"$dir/check.txt" 2>&1 <<'PY'
-import json, sys
-m = json.load(open(sys.argv[1]))
-files = [f for f in m["files"] if f["driver"] == sys.argv[2]]
-assert len(files) == 1, f"{len(files)} files of {sys.argv[2]}"
-f = files[0]
-fbs = f.get("framebuffers", [])
-assert len(fbs) >= 2, f"framebuffers: {fbs}"
-assert all(p["handle"] for fb in fbs for p in fb["planes"]), f"framebuffer planes without a handle: {fbs}"
-for name in ("MODE_SETCRTC", "MODE_PAGE_FLIP"):
-    assert name in f.get("undecoded_ioctls", []), f"{name} not in undecoded: {f.get('undecoded_ioctls')}"
-assert m["complete"] is False, "complete although SETCRTC and PAGE_FLIP are undecoded"
-print(f"file {f['id']}: {len(f['handles'])} handles, framebuffers {' '.join(str(fb['id']) for fb in fbs)} ({fbs[0]['width']}x{fbs[0]['height']} {fbs[0]['format']}), undecoded {f['undecoded_ioctls']}")
-PY
-	do
-		gw_alive || return 1
-		[ $SECONDS -lt $deadline ] || { indent "$dir/check.txt"; fail "the manifest does not show kmssink's framebuffers: $(tail -n1 "$dir/check.txt")"; return 1; }
-		sleep 0.5
-	done
-	sed 's/^/    manifest: /' "$dir/check.txt"
+	kms_wait_manifest "$dir" "$name" kmssink 2 16 MODE_SETCRTC MODE_PAGE_FLIP || return 1
 	kms_shot "$drv" "$NAME-before" || return 1
 	fb_before=$(kms_fb_shown "$card")
 	[ -n "$fb_before" ] || { fail "the kernel's state (debugfs dri/${card#/dev/dri/card}/state) shows no framebuffer on the primary plane"; return 1; }
@@ -342,11 +334,7 @@ PY
 	fb_after=$(kms_fb_shown "$card")
 	echo "    the primary plane scans out framebuffer $fb_before before the dump, ${fb_after:-none} after the restore"
 	[ -n "$fb_after" ] || { fail "the kernel's state shows no framebuffer on the primary plane after the restore"; return 1; }
-	kms_shot "$drv" "$NAME-after" || return 1
-	"$PYTHON" "$VMTESTS/check_screendump.py" "$RESULTS/screendump/$NAME-before.ppm" \
-		"$RESULTS/screendump/$NAME-after.ppm" >"$WORK/shot.txt" 2>&1 ||
-		{ sed 's/^/    /' "$WORK/shot.txt"; fail "QEMU's picture of the display is not the same after the restore"; return 1; }
-	sed 's/^/    screendump: /' "$WORK/shot.txt"
+	kms_same_picture "$drv" || return 1
 	# kmssink goes on: new frames on framebuffers of its own, page flips that work
 	deadline=$((SECONDS + 60))
 	until [ "$(grep -c 'displaying fb' "$dir/stderr")" -ge $((n0 + 3)) ]; do

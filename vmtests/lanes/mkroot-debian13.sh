@@ -26,9 +26,11 @@ pkgs=(
 	linux-image-amd64 linux-headers-amd64 make gcc
 	kmod busybox-static procps psmisc iproute2 util-linux python3 strace zstd
 	libbpf1 libelf1t64 zlib1g libdrm2 libdrm-intel1 libstdc++6 libdrm-tests
-	gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
 )
-stamp_text="gpuwatch vm root: debian13 trixie ${pkgs[*]}"
+# installed with apt in the new root afterwards: debootstrap's own resolver does not follow
+# virtual packages and alternatives (dbus-session-bus), which gstreamer's plugins pull in
+apt_pkgs=(gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad)
+stamp_text="gpuwatch vm root: debian13 trixie ${pkgs[*]} ${apt_pkgs[*]}"
 if [ -f "$dir/.gpuwatch-root" ] && [ "$(cat "$dir/.gpuwatch-root")" = "$stamp_text" ]; then
 	echo "mkroot-debian13: $dir is ready"
 	exit 0
@@ -48,6 +50,9 @@ echo "mkroot-debian13: debootstrap trixie into $new (about 8 minutes)"
 include=$(IFS=,; echo "${pkgs[*]}")
 debootstrap --variant=minbase --include="$include" trixie "$new" "$mirror" >"$new.log" 2>&1 ||
 	{ tail -n 20 "$new.log" >&2; die "debootstrap failed (whole log: $new.log)"; }
+{ chroot "$new" apt-get update -qq &&
+	chroot "$new" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${apt_pkgs[@]}"; } >>"$new.log" 2>&1 ||
+	{ tail -n 20 "$new.log" >&2; die "apt-get install ${apt_pkgs[*]} in the new root failed (whole log: $new.log)"; }
 chroot "$new" apt-get clean
 rm -rf "$new"/var/lib/apt/lists/*
 ls "$new"/boot/vmlinuz-* >/dev/null 2>&1 || die "no kernel in $new/boot"
