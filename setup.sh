@@ -31,7 +31,7 @@ fi
 # machine's, read-only) mounts a scratch tmpfs over them, which needs them to exist.
 mkdir -p /etc/criu /etc/containers/oci/hooks.d /usr/share/containers/oci/hooks.d
 # The VM suite's second lane: a Debian 13 root (kernel 6.12, CRIU 4.1, podman 5.4, runc, crun)
-# from Debian's archive, made once (about 3-8 minutes, 820 MB) and kept in
+# from Debian's archive, made once (about 4-10 minutes, 1.5 GB) and kept in
 # ${GPUWATCH_VM_ROOTS:-/var/lib/gpuwatch/vm-roots}/debian13.
 "$(dirname "$0")/vmtests/lanes/mkroot-debian13.sh"
 echo "setup: all dependencies present"

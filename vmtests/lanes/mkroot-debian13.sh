@@ -9,7 +9,7 @@
 #   env DEBIAN_MIRROR      archive to use (default http://deb.debian.org/debian)
 # Idempotent: a root whose stamp matches this script's package list is kept as it is. A root
 # being made is built in DIR.new and renamed when complete, so an interrupted run leaves no
-# half root behind under DIR (the next run starts DIR.new again). About 8 minutes, 650 MB.
+# half root behind under DIR (the next run starts DIR.new again). About 4-10 minutes, 1.5 GB.
 set -euo pipefail
 die() { echo "mkroot-debian13: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "must run as root (debootstrap)"
