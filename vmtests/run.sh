@@ -10,6 +10,9 @@
 #   env RESULTS=DIR     results (default BUILD_DIR/vmtests-results, BUILD_DIR/vmtests-results-LANE
 #                       for a lane other than debian12; emptied first)
 #   env ONLY="a b"      only these scenarios
+#   env HOOK_PATHS="tracepoint fexit"  the hook paths the per-path scenarios run under (default:
+#                       both on debian12, where their manifests are compared; tracepoint on
+#                       debian13, whose CRIU scenarios run gpuwatch's own choice, fexit)
 #   env VM_TIMEOUT=S    bound on boot + suite (default 3600)
 #   env KERNEL=PATH     debian12 lane: kernel image (default: the newest /boot/vmlinuz-6.1.*-amd64)
 #   env NO_TEST_MODULES=1  the guest needs no test kernel module (the demo)
@@ -60,8 +63,10 @@ for p in "$GPUWATCH" "$WL_DIR" "$here"; do
 done
 [ "${NO_TEST_MODULES:-0}" = 1 ] || KO_DIR=$(lane_modules "$build") || echo "vmtests/run.sh: note: no test modules for $LANE: the i915 and xe scenarios will SKIP" >&2
 
-guest_cmd=$(printf '%s LANE=%q GPUWATCH=%q WL_DIR=%q KO_DIR=%q RESULTS=%q ONLY=%q bash %q' \
-	"${GUEST_ENV:-}" "$LANE" "$GPUWATCH" "$WL_DIR" "${KO_DIR:-$WL_DIR}" "$LANE_GUEST_OUT" "${ONLY:-}" \
+hook_paths=${HOOK_PATHS:-tracepoint fexit}
+[ "$LANE" = debian12 ] || hook_paths=${HOOK_PATHS:-tracepoint}
+guest_cmd=$(printf '%s LANE=%q GPUWATCH=%q WL_DIR=%q KO_DIR=%q RESULTS=%q ONLY=%q HOOK_PATHS=%q bash %q' \
+	"${GUEST_ENV:-}" "$LANE" "$GPUWATCH" "$WL_DIR" "${KO_DIR:-$WL_DIR}" "$LANE_GUEST_OUT" "${ONLY:-}" "$hook_paths" \
 	"${GUEST_SCRIPT:-$here/guest/run-scenarios.sh}")
 echo "vmtests: lane $LANE_DESC, results in $LANE_RESULTS"
 # A bochs display device, its driver blacklisted for udev: the criu_scratch_device scenario

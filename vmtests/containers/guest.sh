@@ -197,7 +197,7 @@ case_config() {
 	fi
 	for s in prestart poststop; do
 		for h in /usr/share/containers/oci/hooks.d /etc/containers/oci/hooks.d; do
-			python3 -c 'import json,sys; h=json.load(open(sys.argv[1])); assert h["hook"]["args"][1:]==["oci-hook",sys.argv[2]], h' \
+			py -c 'import json,sys; h=json.load(open(sys.argv[1])); assert h["hook"]["args"][1:]==["oci-hook",sys.argv[2]], h' \
 				"$h/gpuwatch-$s.json" "$s" || fail "hook definition for $s in $h" || return 1
 		done
 	done
@@ -218,7 +218,7 @@ case_drm() {
 	gw1=$(daemon_of drm) || { fail "no gpuwatch daemon follows the container"; return 1; }
 	m=$(manifest_of drm)
 	# the manifest trails the last change by its debounce: wait (bounded) for both processes
-	wait_for 30 python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); n=len(m["processes"]); assert n==2, n' "$m" ||
+	wait_for 30 py -c 'import json,sys; m=json.load(open(sys.argv[1])); n=len(m["processes"]); assert n==2, n' "$m" ||
 		fail "the daemon does not see the workload's 2 processes" || return 1
 	sleep 1 # and for the workload's last changes after its child started
 	cp "$m" "$out/drm-manifest-before.json"
@@ -229,10 +229,10 @@ case_drm() {
 	[ "$gw2" != "$gw1" ] || fail "the daemon was not restarted" || return 1
 	# the new daemon snapshots the restored container: wait (bounded) until its view settles
 	m=$(manifest_of drm)
-	wait_for 60 python3 "$here/../compare_manifests.py" --any-pids "$out/drm-manifest-before.json" "$m" \
+	wait_for 60 py "$here/../compare_manifests.py" --any-pids "$out/drm-manifest-before.json" "$m" \
 		>/dev/null 2>&1
 	cp "$m" "$out/drm-manifest-after.json"
-	python3 "$here/../compare_manifests.py" --any-pids "$out/drm-manifest-before.json" \
+	py "$here/../compare_manifests.py" --any-pids "$out/drm-manifest-before.json" \
 		"$out/drm-manifest-after.json" | sed 's/^/  manifests: /'
 	[ "${PIPESTATUS[0]}" = 0 ] || fail "the daemon's view after the restore differs" || return 1
 	pm exec drm dd if=/dev/dri/card0 of=/dev/null bs=1 count=0 >"$T/drm.exec.log" 2>&1 ||
@@ -378,7 +378,7 @@ i915_record_check() {
 	local ck=$T/root/vfs-containers/$1/userdata/checkpoint
 	[ -e "$ck/gpuwatch-i915-maps.json" ] || { fail "no gpuwatch-i915-maps.json in $ck"; return 1; }
 	[ ! -e "$ck/gpuwatch-watcher.log" ] || { fail "a watcher ran (the action script converted, not the plugin)"; return 1; }
-	python3 - "$ck/gpuwatch-i915-maps.json" "$2" >"$T/record-check.txt" 2>&1 <<-'EOF' || { fail "the conversion record: $(tail -n 1 "$T/record-check.txt")"; return 1; }
+	py - "$ck/gpuwatch-i915-maps.json" "$2" >"$T/record-check.txt" 2>&1 <<-'EOF' || { fail "the conversion record: $(tail -n 1 "$T/record-check.txt")"; return 1; }
 	import json, sys
 	r = json.load(open(sys.argv[1]))
 	ph = [m for m in r["maps"] if m["mode"] == "placeholder"]

@@ -12,6 +12,11 @@
 #                                   sets it); prints "PASS NAME (N s)", "SKIP NAME (N s): why"
 #                                   or "FAIL NAME (N s): why", counted
 #   t_result NAME RC SECONDS        the same line and count, for a runner with its own loop
+#   py SCRIPT|-|-c CODE [ARGS...]   python3, run by one resident interpreter (vmtests/pyserve.py,
+#                                   started by guest_begin): a python3 start costs 1.5-3 s under
+#                                   TCG. Same streams, working directory and exit status; falls
+#                                   back to PYTHON (python3) when the server is not running.
+#                                   Foreground only: one caller at a time.
 #   t_finish                        prints "N passed, N failed, N skipped", writes it to
 #                                   RESULTS/summary and 0 or 1 to RESULTS/status, exits with it
 # Lines a case prints itself (indented details, notes) go to the same log, between its start
@@ -47,12 +52,35 @@ wait_for() {
 	done
 }
 
+PYTHON=${PYTHON:-python3}
+PYSERVE_PID=
+
+py_start() {
+	local d=${WORK_ROOT:-/run/gpuwatch-vmtests}/.pyserve
+	mkdir -p "$d" || return 1
+	"$PYTHON" "$GUEST_LIB/../pyserve.py" "$d" </dev/null >"$d/log" 2>&1 &
+	PYSERVE_PID=$!
+	PYSERVE_DIR=$d
+	wait_for 60 test -p "$d/resp" || { kill "$PYSERVE_PID" 2>/dev/null; PYSERVE_PID=; return 1; }
+}
+
+py() {
+	local rc
+	if [ -n "$PYSERVE_PID" ] && kill -0 "$PYSERVE_PID" 2>/dev/null; then
+		printf '%s\0' "$BASHPID" "$PWD" "$@" >"$PYSERVE_DIR/req"
+		read -r rc <"$PYSERVE_DIR/resp"
+		[ "${rc:-255}" != 255 ] && return "$rc"
+	fi
+	"$PYTHON" "$@"
+}
+
 guest_begin() {
 	RESULTS=$1
 	SCENARIO_TIMEOUT=${2:-${SCENARIO_TIMEOUT:-420}}
 	WORK_ROOT=${WORK_ROOT:-/run/gpuwatch-vmtests}
 	mkdir -p "$RESULTS" "$WORK_ROOT" || exit 1
 	cut -d' ' -f1 /proc/uptime >"$RESULTS/uptime-at-start"
+	py_start || echo "note: the resident interpreter (vmtests/pyserve.py) did not start: each check starts python3"
 	. "$GUEST_LIB/watchdog.sh"
 	watchdog_start
 }
@@ -82,6 +110,7 @@ t_run() {
 t_finish() {
 	local line="$T_PASSED passed, $T_FAILED failed, $T_SKIPPED skipped" st=0
 	watchdog_stop
+	[ -n "$PYSERVE_PID" ] && kill "$PYSERVE_PID" 2>/dev/null
 	[ $T_FAILED = 0 ] || st=1
 	echo "$line"
 	echo "$line" >"$RESULTS/summary"

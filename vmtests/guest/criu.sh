@@ -178,7 +178,7 @@ crwl_check_both() {
 # crwl_truth DIR N: the workload's truth of phase N agrees with /proc (a test bug otherwise)
 crwl_truth() {
 	local truths=("$1"/truth."$2".*.json)
-	"$PYTHON" "$VMTESTS/verify_truth.py" "${truths[@]}" >"$1/verify.$2.txt" 2>&1 && return 0
+	py "$VMTESTS/verify_truth.py" "${truths[@]}" >"$1/verify.$2.txt" 2>&1 && return 0
 	indent "$1/verify.$2.txt"
 	fail "phase $2: the workload's truth disagrees with /proc (test bug): $(head -n1 "$1/verify.$2.txt")"
 }

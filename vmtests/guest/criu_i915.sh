@@ -91,7 +91,7 @@ ci_compare() {
 	local dir=$1 out=${4:-$WORK/compare.txt} p args=()
 	for p in $(crwl_pids "$dir"); do args+=(--maps "$p" "$WORK/maps.$2.$p" "$WORK/maps.$3.$p"); done
 	# shellcheck disable=SC2046
-	"$PYTHON" "$VMTESTS/check_i915_restore.py" "$WORK/state.$2.txt" "$WORK/state.$3.txt" \
+	py "$VMTESTS/check_i915_restore.py" "$WORK/state.$2.txt" "$WORK/state.$3.txt" \
 		--pids $(crwl_pids "$dir") "${args[@]}" --allow-added-offsets >"$out" 2>&1
 }
 
@@ -389,7 +389,7 @@ sc_criu_i915_va() {
 	done
 	cat "$I915_STATE" >"$WORK/state.after.txt"
 	# shellcheck disable=SC2086
-	"$PYTHON" "$VMTESTS/check_i915_restore.py" "$WORK/state.before.txt" "$WORK/state.after.txt" --pids $pids \
+	py "$VMTESTS/check_i915_restore.py" "$WORK/state.before.txt" "$WORK/state.after.txt" --pids $pids \
 		--allow-added-offsets >"$WORK/compare.txt" 2>&1 ||
 		{ indent "$WORK/compare.txt" 30; fail "the kernel's i915 state differs from before the dump: $(grep -m1 '^  - ' "$WORK/compare.txt" | sed 's/^  - //' | cut -c1-240)"; return 1; }
 	# shellcheck disable=SC2086

@@ -83,15 +83,21 @@ scr_restore() {
 }
 
 # scr_finish: the restore (done) brought back what the daemon saw, and what the workload checks
+# scr_same_after_restore: the daemon's manifest now equals the one before the dump
+# (compare_manifests.py; its report in WORK/compare.txt)
+scr_same_after_restore() {
+	cp "$MANIFEST" "$WORK/manifest-after-restore.json" &&
+		py "$VMTESTS/compare_manifests.py" "$WORK/manifest-before-dump.json" \
+			"$WORK/manifest-after-restore.json" >"$WORK/compare.txt" 2>&1
+}
+
 scr_finish() {
 	local r p bad=0
 	grep -h "gpuwatch: " "$WORK/restore.log" | grep -vE 'mapping 0x|buffer of [0-9]+ bytes' |
 		sed 's/^([0-9. ]*) *[0-9]*:* */    restore: /' | head -n 8
 	if [ -n "$GW_PID" ]; then
 		# the restored processes' fds, handles and mappings as before the dump (no filler left)
-		if ! wait_for "$SETTLE_TIMEOUT" sh -c "cp '$MANIFEST' '$WORK/manifest-after-restore.json' &&
-			python3 '$VMTESTS/compare_manifests.py' '$WORK/manifest-before-dump.json' \
-				'$WORK/manifest-after-restore.json' >'$WORK/compare.txt' 2>&1"; then
+		if ! wait_for "$SETTLE_TIMEOUT" scr_same_after_restore; then
 			indent "$WORK/compare.txt"
 			fail "the daemon's manifest after the restore differs from the one before the dump: $(head -n1 "$WORK/compare.txt")"
 			return 1
@@ -171,7 +177,7 @@ sc_scratch_criuargs() {
 scr_damage() {
 	local label=$1 want=$2 bad=$WORK/bad-$1
 	rm -rf "$bad" && cp -a "$SCR_IMG" "$bad" && rm -f "$bad"/*.log
-	(cd "$bad" && python3 -c "$3") || { fail "corrupt/$label: cannot damage the copy"; return 1; }
+	(cd "$bad" && py -c "$3") || { fail "corrupt/$label: cannot damage the copy"; return 1; }
 	scr_restore "$bad" "$WORK/restore-$label.log"
 	if [ "$CRIU_RC" = 0 ] || [ "$CRIU_RC" -ge 128 ] || ! grep -q -- "$want" "$WORK/restore-$label.log"; then
 		criu_show "$WORK/restore-$label.log"

@@ -51,7 +51,7 @@ xewl_wait() {
 xe_check() {
 	local what=$1 out=$2
 	shift 2
-	"$PYTHON" "$VMTESTS/check_xe_restore.py" "$@" >"$out" 2>&1 && return 0
+	py "$VMTESTS/check_xe_restore.py" "$@" >"$out" 2>&1 && return 0
 	indent "$out" 30
 	fail "$what: $(sed -n 2p "$out")"
 }
@@ -75,7 +75,7 @@ sc_criu_xe() {
 	# the decoder: gpuwatch's manifest says what the kernel says (within SETTLE_TIMEOUT)
 	deadline=$((SECONDS + SETTLE_TIMEOUT))
 	until cat "$XE_STATE" >"$WORK/state.before.txt" && cp "$MANIFEST" "$WORK/manifest.before.json" &&
-		"$PYTHON" "$VMTESTS/check_xe_restore.py" manifest "$WORK/manifest.before.json" "$WORK/state.before.txt" \
+		py "$VMTESTS/check_xe_restore.py" manifest "$WORK/manifest.before.json" "$WORK/state.before.txt" \
 			--pid "$pid" >"$WORK/check.manifest.txt" 2>&1; do
 		gw_alive || return 1
 		[ $SECONDS -lt $deadline ] || { xe_check "manifest before the dump" "$WORK/check.manifest.txt" \

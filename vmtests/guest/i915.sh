@@ -33,7 +33,7 @@ check_i915_phase() {
 	shift 2
 	# shellcheck disable=SC2086
 	until cat "$I915_STATE" >"$dir/state.$n.txt" &&
-		"$PYTHON" "$VMTESTS/check_i915.py" -q ${I915_CHECK_ARGS:-} "$MANIFEST" "$dir/state.$n.txt" --pids "$@" >"$dir/check.$n.txt" 2>&1; do
+		py "$VMTESTS/check_i915.py" -q ${I915_CHECK_ARGS:-} "$MANIFEST" "$dir/state.$n.txt" --pids "$@" >"$dir/check.$n.txt" 2>&1; do
 		gw_alive || return 1
 		if [ $SECONDS -ge $deadline ]; then
 			cp "$MANIFEST" "$dir/check.$n.manifest.json" 2>/dev/null

@@ -163,7 +163,7 @@ sc_criu_kms_dumplog() {
 # blank (--pattern: and is wl_kms's buffer); vmtests/check_screendump.py compares
 kms_same_picture() {
 	kms_shot "$1" "$NAME-after" || return 1
-	"$PYTHON" "$VMTESTS/check_screendump.py" "$RESULTS/screendump/$NAME-before.ppm" \
+	py "$VMTESTS/check_screendump.py" "$RESULTS/screendump/$NAME-before.ppm" \
 		"$RESULTS/screendump/$NAME-after.ppm" "${@:2}" >"$WORK/shot.txt" 2>&1 ||
 		{ sed 's/^/    /' "$WORK/shot.txt"; fail "QEMU's picture of the display is not the same after the restore"; return 1; }
 	sed 's/^/    screendump: /' "$WORK/shot.txt"
@@ -175,7 +175,7 @@ kms_same_picture() {
 kms_wait_manifest() {
 	local dir=$1 name=$2 client=$3 deadline=$((SECONDS + SETTLE_TIMEOUT))
 	shift 3
-	until cp "$MANIFEST" "$dir/manifest.json" 2>/dev/null && "$PYTHON" - "$dir/manifest.json" "$name" "$@" >"$dir/check.txt" 2>&1 <<'PY'
+	until cp "$MANIFEST" "$dir/manifest.json" 2>/dev/null && py - "$dir/manifest.json" "$name" "$@" >"$dir/check.txt" 2>&1 <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 files = [f for f in m["files"] if f["driver"] == sys.argv[2]]
@@ -293,7 +293,7 @@ sc_criu_kmssink() {
 sc_criu_kmssink_run() {
 	local drv=$1 name=$2 dir=$3 img=$4 cg card nodes= fb_before fb_after deadline pid n0 l0 shown
 	for _ in $(seq 100); do
-		nodes=$("$PYTHON" "$VMTESTS/drm_node.py" "$name" 2>"$WORK/drm_node.err") && break
+		nodes=$(py "$VMTESTS/drm_node.py" "$name" 2>"$WORK/drm_node.err") && break
 		sleep 0.1
 	done
 	[ -n "$nodes" ] || { fail "no node of $name after loading $drv$(last_line "$WORK/drm_node.err")"; return 1; }
@@ -353,7 +353,7 @@ sc_criu_kmssink_run() {
 	done
 	shown=$(tail -n +"$((n0 + 1))" <(grep -o 'displaying fb [0-9]*' "$dir/stderr") | awk '{ print $3 }' | sort -un | tr '\n' ' ')
 	echo "    after the restore kmssink showed framebuffers: $shown"
-	"$PYTHON" - "$dir/manifest.json" "$name" $shown "$fb_after" <<'PY' || { fail "kmssink showed, or the plane scanned out, a framebuffer after the restore that kmssink did not have before the dump"; return 1; }
+	py - "$dir/manifest.json" "$name" $shown "$fb_after" <<'PY' || { fail "kmssink showed, or the plane scanned out, a framebuffer after the restore that kmssink did not have before the dump"; return 1; }
 import json, sys
 m = json.load(open(sys.argv[1]))
 ids = {fb["id"] for f in m["files"] if f["driver"] == sys.argv[2] for fb in f.get("framebuffers", [])}
@@ -376,7 +376,7 @@ sc_on_driver() {
 	shift 2
 	kms_load "$drv" || return $?
 	for _ in $(seq 100); do
-		nodes=$("$PYTHON" "$VMTESTS/drm_node.py" "$name" 2>"$WORK/drm_node.err") && break
+		nodes=$(py "$VMTESTS/drm_node.py" "$name" 2>"$WORK/drm_node.err") && break
 		sleep 0.1
 	done
 	if [ -z "$nodes" ]; then fail "no node of $name after loading $drv$(last_line "$WORK/drm_node.err")"; kms_unload "$drv"; return 1; fi

@@ -44,7 +44,7 @@ gw_start() {
 		[ $SECONDS -lt $deadline ] || { fail "no manifest ${ATTACH_TIMEOUT}s after gpuwatch attach"; return 1; }
 		sleep 0.1
 	done
-	if [ -n "${HOOKS:-}" ] && ! "$PYTHON" "$VMTESTS/hook_paths.py" hooks "$MANIFEST" "$HOOKS" >"$WORK/hooks.txt" 2>&1; then
+	if [ -n "${HOOKS:-}" ] && ! py "$VMTESTS/hook_paths.py" hooks "$MANIFEST" "$HOOKS" >"$WORK/hooks.txt" 2>&1; then
 		fail "GPUWATCH_HOOKS=$HOOKS: $(head -n1 "$WORK/hooks.txt")"
 		return 1
 	fi
@@ -64,7 +64,7 @@ gw_stop() {
 	GW_PID=
 	[ $rc = 0 ] || { indent "$WORK/gpuwatch.log"; fail "gpuwatch exited with status $rc on SIGINT"; return 1; }
 	[ -s "$MANIFEST" ] || { fail "no manifest after gpuwatch stopped"; return 1; }
-	if [ -n "${HOOKS:-}" ] && ! "$PYTHON" "$VMTESTS/hook_paths.py" records "$WORK/gpuwatch.log" "$HOOKS" >"$WORK/records.txt" 2>&1; then
+	if [ -n "${HOOKS:-}" ] && ! py "$VMTESTS/hook_paths.py" records "$WORK/gpuwatch.log" "$HOOKS" >"$WORK/records.txt" 2>&1; then
 		fail "GPUWATCH_HOOKS=$HOOKS: $(head -n1 "$WORK/records.txt")"
 		return 1
 	fi
@@ -129,7 +129,7 @@ check_phase() {
 	shift 2
 	local truths=("$dir"/truth."$n".*.json)
 	[ -e "${truths[0]}" ] || { fail "phase $n: no truth file in $dir"; return 1; }
-	if ! "$PYTHON" "$VMTESTS/verify_truth.py" "${truths[@]}" >"$dir/verify.$n.txt" 2>&1; then
+	if ! py "$VMTESTS/verify_truth.py" "${truths[@]}" >"$dir/verify.$n.txt" 2>&1; then
 		indent "$dir/verify.$n.txt"
 		fail "phase $n: the workload's truth disagrees with /proc (test bug): $(head -n1 "$dir/verify.$n.txt")"
 		return 1
@@ -144,7 +144,7 @@ check_phase() {
 check_manifest() {
 	local out=$1 what=$2 deadline=$((SECONDS + SETTLE_TIMEOUT)) snap=${1%.txt}.manifest.json
 	shift 2
-	until cp "$MANIFEST" "$snap" 2>/dev/null && "$PYTHON" "$VMTESTS/check_manifest.py" -q "$snap" "$@" >"$out" 2>&1; do
+	until cp "$MANIFEST" "$snap" 2>/dev/null && py "$VMTESTS/check_manifest.py" -q "$snap" "$@" >"$out" 2>&1; do
 		gw_alive || return 1
 		if [ $SECONDS -ge $deadline ]; then
 			indent "$out"
@@ -177,7 +177,7 @@ final_check() {
 	fi
 	gw_stop || return 1
 	if [ -n "$MANIFEST" ] && [ -s "$MANIFEST" ]; then
-		"$PYTHON" "$VMTESTS/check_manifest.py" -q "$MANIFEST" "$@" >"$WORK/check.stopped.txt" 2>&1 ||
+		py "$VMTESTS/check_manifest.py" -q "$MANIFEST" "$@" >"$WORK/check.stopped.txt" 2>&1 ||
 			{ indent "$WORK/check.stopped.txt"; fail "final manifest (after SIGINT) is not empty"; return 1; }
 	fi
 	return 0

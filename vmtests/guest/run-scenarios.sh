@@ -29,7 +29,6 @@ GPUWATCH=${GPUWATCH:-}
 WL_DIR=${WL_DIR:-$VMTESTS/build}
 KO_DIR=${KO_DIR:-$WL_DIR}
 RESULTS=${RESULTS:-/tmp/gpuwatch-vmtests-results}
-PYTHON=${PYTHON:-python3}
 ATTACH_TIMEOUT=${ATTACH_TIMEOUT:-60}
 SETTLE_TIMEOUT=${SETTLE_TIMEOUT:-10}
 PHASE_TIMEOUT=${PHASE_TIMEOUT:-120}
@@ -115,7 +114,7 @@ same_as_other_paths() {
 	for other in "${PASSED[@]}"; do
 		[ "${other%@*}" = "$BASE" ] && [ "$other" != "$NAME" ] || continue
 		out=$RESULTS/$NAME/same-as-${other#*@}.txt
-		if ! "$PYTHON" "$VMTESTS/hook_paths.py" same "$RESULTS/$other" "$RESULTS/$NAME" >"$out" 2>&1; then
+		if ! py "$VMTESTS/hook_paths.py" same "$RESULTS/$other" "$RESULTS/$NAME" >"$out" 2>&1; then
 			indent "$out"
 			fail "manifests differ from $other's: $(sed -n 2p "$out" | sed 's/^ *- //' | cut -c1-240)"
 			return 1

@@ -135,7 +135,7 @@ check_converted() {
 		cp "/proc/$p/maps" "$out/$1/converted.maps.$p"
 	done
 	frozen "$CG" || { echo "cgroup $CG is not frozen"; return 1; }
-	python3 - "$IMG/gpuwatch-i915-maps.json" "$W" $PID $CHILD <<'EOF' || return 1
+	py - "$IMG/gpuwatch-i915-maps.json" "$W" $PID $CHILD <<'EOF' || return 1
 import json, sys
 rec = json.load(open(sys.argv[1])); w = sys.argv[2]; pids = [int(p) for p in sys.argv[3:]]
 before = {}
@@ -183,7 +183,7 @@ check_back() {
 		grep -q TracerPid:.0 "/proc/$p/status" || { echo "process $p still traced"; return 1; }
 	done
 	snapshot after
-	python3 - "$IMG/gpuwatch-i915-maps.json" "$W" $PID $CHILD <<'EOF' || return 1
+	py - "$IMG/gpuwatch-i915-maps.json" "$W" $PID $CHILD <<'EOF' || return 1
 import json, sys
 rec = json.load(open(sys.argv[1])); w = sys.argv[2]; pids = [int(p) for p in sys.argv[3:]]
 copies = {(m["pid"], m["start"]) for m in rec["maps"] if m["mode"] == "copy"}
@@ -241,8 +241,8 @@ run_case() { # NAME: one case (common.sh's t_run), then its artefacts and leftov
 	[ -n "${CG:-}" ] && [ -e "$CG/cgroup.freeze" ] && echo 0 >"$CG/cgroup.freeze"
 	[ -n "${PID:-}" ] && kill -9 "$PID" ${CHILD:-} 2>/dev/null
 	[ -n "${GW:-}" ] && kill -INT "$GW" 2>/dev/null
-	local j # every background job of the case, not the watchdog (common.sh)
-	for j in $(jobs -p); do [ "$j" = "${WATCHDOG_PID:-}" ] || wait "$j"; done 2>/dev/null
+	local j # every background job of the case, not the watchdog nor the interpreter (common.sh)
+	for j in $(jobs -p); do [ "$j" = "${WATCHDOG_PID:-}" ] || [ "$j" = "${PYSERVE_PID:-}" ] || wait "$j"; done 2>/dev/null
 	W= PID= CHILD= GW= STANDIN= CG=
 }
 
@@ -289,7 +289,7 @@ case_copy() {
 	cat "$W/predump.err"
 	check_converted copy || return 1
 	grep -q '"mode": *"copy"' "$IMG/gpuwatch-i915-maps.json" ||
-		python3 -c "import json,sys; sys.exit(0 if any(m['mode']=='copy' for m in json.load(open('$IMG/gpuwatch-i915-maps.json'))['maps']) else 1)" ||
+		py -c "import json,sys; sys.exit(0 if any(m['mode']=='copy' for m in json.load(open('$IMG/gpuwatch-i915-maps.json'))['maps']) else 1)" ||
 		{ echo "no copy-mode map in the record (the closed handle's mapping should be one)"; return 1; }
 	grep -q 'no longer shared' "$W/predump.err" || { echo "pre-dump did not say a copy is no longer shared"; return 1; }
 	kill -9 "$STANDIN"
