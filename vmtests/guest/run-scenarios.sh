@@ -161,6 +161,10 @@ echo "kernel $(uname -r); gpuwatch: ${GPUWATCH:-none}$([ "$HAVE_GW" = 1 ] || ech
 echo "hook paths: $HOOK_PATHS (per-path scenarios), auto (check_hooks, CRIU)"
 for entry in "${SCENARIOS[@]}"; do
 	read -r BASE fn args <<<"$entry"
+	if [ -z "${ONLY:-}" ] && lane_skips "$BASE"; then
+		echo "not run in lane ${LANE:-debian12}: $BASE (scenarios.sh, lane_skips)"
+		continue
+	fi
 	variants=("$BASE")
 	if ! runs_once "$BASE"; then
 		variants=()

@@ -96,6 +96,12 @@ runs_once() {
 	esac
 }
 
+# Scenarios one lane runs (debian12), unless ONLY names them: they test the suite's own
+# checkers, not the stack (criu_i915_selfcheck runs no CRIU).
+lane_skips() {
+	[ "${LANE:-debian12}" != debian12 ] && [ "$1" = criu_i915_selfcheck ]
+}
+
 # `gpuwatch check` on the suite's kernel (Debian's 6.1: BPF trampolines, module BTF, vgem
 # loaded): every hook group on fexit; GPUWATCH_HOOKS=tracepoint forces the fallback.
 sc_check_hooks() {
