@@ -135,7 +135,7 @@ Op dec_rmfb(const IoctlRecord &r)
 {
 	uint32_t id = 0;
 	std::memcpy(&id, r.ev.in, sizeof id); // RMFB: the id; CLOSEFB: struct drm_mode_closefb
-	return RmFb{id};
+	return RmFb{id, _IOC_NR(r.ev.cmd) == 0xd0};
 }
 
 #define GW_MODE_FB_MODIFIERS (1u << 1) /* DRM_MODE_FB_MODIFIERS */
@@ -195,6 +195,46 @@ Op dec_getfb2(const IoctlRecord &r)
 	return op;
 }
 
+// MODE_SETCRTC's drm_mode_crtc is 104 bytes: the capture ends within its mode, after vrefresh
+// (the mode's flags, type and name are not captured; nor is the connector array)
+Op dec_setcrtc(const IoctlRecord &r)
+{
+	drm_mode_crtc in{};
+	std::memcpy(&in, r.ev.in, GW_IOCTL_ARG_MAX);
+	SetCrtc op{in.crtc_id, in.fb_id, in.x, in.y, in.mode_valid != 0, in.count_connectors, {}};
+	if (op.mode_valid)
+		op.mode = {in.mode.clock, in.mode.hdisplay, in.mode.vdisplay, in.mode.vrefresh};
+	return op;
+}
+static_assert(sizeof(drm_mode_crtc) == 104 &&
+		      offsetof(drm_mode_crtc, mode) + offsetof(drm_mode_modeinfo, vrefresh) + sizeof(__u32) ==
+			      GW_IOCTL_ARG_MAX,
+	      "MODE_SETCRTC: vrefresh is the last field captured");
+
+// MODE_PAGE_FLIP and its PAGE_FLIP_TARGET form (the same layout, `reserved` is the target)
+Op dec_page_flip(const IoctlRecord &r)
+{
+	auto in = load<drm_mode_crtc_page_flip>(r.ev.in);
+	return PageFlip{in.crtc_id, in.fb_id, in.flags};
+}
+
+Op dec_setplane(const IoctlRecord &r)
+{
+	auto in = load<drm_mode_set_plane>(r.ev.in);
+	return SetPlane{in.plane_id, in.crtc_id, in.fb_id, in.crtc_x, in.crtc_y, in.crtc_w,
+			in.crtc_h,   in.src_x,   in.src_y, in.src_w,  in.src_h};
+}
+
+Op dec_set_master(const IoctlRecord &)
+{
+	return Master{true};
+}
+
+Op dec_drop_master(const IoctlRecord &)
+{
+	return Master{false};
+}
+
 #define GW_CORE(name, type, fn)                                                                                        \
 	{                                                                                                              \
 		_IOC_NR(DRM_IOCTL_##name), #name, sizeof(type), fn                                                     \
@@ -218,6 +258,11 @@ constexpr IoctlDesc kCore[] = {
 	{0xd0, "MODE_CLOSEFB", 2 * sizeof(uint32_t), dec_rmfb}, // 6.8+: no older header names it
 	GW_CORE(MODE_GETFB, drm_mode_fb_cmd, dec_getfb),
 	GW_CORE(MODE_GETFB2, fb_cmd2_head, dec_getfb2),
+	{0xa2, "MODE_SETCRTC", GW_IOCTL_ARG_MAX, dec_setcrtc},
+	GW_CORE(MODE_PAGE_FLIP, drm_mode_crtc_page_flip, dec_page_flip),
+	GW_CORE(MODE_SETPLANE, drm_mode_set_plane, dec_setplane),
+	{0x1e, "SET_MASTER", 0, dec_set_master},
+	{0x1f, "DROP_MASTER", 0, dec_drop_master},
 };
 #undef GW_CORE
 
@@ -238,14 +283,11 @@ constexpr KnownIoctl kCoreKnown[] = {
 	{0x0c, "GET_CAP", true},
 	{0x10, "SET_UNIQUE", false},
 	{0x11, "AUTH_MAGIC", false},
-	{0x1e, "SET_MASTER", false},
-	{0x1f, "DROP_MASTER", false},
 	{0x3a, "WAIT_VBLANK", true},
 	{0x3b, "CRTC_GET_SEQUENCE", true},
 	{0x3c, "CRTC_QUEUE_SEQUENCE", true},
 	{0xa0, "MODE_GETRESOURCES", true},
 	{0xa1, "MODE_GETCRTC", true},
-	{0xa2, "MODE_SETCRTC", false},
 	{0xa3, "MODE_CURSOR", false},
 	{0xa4, "MODE_GETGAMMA", true},
 	{0xa5, "MODE_SETGAMMA", false},
@@ -256,11 +298,9 @@ constexpr KnownIoctl kCoreKnown[] = {
 	{0xaa, "MODE_GETPROPERTY", true},
 	{0xab, "MODE_SETPROPERTY", false},
 	{0xac, "MODE_GETPROPBLOB", true},
-	{0xb0, "MODE_PAGE_FLIP", false},
 	{0xb1, "MODE_DIRTYFB", true},
 	{0xb5, "MODE_GETPLANERESOURCES", true},
 	{0xb6, "MODE_GETPLANE", true},
-	{0xb7, "MODE_SETPLANE", false},
 	{0xb9, "MODE_OBJ_GETPROPERTIES", true},
 	{0xba, "MODE_OBJ_SETPROPERTY", false},
 	{0xbb, "MODE_CURSOR2", false},

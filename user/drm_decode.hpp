@@ -89,12 +89,38 @@ struct AddFb {
 };
 struct RmFb { // MODE_RMFB, MODE_CLOSEFB
 	uint32_t fb_id = 0;
+	bool close = false; // CLOSEFB: planes showing the framebuffer go on showing it
 };
 // MODE_GETFB / MODE_GETFB2: a new handle on each buffer of framebuffer fb_id (none when the
 // caller may not have them: not master, no CAP_SYS_ADMIN)
 struct GetFb {
 	uint32_t fb_id = 0;
 	std::vector<uint32_t> handles; // distinct, nonzero, in plane order
+};
+// MODE_SETCRTC: CRTC crtc_id shows framebuffer fb_id at (x, y) in the mode given, on
+// `connectors` connectors (the array is not captured); no mode: the CRTC is switched off
+struct ModeSummary {
+	uint32_t clock = 0;
+	uint16_t hdisplay = 0, vdisplay = 0;
+	uint32_t vrefresh = 0;
+};
+struct SetCrtc {
+	uint32_t crtc_id = 0, fb_id = 0, x = 0, y = 0;
+	bool mode_valid = false;
+	uint32_t connectors = 0;
+	ModeSummary mode;
+};
+struct PageFlip { // MODE_PAGE_FLIP: CRTC crtc_id shows fb_id from the next vblank on
+	uint32_t crtc_id = 0, fb_id = 0, flags = 0;
+};
+struct SetPlane { // MODE_SETPLANE; fb_id 0 switches the plane off
+	uint32_t plane_id = 0, crtc_id = 0, fb_id = 0;
+	int32_t crtc_x = 0, crtc_y = 0;
+	uint32_t crtc_w = 0, crtc_h = 0;
+	uint32_t src_x = 0, src_y = 0, src_w = 0, src_h = 0; // 16.16 fixed point
+};
+struct Master { // SET_MASTER (true) and DROP_MASTER (false) that succeeded
+	bool set = false;
 };
 
 // --- i915 (driver-private numbers; see drm_decode_i915.cpp) ----------------------------------
@@ -256,11 +282,11 @@ struct Malformed {
 
 using Op = std::variant<Ignored, Undecoded, Malformed, CreateDumb, MapDumb, DestroyDumb, GemClose, GemFlink, GemOpen,
 			PrimeExport, PrimeImport, SyncobjCreate, SyncobjDestroy, SyncobjExportSyncFile, SetClientCap,
-			AddFb, RmFb, GetFb, I915GemCreate, I915MmapOffset, I915MmapLegacy, I915Userptr, I915SetTiling,
-			I915SetCaching, I915ContextCreate, I915ContextDestroy, I915ContextSetParam, I915ContextVmId,
-			I915VmCreate, I915VmDestroy, I915PerfOpen, I915ExecFence, XeGemCreate, XeMmapOffset, XeVmCreate,
-			XeVmDestroy, XeExecQueueCreate, XeExecQueueDestroy, XeVmBind, VirtioResourceCreate,
-			VirtioTransferToHost>;
+			AddFb, RmFb, GetFb, SetCrtc, PageFlip, SetPlane, Master, I915GemCreate, I915MmapOffset,
+			I915MmapLegacy, I915Userptr, I915SetTiling, I915SetCaching, I915ContextCreate,
+			I915ContextDestroy, I915ContextSetParam, I915ContextVmId, I915VmCreate, I915VmDestroy,
+			I915PerfOpen, I915ExecFence, XeGemCreate, XeMmapOffset, XeVmCreate, XeVmDestroy,
+			XeExecQueueCreate, XeExecQueueDestroy, XeVmBind, VirtioResourceCreate, VirtioTransferToHost>;
 
 // What an ioctl's record carries: the record, and the user memory its argument pointed to
 // (GW_EV_IOCTL_EXT, captured for the ioctls that have any; nullptr otherwise).

@@ -215,7 +215,14 @@ void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o)
 			   },
 			   [&](const AddFb &x) { op(f, x); },
 			   [&](const GetFb &x) { op(f, x); },
-			   [&](const RmFb &x) { changed = f.framebuffers.erase(x.fb_id) > 0 || changed; },
+			   [&](const RmFb &x) { op(f, x); },
+			   [&](const SetCrtc &x) { op(f, x); },
+			   [&](const PageFlip &x) { op(f, x); },
+			   [&](const SetPlane &x) { op(f, x); },
+			   [&](const Master &x) {
+				   f.master = x.set;
+				   changed = true;
+			   },
 			   [&](const SetClientCap &x) {
 				   f.caps[x.capability] = static_cast<uint32_t>(x.value);
 				   changed = true;
@@ -226,6 +233,53 @@ void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o)
 			   [&](const auto &) {},      // driver operations: apply_intel, apply_virtio_gpu
 		   },
 		   o);
+}
+
+// MODE_RMFB: the kernel switches off the CRTCs and planes that showed the framebuffer (any
+// file's); CLOSEFB leaves them showing it.
+void ModelOps::op(DrmFile &f, const drm::RmFb &x)
+{
+	changed = f.framebuffers.erase(x.fb_id) > 0 || changed;
+	if (x.close)
+		return;
+	for (auto &[id, c] : f.crtcs)
+		if (c.fb == x.fb_id) {
+			c.fb = 0;
+			c.mode.reset(); // off: a configured CRTC keeps its place, a flipped-only one too
+			changed = true;
+		}
+	changed = std::erase_if(f.planes, [&](const auto &p) { return p.second.fb == x.fb_id; }) > 0 || changed;
+}
+
+// MODE_SETCRTC: the CRTC's whole configuration (fb_id 0 without a mode switches it off)
+void ModelOps::op(DrmFile &f, const drm::SetCrtc &x)
+{
+	manifest::DisplayCrtc c{x.crtc_id, x.mode_valid ? x.fb_id : 0, true, x.x, x.y, x.connectors, std::nullopt};
+	if (x.mode_valid)
+		c.mode = manifest::DisplayMode{x.mode.clock, x.mode.hdisplay, x.mode.vdisplay, x.mode.vrefresh};
+	f.crtcs[x.crtc_id] = c;
+	changed = true;
+}
+
+// MODE_PAGE_FLIP: the CRTC shows another framebuffer; its mode and place stay
+void ModelOps::op(DrmFile &f, const drm::PageFlip &x)
+{
+	manifest::DisplayCrtc &c = f.crtcs[x.crtc_id];
+	c.crtc = x.crtc_id;
+	c.fb = x.fb_id;
+	changed = true;
+}
+
+// MODE_SETPLANE: fb_id 0 switches the plane off (it is no longer the file's)
+void ModelOps::op(DrmFile &f, const drm::SetPlane &x)
+{
+	if (!x.fb_id) {
+		changed = f.planes.erase(x.plane_id) > 0 || changed;
+		return;
+	}
+	f.planes[x.plane_id] = {x.plane_id, x.crtc_id, x.fb_id, x.crtc_x, x.crtc_y, x.crtc_w,
+				x.crtc_h,   x.src_x,   x.src_y, x.src_w,  x.src_h};
+	changed = true;
 }
 
 // MODE_ADDFB(2): the framebuffer holds the objects of the handles it was made from.

@@ -118,6 +118,11 @@ manifest::Manifest Model::manifest() const
 			}
 			fj.framebuffers.push_back(std::move(b));
 		}
+		for (const auto &[id, c] : f->crtcs)
+			fj.display.crtcs.push_back(c);
+		for (const auto &[id, p] : f->planes)
+			fj.display.planes.push_back(p);
+		fj.display.master = f->master;
 		// driver state, present for the drivers that have it
 		if (!f->contexts.empty() || f->driver == "i915") {
 			fj.contexts.emplace();

@@ -95,6 +95,10 @@ struct ModelOps {
 	void apply_op(Process &p, DrmFile &f, const drm::Op &op);
 	void op(DrmFile &f, const drm::GemOpen &x);
 	void op(DrmFile &f, const drm::AddFb &x);
+	void op(DrmFile &f, const drm::RmFb &x);
+	void op(DrmFile &f, const drm::SetCrtc &x);
+	void op(DrmFile &f, const drm::PageFlip &x);
+	void op(DrmFile &f, const drm::SetPlane &x);
 	void op(DrmFile &f, const drm::GetFb &x);
 	void op(Process &p, DrmFile &f, const drm::PrimeExport &x);
 	void op(Process &p, DrmFile &f, const drm::PrimeImport &x);

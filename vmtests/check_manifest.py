@@ -6,7 +6,8 @@ usage: check_manifest.py MANIFEST [TRUTH.json ...] [--absent TRUTH.json ...] [--
 
 Checked: schema and lost_events; "complete" (auto: false iff a truth file has unknown handles
 or ran ioctls gpuwatch does not decode); the undecoded ioctls of each file, by name; its
-framebuffers (id, size, the handles they were made from);
+framebuffers (id, size, the handles they were made from); the CRTCs it set (its "display":
+CRTC, framebuffer shown, the mode's size, the number of connectors);
 the same processes (pid, comm); per process the same fds (DRM file or dma-buf, cloexec) and
 mappings (start, length, prot, shared, file, offset, handle); the same files (path, rdev,
 driver, flags, handles with size and origin). Manifest file ids are arbitrary: a bijection
@@ -214,6 +215,12 @@ class Checker:
               for b in g.get("framebuffers", [])}
         if wf != gf:
             self.diff(f"{where}: framebuffers (id: width, height, handles) {gf!r}, expected {wf!r}")
+        wc = {c["crtc"]: (c["fb"], c["hdisplay"], c["vdisplay"], c["connectors"]) for c in w.get("crtcs", [])}
+        gc = {c.get("crtc"): (c.get("fb"), (c.get("mode") or {}).get("hdisplay"), (c.get("mode") or {}).get("vdisplay"),
+                              c.get("connectors"))
+              for c in (g.get("display") or {}).get("crtcs", [])}
+        if wc != gc:
+            self.diff(f"{where}: display CRTCs (crtc: fb, hdisplay, vdisplay, connectors) {gc!r}, expected {wc!r}")
         known = w.get("handles_known", True)
         if g.get("handles_known", True) is not known:
             self.diff(f"{where}: handles_known {g.get('handles_known', True)!r}, expected {known}")

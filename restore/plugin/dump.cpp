@@ -238,20 +238,20 @@ int dump_drm_file(int lfd, uint32_t id)
 		img.kms = kms_state_of(*mf, lfd, &img.degraded);
 	else if (mf && !mf->framebuffers.empty())
 		img.degraded.push_back("its framebuffers are not recreated: its handles were probed");
-	std::string shown; // what the dump read back of the display configuration
-	for (const KmsCrtc &c : img.kms.crtcs)
-		shown += (shown.empty() ? "" : ", ") +
-			 ("CRTC " + std::to_string(c.crtc_id) + " showing framebuffer " + std::to_string(c.fb_id));
-	if (mf)
+	if (mf) {
 		for (const std::string &name : mf->undecoded_ioctls)
-			img.degraded.push_back(
-				name +
-				" succeeded on this file and gpuwatch does not decode it: the state it made is not "
-				"restored" +
-				// both change only which framebuffer a CRTC shows, which the dump read back
-				((name == "MODE_SETCRTC" || name == "MODE_PAGE_FLIP") && !shown.empty()
-					 ? ", except the configuration the dump read back (" + shown + "), set again"
-					 : ""));
+			img.degraded.push_back(name +
+					       " succeeded on this file and gpuwatch does not decode it: the state it "
+					       "made is not restored");
+		// The CRTCs that show the file's framebuffers come back from the read-back (kms_state_of);
+		// one the file switched off is not switched off again.
+		for (const mf::DisplayCrtc &c : mf->display.crtcs)
+			if (c.configured && !c.mode)
+				img.degraded.push_back(
+					"CRTC " + std::to_string(c.crtc) +
+					" was switched off by this file (MODE_SETCRTC): it is not switched off "
+					"again at restore");
+	}
 	// Completions (page flip, vblank, CRTC sequence) the kernel queued on the file and the task
 	// had not read yet. poll() does not consume them; nothing can read them without doing so,
 	// and a restored file starts with an empty queue.
@@ -278,8 +278,12 @@ int dump_drm_file(int lfd, uint32_t id)
 
 	write_image(file_image_name(id), to_json(img, s.device_indexer()).dump(1));
 	write_vmas_image(s, false);
-	log_info("dumped %s: %s, %zu handles, %s", who.c_str(), img.device.driver.c_str(), img.handles.size(),
-		 img.source == "manifest" ? "from the manifest" : "probed (degraded)");
+	std::string shown; // the display configuration read back, set again at restore
+	for (const KmsCrtc &c : img.kms.crtcs)
+		shown += (shown.empty() ? "; read back: " : ", ") +
+			 ("CRTC " + std::to_string(c.crtc_id) + " showing framebuffer " + std::to_string(c.fb_id));
+	log_info("dumped %s: %s, %zu handles, %s%s", who.c_str(), img.device.driver.c_str(), img.handles.size(),
+		 img.source == "manifest" ? "from the manifest" : "probed (degraded)", shown.c_str());
 	for (const std::string &d : img.degraded)
 		log_warn("%s: %s", who.c_str(), d.c_str());
 	return 0;

@@ -136,9 +136,10 @@ TEST(DrmDecode, NamesAndTables)
 	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_I915_GEM_CREATE), "vgem ioctl 0x1b");
 	EXPECT_EQ(ioctl_name("", DRM_IOCTL_I915_GEM_CREATE), "driver ioctl 0x1b");
 	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_MODE_SETCRTC), "MODE_SETCRTC");
+	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_MODE_SETGAMMA), "MODE_SETGAMMA");
 	EXPECT_EQ(ioctl_name("i915", DRM_IOCTL_I915_GEM_MADVISE), "GEM_MADVISE");
 	EXPECT_EQ(ioctl_name("vgem", _IO('d', 0xfe)), "DRM ioctl 0xfe");
-	EXPECT_EQ(core_ioctls().size(), 18u);
+	EXPECT_EQ(core_ioctls().size(), 23u);
 	for (const auto &d : core_ioctls())
 		EXPECT_FALSE(is_driver_nr(d.nr)) << d.name;
 	for (const char *drv : {"i915", "xe", "virtio_gpu"})
@@ -157,12 +158,16 @@ TEST(DrmDecode, NamesAndTables)
 TEST(DrmDecode, EveryNumberIsDecodedQuietOrNoted)
 {
 	EXPECT_TRUE(is_decoded("", _IOC_NR(DRM_IOCTL_MODE_CREATE_DUMB)));
+	for (uint32_t cmd :
+	     std::initializer_list<uint32_t>{DRM_IOCTL_MODE_SETCRTC, DRM_IOCTL_MODE_PAGE_FLIP, DRM_IOCTL_MODE_SETPLANE,
+					     DRM_IOCTL_SET_MASTER, DRM_IOCTL_DROP_MASTER})
+		EXPECT_TRUE(is_decoded("", _IOC_NR(cmd))) << ioctl_name("", cmd);
 	EXPECT_TRUE(is_quiet("", _IOC_NR(DRM_IOCTL_VERSION)));
 	EXPECT_TRUE(is_quiet("", _IOC_NR(DRM_IOCTL_MODE_GETRESOURCES)));
 	EXPECT_TRUE(is_quiet("", _IOC_NR(DRM_IOCTL_WAIT_VBLANK)));
 	for (uint32_t cmd :
-	     std::initializer_list<uint32_t>{DRM_IOCTL_MODE_PAGE_FLIP, DRM_IOCTL_MODE_SETPLANE, DRM_IOCTL_MODE_CURSOR,
-					     DRM_IOCTL_MODE_SETCRTC, DRM_IOCTL_MODE_ATOMIC, DRM_IOCTL_SET_MASTER,
+	     std::initializer_list<uint32_t>{DRM_IOCTL_MODE_SETGAMMA, DRM_IOCTL_MODE_CURSOR, DRM_IOCTL_MODE_ATOMIC,
+					     DRM_IOCTL_MODE_CREATEPROPBLOB, DRM_IOCTL_MODE_OBJ_SETPROPERTY,
 					     DRM_IOCTL_MODE_CREATE_LEASE, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE}) {
 		EXPECT_FALSE(is_decoded("", _IOC_NR(cmd))) << ioctl_name("", cmd);
 		EXPECT_FALSE(is_quiet("", _IOC_NR(cmd))) << ioctl_name("", cmd);
@@ -258,14 +263,79 @@ TEST(DrmDecode, AddFb2WithModifiers)
 	EXPECT_EQ(std::get<RmFb>(op).fb_id, 40u);
 }
 
+// The display configuration: SETCRTC (captured up to the mode's vrefresh), PAGE_FLIP,
+// SETPLANE, SET/DROP_MASTER; RMFB and CLOSEFB told apart.
+TEST(DrmDecode, DisplayConfiguration)
+{
+	drm_mode_crtc crtc{};
+	crtc.set_connectors_ptr = 0x1000;
+	crtc.count_connectors = 1;
+	crtc.crtc_id = 35;
+	crtc.fb_id = 41;
+	crtc.x = 8;
+	crtc.y = 16;
+	crtc.mode_valid = 1;
+	crtc.mode.clock = 65000;
+	crtc.mode.hdisplay = 1024;
+	crtc.mode.vdisplay = 768;
+	crtc.mode.vrefresh = 60;
+	Op op = decode_ioctl("virtio_gpu",
+			     gwtest::ioctl_head_rec(1, 3, 1, DRM_IOCTL_MODE_SETCRTC, crtc, crtc, GW_DRV_OTHER));
+	ASSERT_TRUE(std::holds_alternative<SetCrtc>(op)) << op.index();
+	const SetCrtc &sc = std::get<SetCrtc>(op);
+	EXPECT_EQ(sc.crtc_id, 35u);
+	EXPECT_EQ(sc.fb_id, 41u);
+	EXPECT_EQ(sc.x, 8u);
+	EXPECT_EQ(sc.y, 16u);
+	EXPECT_TRUE(sc.mode_valid);
+	EXPECT_EQ(sc.connectors, 1u);
+	EXPECT_EQ(sc.mode.clock, 65000u);
+	EXPECT_EQ(sc.mode.hdisplay, 1024u);
+	EXPECT_EQ(sc.mode.vdisplay, 768u);
+	EXPECT_EQ(sc.mode.vrefresh, 60u);
+
+	drm_mode_crtc_page_flip flip{35, 42, DRM_MODE_PAGE_FLIP_EVENT, 0, 7};
+	op = decode_ioctl("virtio_gpu", ioctl_rec(1, 3, 1, DRM_IOCTL_MODE_PAGE_FLIP, flip, flip));
+	ASSERT_TRUE(std::holds_alternative<PageFlip>(op));
+	EXPECT_EQ(std::get<PageFlip>(op).crtc_id, 35u);
+	EXPECT_EQ(std::get<PageFlip>(op).fb_id, 42u);
+
+	drm_mode_set_plane plane{33, 35, 41, 0, -10, 20, 64, 64, 0, 0, 64 << 16, 64 << 16};
+	op = decode_ioctl("virtio_gpu", ioctl_rec(1, 3, 1, DRM_IOCTL_MODE_SETPLANE, plane, plane));
+	ASSERT_TRUE(std::holds_alternative<SetPlane>(op));
+	EXPECT_EQ(std::get<SetPlane>(op).plane_id, 33u);
+	EXPECT_EQ(std::get<SetPlane>(op).crtc_x, -10);
+	EXPECT_EQ(std::get<SetPlane>(op).src_h, 64u << 16);
+
+	auto master = gw::abi::make_record<gw_ev_ioctl>(1);
+	master.file = 1;
+	master.fd = 3;
+	master.cmd = DRM_IOCTL_SET_MASTER;
+	op = decode_ioctl("bochs-drm", master);
+	ASSERT_TRUE(std::holds_alternative<Master>(op));
+	EXPECT_TRUE(std::get<Master>(op).set);
+	master.cmd = DRM_IOCTL_DROP_MASTER;
+	EXPECT_FALSE(std::get<Master>(decode_ioctl("bochs-drm", master)).set);
+
+	uint32_t id = 41;
+	EXPECT_FALSE(std::get<RmFb>(decode_ioctl("bochs-drm", ioctl_rec(1, 3, 1, DRM_IOCTL_MODE_RMFB, id, id))).close);
+	struct {
+		uint32_t fb_id, pad;
+	} closefb{41, 0};
+	Op c = decode_ioctl("bochs-drm", ioctl_rec(1, 3, 1, _IOWR('d', 0xd0, decltype(closefb)), closefb, closefb));
+	ASSERT_TRUE(std::holds_alternative<RmFb>(c));
+	EXPECT_TRUE(std::get<RmFb>(c).close);
+	EXPECT_EQ(std::get<RmFb>(c).fb_id, 41u);
+}
+
 TEST(DrmDecode, UndecodedRecordNamesTheIoctl)
 {
-	Op op = decode_ioctl("vgem", gwtest::undecoded_rec(1, 3, 1, DRM_IOCTL_MODE_SETCRTC));
+	Op op = decode_ioctl("vgem", gwtest::undecoded_rec(1, 3, 1, DRM_IOCTL_MODE_SETGAMMA));
 	ASSERT_TRUE(std::holds_alternative<Undecoded>(op));
-	EXPECT_EQ(std::get<Undecoded>(op).name, "MODE_SETCRTC");
+	EXPECT_EQ(std::get<Undecoded>(op).name, "MODE_SETGAMMA");
 	op = decode_ioctl("vgem", gwtest::undecoded_rec(1, 3, 1, _IOW('d', 0x41, uint64_t)));
 	EXPECT_EQ(std::get<Undecoded>(op).name, "vgem ioctl 0x01");
-	auto bad = gwtest::undecoded_rec(1, 3, 1, DRM_IOCTL_MODE_SETCRTC);
+	auto bad = gwtest::undecoded_rec(1, 3, 1, DRM_IOCTL_MODE_SETGAMMA);
 	bad.arg_size = 8; // an undecoded record never carries its argument
 	EXPECT_TRUE(std::holds_alternative<Malformed>(decode_ioctl("vgem", bad)));
 }

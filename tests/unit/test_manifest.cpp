@@ -255,7 +255,7 @@ TEST(Manifest, SummaryOfAnIncompleteManifest)
 	EXPECT_NE(s.find("(handles before tracing unknown)"), std::string::npos) << s;
 }
 
-// show names a file's framebuffers and the ioctls it did not decode
+// show names a file's framebuffers, its display configuration and the ioctls it did not decode
 TEST(Manifest, SummaryShowsFramebuffersAndUndecodedIoctls)
 {
 	World w;
@@ -263,10 +263,21 @@ TEST(Manifest, SummaryShowsFramebuffersAndUndecodedIoctls)
 	w.open(100, 3, kCard);
 	w.create_dumb(100, kCard, 1, 64, 64);
 	w.apply(addfb_rec(100, 3, kCard, 1, 64, 64, 41));
-	w.apply(undecoded_rec(100, 3, kCard, DRM_IOCTL_MODE_SETCRTC));
+	w.apply(undecoded_rec(100, 3, kCard, DRM_IOCTL_MODE_SETGAMMA));
+	drm_mode_crtc crtc{};
+	crtc.count_connectors = 1;
+	crtc.crtc_id = 35;
+	crtc.fb_id = 41;
+	crtc.mode_valid = 1;
+	crtc.mode.hdisplay = 64;
+	crtc.mode.vdisplay = 64;
+	crtc.mode.vrefresh = 60;
+	w.apply(ioctl_head_rec(100, 3, kCard, DRM_IOCTL_MODE_SETCRTC, crtc, crtc, GW_DRV_OTHER));
 	std::string s = gw::manifest::format_summary(w.m.manifest());
 	EXPECT_NE(s.find("  framebuffer 41: 64x64 bpp 32 depth 24 on handle 1\n"), std::string::npos) << s;
-	EXPECT_NE(s.find("  not decoded (what they made is unknown): MODE_SETCRTC\n"), std::string::npos) << s;
+	EXPECT_NE(s.find("  CRTC 35: shows framebuffer 41, 64x64@60 at 0,0 on 1 connector(s)\n"), std::string::npos)
+		<< s;
+	EXPECT_NE(s.find("  not decoded (what they made is unknown): MODE_SETGAMMA\n"), std::string::npos) << s;
 }
 
 } // namespace

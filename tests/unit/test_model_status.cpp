@@ -143,23 +143,24 @@ TEST(ModelStatus, UndecodedIoctlMakesTheFileIncomplete)
 	w.create_dumb(100, kCard, 1);
 	EXPECT_EQ(w.manifest()["complete"], true);
 	uint64_t gen = w.m.generation();
-	EXPECT_EQ(w.apply(undecoded_rec(100, 3, kCard, DRM_IOCTL_MODE_SETCRTC)), ApplyStatus::ok);
+	EXPECT_EQ(w.apply(undecoded_rec(100, 3, kCard, DRM_IOCTL_MODE_SETGAMMA)), ApplyStatus::ok);
 	EXPECT_GT(w.m.generation(), gen);
 	gen = w.m.generation();
-	EXPECT_EQ(w.apply(undecoded_rec(100, 3, kCard, DRM_IOCTL_MODE_SETCRTC)), ApplyStatus::ok);
+	EXPECT_EQ(w.apply(undecoded_rec(100, 3, kCard, DRM_IOCTL_MODE_SETGAMMA)), ApplyStatus::ok);
 	EXPECT_EQ(w.m.generation(), gen); // nothing new
 	EXPECT_EQ(w.apply(undecoded_rec(100, 3, kCard, _IOW('d', 0x41, uint64_t))), ApplyStatus::ok);
 	auto m = w.manifest();
 	EXPECT_EQ(m["complete"], false);
-	EXPECT_EQ(m["incomplete_reasons"],
-		  nlohmann::json::array({"file 1 (/dev/dri/card0): MODE_SETCRTC succeeded and gpuwatch does not decode "
-					 "it: the state it made is unknown",
-					 "file 1 (/dev/dri/card0): vgem ioctl 0x01 succeeded and gpuwatch does not "
-					 "decode it: the state it made is unknown"}));
-	EXPECT_EQ(m["files"][0]["undecoded_ioctls"], nlohmann::json::array({"MODE_SETCRTC", "vgem ioctl 0x01"}));
+	EXPECT_EQ(
+		m["incomplete_reasons"],
+		nlohmann::json::array({"file 1 (/dev/dri/card0): MODE_SETGAMMA succeeded and gpuwatch does not decode "
+				       "it: the state it made is unknown",
+				       "file 1 (/dev/dri/card0): vgem ioctl 0x01 succeeded and gpuwatch does not "
+				       "decode it: the state it made is unknown"}));
+	EXPECT_EQ(m["files"][0]["undecoded_ioctls"], nlohmann::json::array({"MODE_SETGAMMA", "vgem ioctl 0x01"}));
 	EXPECT_EQ(m["files"][0]["handles"].size(), 1u); // the handles it knows stay listed
 	auto back = gw::manifest::from_json(m);
-	EXPECT_EQ(back.files.at(0).undecoded_ioctls, (std::vector<std::string>{"MODE_SETCRTC", "vgem ioctl 0x01"}));
+	EXPECT_EQ(back.files.at(0).undecoded_ioctls, (std::vector<std::string>{"MODE_SETGAMMA", "vgem ioctl 0x01"}));
 }
 
 // A framebuffer made by a followed file is listed with its handle and buffer; GETFB's new
@@ -193,6 +194,87 @@ TEST(ModelStatus, FramebufferAndGetFbShareTheBuffer)
 	EXPECT_EQ(m["files"][0]["handles"].size(), 2u);
 	auto back = gw::manifest::from_json(w.manifest());
 	EXPECT_TRUE(back.files.at(0).framebuffers.empty());
+}
+
+// The display configuration the file set: SETCRTC, a page flip, an overlay plane, master;
+// RMFB switches off what showed the framebuffer; written and read back unchanged; the
+// manifest stays complete (these ioctls are decoded).
+TEST(ModelStatus, DisplayConfigurationTheFileSet)
+{
+	World w;
+	w.proc(100);
+	w.open(100, 3, kCard);
+	w.create_dumb(100, kCard, 1, 64, 64);
+	w.create_dumb(100, kCard, 2, 64, 64);
+	ASSERT_EQ(w.apply(addfb_rec(100, 3, kCard, 1, 64, 64, 41)), ApplyStatus::ok);
+	ASSERT_EQ(w.apply(addfb_rec(100, 3, kCard, 2, 64, 64, 42)), ApplyStatus::ok);
+	auto master = gw::abi::make_record<gw_ev_ioctl>(100);
+	master.file = kCard;
+	master.fd = 3;
+	master.cmd = DRM_IOCTL_SET_MASTER;
+	ASSERT_EQ(w.apply(master), ApplyStatus::ok);
+	drm_mode_crtc crtc{};
+	crtc.count_connectors = 1;
+	crtc.crtc_id = 35;
+	crtc.fb_id = 41;
+	crtc.mode_valid = 1;
+	crtc.mode.hdisplay = 64;
+	crtc.mode.vdisplay = 64;
+	crtc.mode.vrefresh = 60;
+	crtc.mode.clock = 300;
+	ASSERT_EQ(w.apply(ioctl_head_rec(100, 3, kCard, DRM_IOCTL_MODE_SETCRTC, crtc, crtc, GW_DRV_OTHER)),
+		  ApplyStatus::ok);
+	drm_mode_crtc_page_flip flip{36, 42, 0, 0, 0}; // a CRTC it never set: only the flip is known
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_PAGE_FLIP, flip, flip)), ApplyStatus::ok);
+	drm_mode_set_plane plane{33, 35, 42, 0, -8, 8, 32, 32, 0, 0, 32 << 16, 32 << 16};
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_SETPLANE, plane, plane)), ApplyStatus::ok);
+	auto m = w.manifest();
+	EXPECT_EQ(m["complete"], true) << m.dump();
+	auto d = m["files"][0]["display"];
+	EXPECT_EQ(d["master"], true);
+	ASSERT_EQ(d["crtcs"].size(), 2u) << d.dump();
+	EXPECT_EQ(d["crtcs"][0],
+		  (nlohmann::json{{"crtc", 35},
+				  {"fb", 41},
+				  {"configured", true},
+				  {"x", 0},
+				  {"y", 0},
+				  {"connectors", 1},
+				  {"mode", {{"clock", 300}, {"hdisplay", 64}, {"vdisplay", 64}, {"vrefresh", 60}}}}));
+	EXPECT_EQ(d["crtcs"][1], (nlohmann::json{{"crtc", 36}, {"fb", 42}, {"configured", false}}));
+	ASSERT_EQ(d["planes"].size(), 1u);
+	EXPECT_EQ(d["planes"][0]["crtc_rect"], nlohmann::json::array({-8, 8, 32, 32}));
+	auto back = gw::manifest::from_json(m);
+	EXPECT_EQ(gw::manifest::to_json(back)["files"][0]["display"], d);
+
+	// RMFB of 42: CRTC 36 and plane 33 no longer show it; CRTC 35 still shows 41
+	uint32_t id = 42;
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_RMFB, id, id)), ApplyStatus::ok);
+	d = w.manifest()["files"][0]["display"];
+	EXPECT_EQ(d["crtcs"][0]["fb"], 41);
+	EXPECT_EQ(d["crtcs"][1]["fb"], 0);
+	EXPECT_TRUE(d["planes"].empty());
+	// SETCRTC without a mode switches 35 off; DROP_MASTER
+	crtc.mode_valid = 0;
+	crtc.fb_id = 0;
+	ASSERT_EQ(w.apply(ioctl_head_rec(100, 3, kCard, DRM_IOCTL_MODE_SETCRTC, crtc, crtc, GW_DRV_OTHER)),
+		  ApplyStatus::ok);
+	master.cmd = DRM_IOCTL_DROP_MASTER;
+	ASSERT_EQ(w.apply(master), ApplyStatus::ok);
+	d = w.manifest()["files"][0]["display"];
+	EXPECT_EQ(d["crtcs"][0]["mode"], nullptr);
+	EXPECT_EQ(d["crtcs"][0]["fb"], 0);
+	EXPECT_EQ(d["master"], false);
+	// the reader refuses a malformed display section, naming the field
+	auto bad = w.manifest();
+	bad["files"][0]["display"]["planes"] = {
+		{{"plane", 1}, {"crtc", 2}, {"fb", 3}, {"crtc_rect", {1, 2, 3}}, {"src_rect", {0, 0, 0, 0}}}};
+	try {
+		gw::manifest::from_json(bad);
+		ADD_FAILURE() << "a 3-element crtc_rect was accepted";
+	} catch (const std::exception &e) {
+		EXPECT_NE(std::string(e.what()).find("display.planes[0].crtc_rect"), std::string::npos) << e.what();
+	}
 }
 
 // GETFB of a framebuffer no followed file made: a handle of its own (size unknown), listed

@@ -4,8 +4,10 @@
 #include "manifest.hpp"
 #include "json_reader.hpp"
 
+#include <array>
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <cstdio>
 #include <fcntl.h>
@@ -135,6 +137,57 @@ Vm read_vm(const Obj &o)
 	return vm;
 }
 
+// [x, y, w, h]: x and y signed when `signed_xy` (a plane's place on its CRTC), all 32-bit
+std::array<int64_t, 4> read_rect(const Obj &o, const char *key, bool signed_xy)
+{
+	const json &v = o.need(key);
+	if (!v.is_array() || v.size() != 4)
+		o.fail(key, "is not [x, y, w, h]");
+	std::array<int64_t, 4> r{};
+	for (std::size_t i = 0; i < 4; ++i) {
+		bool is_signed = signed_xy && i < 2;
+		if (!v[i].is_number_integer() || (!is_signed && !is_unsigned(v[i])))
+			o.fail(key, "is not [x, y, w, h] of integers");
+		int64_t n =
+			v[i].is_number_unsigned() && v[i].get<uint64_t>() > INT64_MAX ? INT64_MAX : v[i].get<int64_t>();
+		if (is_signed ? (n < INT32_MIN || n > INT32_MAX) : n > UINT32_MAX)
+			o.fail(key, "is out of range");
+		r[i] = n;
+	}
+	return r;
+}
+
+Display read_display(const Obj &o)
+{
+	Display d;
+	if (o.maybe("master"))
+		d.master = o.req_bool("master");
+	o.each(o.req_array("crtcs"), "crtcs", [&](const Obj &c) {
+		DisplayCrtc dc;
+		dc.crtc = c.req_u32("crtc");
+		dc.fb = c.req_u32("fb");
+		dc.configured = c.req_bool("configured");
+		if (dc.configured) {
+			dc.x = c.req_u32("x");
+			dc.y = c.req_u32("y");
+			dc.connectors = c.req_u32("connectors");
+			if (std::optional<Obj> m = c.opt_object_at("mode"))
+				dc.mode = DisplayMode{m->req_u32("clock"), m->req_u32("hdisplay"),
+						      m->req_u32("vdisplay"), m->req_u32("vrefresh")};
+		}
+		d.crtcs.push_back(dc);
+	});
+	o.each(o.req_array("planes"), "planes", [&](const Obj &p) {
+		auto at = read_rect(p, "crtc_rect", true), src = read_rect(p, "src_rect", false);
+		d.planes.push_back({p.req_u32("plane"), p.req_u32("crtc"), p.req_u32("fb"), static_cast<int32_t>(at[0]),
+				    static_cast<int32_t>(at[1]), static_cast<uint32_t>(at[2]),
+				    static_cast<uint32_t>(at[3]), static_cast<uint32_t>(src[0]),
+				    static_cast<uint32_t>(src[1]), static_cast<uint32_t>(src[2]),
+				    static_cast<uint32_t>(src[3])});
+	});
+	return d;
+}
+
 ExecQueue read_queue(const Obj &o)
 {
 	ExecQueue q;
@@ -201,6 +254,8 @@ File read_file_entry(const Obj &o, std::set<uint64_t> &ids)
 			});
 			f.framebuffers.push_back(std::move(fb));
 		});
+	if (std::optional<Obj> d = o.opt_object_at("display"))
+		f.display = read_display(*d);
 	if (const json *l = o.opt_array("contexts")) {
 		f.contexts.emplace();
 		o.each(*l, "contexts", [&](const Obj &c) { f.contexts->push_back(read_context(c)); });

@@ -110,6 +110,31 @@ struct Framebuffer {
 	std::vector<FramebufferPlane> planes;
 };
 
+// The display configuration a file set (decoded KMS calls), as far as it still holds: what
+// the file's later calls, or the removal of its framebuffers, changed is applied.
+struct DisplayMode { // the captured part of a drm_mode_modeinfo
+	uint32_t clock = 0, hdisplay = 0, vdisplay = 0, vrefresh = 0;
+};
+struct DisplayCrtc {
+	uint64_t crtc = 0;
+	uint64_t fb = 0;         // shown (0: none)
+	bool configured = false; // MODE_SETCRTC seen; false: only page flips (x, y, mode unknown)
+	uint32_t x = 0, y = 0, connectors = 0;
+	std::optional<DisplayMode> mode; // configured: none when the CRTC was switched off
+};
+struct DisplayPlane { // MODE_SETPLANE
+	uint64_t plane = 0, crtc = 0, fb = 0;
+	int32_t crtc_x = 0, crtc_y = 0;
+	uint32_t crtc_w = 0, crtc_h = 0;
+	uint32_t src_x = 0, src_y = 0, src_w = 0, src_h = 0; // 16.16 fixed point
+};
+struct Display {
+	std::optional<bool> master;       // the last SET_MASTER (true) or DROP_MASTER (false) seen
+	std::vector<DisplayCrtc> crtcs;   // by id
+	std::vector<DisplayPlane> planes; // by id
+	bool empty() const { return !master && crtcs.empty() && planes.empty(); }
+};
+
 // An i915 context parameter as recorded: a number, raw bytes, or an engine map.
 struct ContextParam {
 	std::string name;                           // "priority", "engines", ...
@@ -176,6 +201,7 @@ struct File {
 	// sorted): whatever state they made is unknown, and the manifest is not complete
 	std::vector<std::string> undecoded_ioctls;
 	std::vector<Framebuffer> framebuffers; // by id
+	Display display;                       // "display", written when not empty
 	// driver state: present (possibly empty) for the drivers that have it
 	std::optional<std::vector<Context>> contexts;
 	std::optional<std::vector<Vm>> vms;

@@ -120,6 +120,26 @@ std::string format_summary(const Manifest &m)
 						 : std::string(" a closed handle"));
 			out << "\n";
 		}
+		for (const DisplayCrtc &c : f.display.crtcs) {
+			out << "  CRTC " << c.crtc << ": ";
+			if (c.configured && !c.mode)
+				out << "switched off";
+			else
+				out << (c.fb ? "shows framebuffer " + std::to_string(c.fb)
+					     : std::string("shows nothing"));
+			if (c.mode)
+				out << ", " << c.mode->hdisplay << "x" << c.mode->vdisplay << "@" << c.mode->vrefresh
+				    << " at " << c.x << "," << c.y << " on " << c.connectors << " connector(s)";
+			else if (!c.configured)
+				out << " (only page flips seen: its mode and place are unknown)";
+			out << "\n";
+		}
+		for (const DisplayPlane &p : f.display.planes)
+			out << "  plane " << p.plane << ": framebuffer " << p.fb << " on CRTC " << p.crtc << " at "
+			    << p.crtc_x << "," << p.crtc_y << " " << p.crtc_w << "x" << p.crtc_h << "\n";
+		if (f.display.master)
+			out << "  DRM master: " << (*f.display.master ? "taken (SET_MASTER)" : "dropped (DROP_MASTER)")
+			    << "\n";
 		if (!f.undecoded_ioctls.empty()) {
 			out << "  not decoded (what they made is unknown):";
 			for (const std::string &n : f.undecoded_ioctls)

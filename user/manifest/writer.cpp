@@ -46,6 +46,35 @@ json handle_json(const Handle &h)
 	return hj;
 }
 
+json display_json(const Display &d)
+{
+	json crtcs = json::array(), planes = json::array();
+	for (const DisplayCrtc &c : d.crtcs) {
+		json cj = {{"crtc", c.crtc}, {"fb", c.fb}, {"configured", c.configured}};
+		if (c.configured) {
+			cj["x"] = c.x;
+			cj["y"] = c.y;
+			cj["connectors"] = c.connectors;
+			cj["mode"] = c.mode ? json{{"clock", c.mode->clock},
+						   {"hdisplay", c.mode->hdisplay},
+						   {"vdisplay", c.mode->vdisplay},
+						   {"vrefresh", c.mode->vrefresh}}
+					    : json(nullptr);
+		}
+		crtcs.push_back(std::move(cj));
+	}
+	for (const DisplayPlane &p : d.planes)
+		planes.push_back({{"plane", p.plane},
+				  {"crtc", p.crtc},
+				  {"fb", p.fb},
+				  {"crtc_rect", {p.crtc_x, p.crtc_y, p.crtc_w, p.crtc_h}},
+				  {"src_rect", {p.src_x, p.src_y, p.src_w, p.src_h}}});
+	json dj = {{"crtcs", crtcs}, {"planes", planes}};
+	if (d.master)
+		dj["master"] = *d.master;
+	return dj;
+}
+
 json file_json(const File &f)
 {
 	json handles = json::array(), syncobjs = json::array(), caps = json::array();
@@ -92,6 +121,8 @@ json file_json(const File &f)
 		}
 		fj["framebuffers"] = list;
 	}
+	if (!f.display.empty())
+		fj["display"] = display_json(f.display);
 	if (f.contexts) {
 		json list = json::array();
 		for (const Context &c : *f.contexts) {

@@ -5,8 +5,8 @@
 # workload asks DRM_IOCTL_VERSION: numbering changes between boots) and unloads it after.
 #   criu_kms_DRIVER  wl_kms, a KMS client (dumb buffer, ADDFB, SETCRTC, GETFB's handle) in a
 #                    followed cgroup: the manifest lists the framebuffer and both handles (one
-#                    buffer) and names SETCRTC as undecoded (not complete); criu dump reads back
-#                    the CRTC showing the framebuffer; after criu restore the buffer holds its
+#                    buffer) and the CRTC configuration SETCRTC made (complete); criu dump
+#                    reads back the CRTC showing the framebuffer; after criu restore the buffer holds its
 #                    bytes, GETFB's handle still names it, the framebuffer has its id and the
 #                    CRTC shows it in the same mode (the workload checks, and the log says so).
 #                    QEMU's picture of the display (screendump, taken on the host) is the
@@ -153,9 +153,9 @@ sc_criu_kms_run() {
 
 # dump.log of a dump with the manifest: it says which CRTC configuration it read back
 sc_criu_kms_dumplog() {
-	grep -q 'MODE_SETCRTC succeeded on this file .*, except the configuration the dump read back (CRTC [0-9]* showing framebuffer [0-9]*), set again' "$WORK/dump.log" ||
-		{ criu_show "$WORK/dump.log"; fail "dump.log does not say which CRTC configuration it read back for MODE_SETCRTC"; return 1; }
-	grep -h 'gpuwatch: file .*\(succeeded on this file\|MODE_GETFB\|framebuffer\)' "$WORK/dump.log" | sed 's/^([0-9. ]*) /    dump: /'
+	grep -q 'gpuwatch: dumped file .* from the manifest; read back: CRTC [0-9]* showing framebuffer [0-9]*' "$WORK/dump.log" ||
+		{ criu_show "$WORK/dump.log"; fail "dump.log does not say which CRTC configuration it read back"; return 1; }
+	grep -h 'gpuwatch: \(dumped file .*read back\|file .*\(succeeded on this file\|MODE_GETFB\|framebuffer\|CRTC\)\)' "$WORK/dump.log" | sed 's/^([0-9. ]*) /    dump: /'
 }
 
 # kms_same_picture DRIVER [--pattern]: QEMU's picture of DRIVER's display now
@@ -169,9 +169,10 @@ kms_same_picture() {
 	sed 's/^/    screendump: /' "$WORK/shot.txt"
 }
 
-# kms_wait_manifest DIR DRM-DRIVER-NAME CLIENT MIN MAX IOCTL...: waits until the manifest
-# (copied to DIR/manifest.json) lists one file of the driver, with MIN to MAX framebuffers whose
-# planes all name a handle, each IOCTL among its undecoded ones, and says not complete
+# kms_wait_manifest DIR DRM-DRIVER-NAME CLIENT MIN MAX: waits until the manifest (copied to
+# DIR/manifest.json) lists one file of the driver, with MIN to MAX framebuffers whose planes all
+# name a handle, no undecoded ioctl, and a display configuration of one CRTC in a mode, with
+# connectors, showing one of those framebuffers; and says complete
 kms_wait_manifest() {
 	local dir=$1 name=$2 client=$3 deadline=$((SECONDS + SETTLE_TIMEOUT))
 	shift 3
@@ -184,10 +185,15 @@ f = files[0]
 fbs = f.get("framebuffers", [])
 assert int(sys.argv[3]) <= len(fbs) <= int(sys.argv[4]), f"framebuffers: {fbs}"
 assert all(fb["planes"] and all(p["handle"] for p in fb["planes"]) for fb in fbs), f"framebuffer planes without a handle: {fbs}"
-for name in sys.argv[5:]:
-    assert name in f.get("undecoded_ioctls", []), f"{name} not in undecoded: {f.get('undecoded_ioctls')}"
-assert m["complete"] is False, f"complete although {', '.join(sys.argv[5:])} undecoded"
-print(f"file {f['id']}: {len(f['handles'])} handles, framebuffers {' '.join(str(fb['id']) for fb in fbs)} ({fbs[0]['width']}x{fbs[0]['height']} {fbs[0]['format']}), undecoded {f['undecoded_ioctls']}")
+assert not f.get("undecoded_ioctls"), f"undecoded: {f.get('undecoded_ioctls')}"
+crtcs = (f.get("display") or {}).get("crtcs", [])
+assert len(crtcs) == 1, f"display CRTCs: {crtcs}"
+c = crtcs[0]
+assert c["configured"] and c["mode"] and c["connectors"] >= 1, f"CRTC not configured with a mode and connectors: {c}"
+assert c["fb"] in [fb["id"] for fb in fbs], f"CRTC {c['crtc']} shows framebuffer {c['fb']}, not one of the file's"
+assert m["complete"] is True, f"not complete: {m.get('incomplete_reasons')}"
+print(f"file {f['id']}: {len(f['handles'])} handles, framebuffers {' '.join(str(fb['id']) for fb in fbs)} ({fbs[0]['width']}x{fbs[0]['height']} {fbs[0]['format']}); "
+      f"display: CRTC {c['crtc']} shows framebuffer {c['fb']}, {c['mode']['hdisplay']}x{c['mode']['vdisplay']}@{c['mode']['vrefresh']} on {c['connectors']} connector(s); complete")
 PY
 	do
 		gw_alive || return 1
@@ -200,8 +206,7 @@ PY
 # sc_criu_modetest MODULE DRM-DRIVER-NAME: libdrm's own test client, as a user runs it:
 # `modetest -M DRIVER -s CONNECTOR:#0` (a dumb buffer with its test pattern, ADDFB2, SETCRTC;
 # it then waits on its stdin, a pipe from `sleep` in the same dumped tree) in a followed
-# cgroup. The manifest lists its file with a framebuffer and names SETCRTC as undecoded (not
-# complete); after criu dump and restore modetest runs on, restore.log says the framebuffer
+# cgroup. The manifest lists its file with a framebuffer and the CRTC it set (complete); after criu dump and restore modetest runs on, restore.log says the framebuffer
 # and the CRTC were set again, and QEMU's picture of the display is the same as before.
 sc_criu_modetest() {
 	local drv=$1 name=$2 cg dir=$WORK/mt img=$WORK/img conn rc=0 pid
@@ -234,8 +239,8 @@ sc_criu_modetest_run() {
 		sleep 0.2
 	done
 	sed 's/^/    modetest: /' "$dir/stdout"
-	# the manifest: its file, a framebuffer on its buffer, SETCRTC named, not complete
-	kms_wait_manifest "$dir" "$name" modetest 1 1 MODE_SETCRTC || return 1
+	# the manifest: its file, a framebuffer on its buffer, the CRTC it set, complete
+	kms_wait_manifest "$dir" "$name" modetest 1 1 || return 1
 	kms_shot "$drv" "$NAME-before" || return 1
 	crwl_dump "$dir" "$img" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
 	crwl_restore "$dir" "$img" "$WORK/restore.log" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
@@ -262,8 +267,8 @@ kms_fb_shown() {
 # sync=false` (dumb buffers of its own pool, ADDFB2 each, one SETCRTC, then a PAGE_FLIP with an
 # event per frame, one frame a second, paced by the live source: the clock jumps by the time
 # spent dumped, and a sink synced to it would drop and warn) in a followed cgroup, dumped and restored. The manifest lists its
-# framebuffers and names SETCRTC and PAGE_FLIP (not complete); dump.log says which CRTC
-# configuration it read back for both; after the restore the CRTC scans out one of kmssink's
+# framebuffers and the CRTC it set and flips (complete); dump.log says which CRTC configuration
+# it read back; after the restore the CRTC scans out one of kmssink's
 # framebuffer ids (the kernel's atomic state), QEMU's picture is the same, and kmssink goes on
 # flipping its own framebuffers (its trace log names each fb it shows: the ids it holds are
 # valid) without a warning.
@@ -308,8 +313,8 @@ sc_criu_kmssink_run() {
 		[ $SECONDS -lt $deadline ] || { grep -v ' TRACE \| LOG \| DEBUG ' "$dir/stderr" | indent /dev/stdin; fail "kmssink did not show 3 frames within 90 s"; return 1; }
 		sleep 0.5
 	done
-	# the manifest: kmssink's file with its framebuffers, SETCRTC and PAGE_FLIP named, not complete
-	kms_wait_manifest "$dir" "$name" kmssink 2 16 MODE_SETCRTC MODE_PAGE_FLIP || return 1
+	# the manifest: kmssink's file with its framebuffers, the CRTC it set and flips, complete
+	kms_wait_manifest "$dir" "$name" kmssink 2 16 || return 1
 	kms_shot "$drv" "$NAME-before" || return 1
 	fb_before=$(kms_fb_shown "$card")
 	[ -n "$fb_before" ] || { fail "the kernel's state (debugfs dri/${card#/dev/dri/card}/state) shows no framebuffer on the primary plane"; return 1; }
@@ -324,9 +329,9 @@ sc_criu_kmssink_run() {
 		sleep 0.3
 		crwl_dump "$dir" "$img" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
 	fi
-	grep -q 'MODE_PAGE_FLIP succeeded on this file .*, except the configuration the dump read back (CRTC [0-9]* showing framebuffer [0-9]*), set again' "$WORK/dump.log" ||
-		{ criu_show "$WORK/dump.log"; fail "dump.log does not say which CRTC configuration it read back for MODE_PAGE_FLIP"; return 1; }
-	grep -h 'gpuwatch: file .*\(succeeded on this file\|events\)' "$WORK/dump.log" | sed 's/^([0-9. ]*) /    dump: /'
+	grep -q 'gpuwatch: dumped file .* from the manifest; read back: CRTC [0-9]* showing framebuffer [0-9]*' "$WORK/dump.log" ||
+		{ criu_show "$WORK/dump.log"; fail "dump.log does not say which CRTC configuration it read back"; return 1; }
+	grep -h 'gpuwatch: \(dumped file .*read back\|file .*\(succeeded on this file\|events\)\)' "$WORK/dump.log" | sed 's/^([0-9. ]*) /    dump: /'
 	if grep -q 'events the task had not read yet' "$WORK/dump.log"; then
 		fail "the dump caught a page flip completion kmssink had not read yet (docs/criu.md: it is lost, and kmssink would wait for it for ever)"
 		return 1

@@ -71,6 +71,10 @@ struct wl_file {
 	struct wl_fb {
 		uint32_t id, width, height, handle; /* ADDFB: one plane */
 	} fbs[4];
+	int ncrtcs;
+	struct wl_crtc { /* MODE_SETCRTC with a mode: the manifest's "display" */
+		uint32_t crtc, fb, hdisplay, vdisplay, connectors;
+	} crtcs[2];
 };
 
 enum wl_fd_kind {
@@ -152,6 +156,8 @@ int wl_export(int fd, uint32_t handle, bool cloexec);
 void wl_vgem_fence(int fd, uint32_t handle);
 int wl_vgem_fence_raw(int fd, uint32_t handle);   /* the same without the model: 0 or -errno */
 void wl_note_undecoded(int fd, const char *name); /* an ioctl gpuwatch does not decode succeeded */
+/* MODE_SETCRTC succeeded: CRTC crtc shows fb in a hdisplay x vdisplay mode on `connectors` */
+void wl_note_crtc(int fd, uint32_t crtc, uint32_t fb, uint32_t hdisplay, uint32_t vdisplay, uint32_t connectors);
 uint32_t wl_addfb(int fd, uint32_t width, uint32_t height, uint32_t handle); /* MODE_ADDFB, XRGB8888 */
 uint32_t wl_import(int fd, int dmabuf_fd);
 int wl_probe_handle(int fd, uint32_t handle, uint64_t *size); /* 0 or -errno, see selfcheck */

@@ -43,6 +43,20 @@ void wl_note_undecoded(int fd, const char *name)
 	snprintf(f->undecoded[f->nundecoded++], sizeof f->undecoded[0], "%s", name);
 }
 
+void wl_note_crtc(int fd, uint32_t crtc, uint32_t fb, uint32_t hdisplay, uint32_t vdisplay, uint32_t connectors)
+{
+	struct wl_file *f = wl_file_of_fd(fd);
+	int i = 0;
+
+	while (i < f->ncrtcs && f->crtcs[i].crtc != crtc)
+		i++;
+	if (i == 2)
+		wl_die("more than 2 CRTCs set on file %s", f->label);
+	f->crtcs[i] = (struct wl_crtc){crtc, fb, hdisplay, vdisplay, connectors};
+	if (i == f->ncrtcs)
+		f->ncrtcs++;
+}
+
 uint32_t wl_addfb(int fd, uint32_t width, uint32_t height, uint32_t handle)
 {
 	struct drm_mode_fb_cmd c = {

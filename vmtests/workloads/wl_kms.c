@@ -12,8 +12,9 @@
  *   handle 1   a dumb buffer of the connector's first mode, mapped and filled with a pattern
  *   ADDFB      framebuffer F on handle 1; SETCRTC shows F on the connector's CRTC
  *   handle 2   GETFB(F): a new handle on F's buffer (what compositors do at takeover)
- * gpuwatch decodes the handles and the framebuffer; SETCRTC it does not (the truth lists it
- * as undecoded, and the manifest must not say complete). Protocol of wl_criu (criu.sh):
+ * gpuwatch decodes the handles, the framebuffer and the CRTC configuration (the truth lists
+ * the CRTC, the framebuffer it shows, the mode's size and one connector; the manifest is
+ * complete). Protocol of wl_criu (criu.sh):
  * pid.parent; phase 1 (truth.1, ready.1: the harness may dump and restore here), go.1; then it
  * checks itself: result.<pid> "PASS" or "FAIL n" with result.<pid>.log (handle 1's mapping
  * holds the pattern, handle 2 is still handle 1's buffer, F exists on that buffer and the CRTC
@@ -195,7 +196,7 @@ int main(int argc, char **argv)
 	uint32_t fb = wl_addfb(fd, w, h, h1);
 	if (drmModeSetCrtc(fd, crtc, fb, 0, 0, &conn->connector_id, 1, &mode) != 0)
 		wl_die("MODE_SETCRTC %u on connector %u (%s)", crtc, conn->connector_id, mode.name);
-	wl_note_undecoded(fd, "MODE_SETCRTC");
+	wl_note_crtc(fd, crtc, fb, mode.hdisplay, mode.vdisplay, 1);
 	drmModeFBPtr got = drmModeGetFB(fd, fb);
 	if (!got || !got->handle)
 		wl_die("MODE_GETFB %u gave no handle (not master?)", fb);

@@ -12,7 +12,8 @@
  *                "flags": "O_RDWR", "handles_known": true, "changed_ns": N,
  *                "handles": [ { "handle": 1, "size": 16384, "origin": "dumb" } ],
  *                "undecoded_ioctls": [ "vgem ioctl 0x01" ],
- *                "framebuffers": [ { "id": 40, "width": 640, "height": 480, "handles": [ 1 ] } ] } ] }
+ *                "framebuffers": [ { "id": 40, "width": 640, "height": 480, "handles": [ 1 ] } ],
+ *                "crtcs": [ { "crtc": 35, "fb": 40, "hdisplay": 640, "vdisplay": 480, "connectors": 1 } ] } ] }
  * Only the files this process refers to (by fd, dma-buf fd or mapping) are listed.
  */
 #define _GNU_SOURCE
@@ -135,6 +136,13 @@ static void write_files(FILE *o)
 		for (int b = 0; b < f->nfbs; b++)
 			fprintf(o, "%s{ \"id\": %u, \"width\": %u, \"height\": %u, \"handles\": [ %u ] }",
 				b ? ", " : " ", f->fbs[b].id, f->fbs[b].width, f->fbs[b].height, f->fbs[b].handle);
+		fprintf(o, " ],\n      \"crtcs\": [");
+		for (int c = 0; c < f->ncrtcs; c++)
+			fprintf(o,
+				"%s{ \"crtc\": %u, \"fb\": %u, \"hdisplay\": %u, \"vdisplay\": %u, \"connectors\": %u "
+				"}",
+				c ? ", " : " ", f->crtcs[c].crtc, f->crtcs[c].fb, f->crtcs[c].hdisplay,
+				f->crtcs[c].vdisplay, f->crtcs[c].connectors);
 		fprintf(o, " ] }");
 		first = false;
 	}
