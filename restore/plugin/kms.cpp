@@ -155,9 +155,7 @@ KmsState kms_state_of(const mf::File &f, int lfd, std::vector<std::string> *degr
 	}
 	for (int i = 0; i < res->count_crtcs; ++i) {
 		Crtc c(drmModeGetCrtc(lfd, res->crtcs[i]));
-		if (!c || !c->buffer_id || !c->mode_valid ||
-		    std::none_of(k.framebuffers.begin(), k.framebuffers.end(),
-				 [&](const KmsFramebuffer &fb) { return fb.id == c->buffer_id; }))
+		if (!c || !c->buffer_id || !c->mode_valid || !k.has_framebuffer(c->buffer_id))
 			continue;
 		KmsCrtc kc{c->crtc_id, c->buffer_id, c->x, c->y, {}, mode_json(c->mode)};
 		for (int j = 0; j < res->count_connectors; ++j) {
@@ -176,9 +174,7 @@ KmsState kms_state_of(const mf::File &f, int lfd, std::vector<std::string> *degr
 	PlaneRes planes(drmModeGetPlaneResources(lfd));
 	for (uint32_t i = 0; planes && i < planes->count_planes; ++i) {
 		Plane p(drmModeGetPlane(lfd, planes->planes[i]));
-		if (!p || !p->fb_id ||
-		    std::none_of(k.framebuffers.begin(), k.framebuffers.end(),
-				 [&](const KmsFramebuffer &fb) { return fb.id == p->fb_id; }))
+		if (!p || !p->fb_id || !k.has_framebuffer(p->fb_id))
 			continue;
 		if (plane_type(lfd, p->plane_id) == DRM_PLANE_TYPE_PRIMARY &&
 		    std::any_of(k.crtcs.begin(), k.crtcs.end(),
@@ -338,8 +334,7 @@ KmsState read_kms(const Obj &top, const std::vector<uint32_t> &handles)
 		KmsCrtc kc;
 		kc.crtc_id = c.req_u32("crtc_id");
 		kc.fb_id = c.req_u32("fb_id");
-		if (std::none_of(k.framebuffers.begin(), k.framebuffers.end(),
-				 [&](const KmsFramebuffer &fb) { return fb.id == kc.fb_id; }))
+		if (!k.has_framebuffer(kc.fb_id))
 			c.fail("fb_id", "names no framebuffer of the file");
 		kc.x = c.req_u32("x", 1 << 16);
 		kc.y = c.req_u32("y", 1 << 16);

@@ -9,6 +9,7 @@
 // file has it when no other file holds it). What cannot be done is logged, never fatal.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -42,6 +43,11 @@ struct KmsState {
 	std::vector<KmsFramebuffer> framebuffers;
 	std::vector<KmsCrtc> crtcs;
 	bool empty() const { return framebuffers.empty() && crtcs.empty(); }
+	bool has_framebuffer(uint32_t id) const
+	{
+		return std::any_of(framebuffers.begin(), framebuffers.end(),
+				   [&](const KmsFramebuffer &fb) { return fb.id == id; });
+	}
 };
 
 // Dump: the file's framebuffers that can be made again (each plane's handle still names the
