@@ -168,9 +168,10 @@ KmsState kms_state_of(const mf::File &f, int lfd, std::vector<std::string> *degr
 		}
 		k.crtcs.push_back(std::move(kc));
 	}
-	// Other planes (overlays, cursors) showing one of the file's framebuffers are not set
-	// again: GETPLANE tells neither their size nor their source rectangle, and SETPLANE and
-	// atomic commits are undecoded. A CRTC's primary plane is what GETCRTC read back.
+	// Other planes (overlays, cursors) showing one of the file's framebuffers: GETPLANE tells
+	// neither their place nor their source rectangle, so they come back where the file's own
+	// SETPLANE put them (the manifest), and only when that is what the plane shows now. A
+	// CRTC's primary plane is what GETCRTC read back.
 	PlaneRes planes(drmModeGetPlaneResources(lfd));
 	for (uint32_t i = 0; planes && i < planes->count_planes; ++i) {
 		Plane p(drmModeGetPlane(lfd, planes->planes[i]));
@@ -180,8 +181,19 @@ KmsState kms_state_of(const mf::File &f, int lfd, std::vector<std::string> *degr
 		    std::any_of(k.crtcs.begin(), k.crtcs.end(),
 				[&](const KmsCrtc &c) { return c.crtc_id == p->crtc_id && c.fb_id == p->fb_id; }))
 			continue;
+		auto set =
+			std::find_if(f.display.planes.begin(), f.display.planes.end(), [&](const mf::DisplayPlane &d) {
+				return d.plane == p->plane_id && d.fb == p->fb_id && d.crtc == p->crtc_id;
+			});
+		if (set != f.display.planes.end()) {
+			k.planes.push_back({p->plane_id, p->crtc_id, p->fb_id, set->crtc_x, set->crtc_y, set->crtc_w,
+					    set->crtc_h, set->src_x, set->src_y, set->src_w, set->src_h});
+			continue;
+		}
 		degraded->push_back("plane " + num(p->plane_id) + " shows framebuffer " + num(p->fb_id) + " on CRTC " +
-				    num(p->crtc_id) + ": it is not set again (only a CRTC's primary plane is)");
+				    num(p->crtc_id) +
+				    ": it is not set again (no SETPLANE of this file's put it there: an atomic "
+				    "commit, or a call gpuwatch did not see)");
 	}
 	return k;
 }
@@ -264,6 +276,16 @@ std::vector<std::string> kms_restore(int fd, const KmsState &k)
 		lost.push_back("framebuffer " + num(want) + " comes back as framebuffer " + num(got) +
 			       ": its id is taken on this device");
 	}
+	for (const KmsOverlay &o : k.planes) {
+		auto got = ids.find(o.fb_id);
+		if (got == ids.end())
+			continue; // the framebuffer is lost, said above
+		if (drmModeSetPlane(fd, o.plane_id, o.crtc_id, got->second, 0, o.crtc_x, o.crtc_y, o.crtc_w, o.crtc_h,
+				    o.src_x, o.src_y, o.src_w, o.src_h) != 0)
+			lost.push_back("plane " + num(o.plane_id) + " cannot show framebuffer " + num(got->second) +
+				       " on CRTC " + num(o.crtc_id) +
+				       " again (MODE_SETPLANE: " + gw::errno_text(errno) + ")");
+	}
 	return lost;
 }
 
@@ -271,7 +293,7 @@ json kms_json(const KmsState &k)
 {
 	if (k.empty())
 		return nullptr;
-	json fbs = json::array(), crtcs = json::array();
+	json fbs = json::array(), crtcs = json::array(), planes = json::array();
 	for (const KmsFramebuffer &fb : k.framebuffers) {
 		json planes = json::array();
 		for (const KmsPlane &p : fb.planes)
@@ -296,7 +318,20 @@ json kms_json(const KmsState &k)
 				 {"y", c.y},
 				 {"connectors", c.connectors},
 				 {"mode", c.mode}});
-	return {{"framebuffers", fbs}, {"crtcs", crtcs}};
+	// crtc_x and crtc_y as the bits of the uapi's __s32
+	for (const KmsOverlay &o : k.planes)
+		planes.push_back({{"plane_id", o.plane_id},
+				  {"crtc_id", o.crtc_id},
+				  {"fb_id", o.fb_id},
+				  {"crtc_x", static_cast<uint32_t>(o.crtc_x)},
+				  {"crtc_y", static_cast<uint32_t>(o.crtc_y)},
+				  {"crtc_w", o.crtc_w},
+				  {"crtc_h", o.crtc_h},
+				  {"src_x", o.src_x},
+				  {"src_y", o.src_y},
+				  {"src_w", o.src_w},
+				  {"src_h", o.src_h}});
+	return {{"framebuffers", fbs}, {"crtcs", crtcs}, {"planes", planes}};
 }
 
 KmsState read_kms(const Obj &top, const std::vector<uint32_t> &handles)
@@ -356,6 +391,23 @@ KmsState read_kms(const Obj &top, const std::vector<uint32_t> &handles)
 		kc.mode = m.value();
 		k.crtcs.push_back(std::move(kc));
 	});
+	if (const json *l = o.opt_array("planes")) // absent in images of earlier versions
+		o.each(*l, "planes", [&](const Obj &p) {
+			KmsOverlay ov{p.req_u32("plane_id"),
+				      p.req_u32("crtc_id"),
+				      p.req_u32("fb_id"),
+				      static_cast<int32_t>(p.req_u32("crtc_x")),
+				      static_cast<int32_t>(p.req_u32("crtc_y")),
+				      p.req_u32("crtc_w", 1 << 16),
+				      p.req_u32("crtc_h", 1 << 16),
+				      p.req_u32("src_x"),
+				      p.req_u32("src_y"),
+				      p.req_u32("src_w"),
+				      p.req_u32("src_h")};
+			if (!k.has_framebuffer(ov.fb_id))
+				p.fail("fb_id", "names no framebuffer of the file");
+			k.planes.push_back(ov);
+		});
 	return k;
 }
 

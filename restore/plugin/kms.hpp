@@ -1,12 +1,15 @@
-// KMS state of a DRM file: the framebuffers it made and the CRTCs that showed them at dump.
+// KMS state of a DRM file: the framebuffers it made and the CRTCs and planes that showed them
+// at dump.
 //
 // At dump the framebuffers come from the manifest (MODE_ADDFB/ADDFB2, decoded by the daemon);
 // the CRTCs showing them are asked of the kernel through the dumped file (GETRESOURCES,
-// GETCRTC, and the connectors whose encoder drives the CRTC). At restore, inside the task, each
-// framebuffer is made again on the restored handles with the same id where the device lets
-// it (KMS object ids are per device and the lowest free one is given: framebuffers made on
-// the way are removed again), then each CRTC is set again (which needs DRM master: the restored
-// file has it when no other file holds it). What cannot be done is logged, never fatal.
+// GETCRTC, and the connectors whose encoder drives the CRTC), and so are the other planes
+// showing them (GETPLANE), which come back where the file's own SETPLANE put them (the
+// manifest's display.planes). At restore, inside the task, each framebuffer is made again on
+// the restored handles with the same id where the device lets it (KMS object ids are per
+// device and the lowest free one is given: framebuffers made on the way are removed again),
+// then each CRTC is set again (which needs DRM master: the restored file has it when no other
+// file holds it), then each other plane. What cannot be done is logged, never fatal.
 #pragma once
 
 #include <algorithm>
@@ -39,10 +42,19 @@ struct KmsCrtc {
 	std::vector<uint32_t> connectors;
 	nlohmann::json mode; // struct drm_mode_modeinfo, field by field
 };
+// A plane other than a CRTC's primary (overlay, cursor) showing one of the file's framebuffers
+// where the file's own SETPLANE put it (the manifest's display.planes)
+struct KmsOverlay {
+	uint32_t plane_id = 0, crtc_id = 0, fb_id = 0;
+	int32_t crtc_x = 0, crtc_y = 0;
+	uint32_t crtc_w = 0, crtc_h = 0;
+	uint32_t src_x = 0, src_y = 0, src_w = 0, src_h = 0; // 16.16 fixed point
+};
 struct KmsState {
 	std::vector<KmsFramebuffer> framebuffers;
 	std::vector<KmsCrtc> crtcs;
-	bool empty() const { return framebuffers.empty() && crtcs.empty(); }
+	std::vector<KmsOverlay> planes;
+	bool empty() const { return framebuffers.empty() && crtcs.empty() && planes.empty(); }
 	bool has_framebuffer(uint32_t id) const
 	{
 		return std::any_of(framebuffers.begin(), framebuffers.end(),
@@ -54,7 +66,7 @@ struct KmsState {
 // buffer) and the CRTCs showing one of them, asked through lfd; the rest goes to *degraded.
 KmsState kms_state_of(const gw::manifest::File &f, int lfd, std::vector<std::string> *degraded);
 
-// Restore, in the task, on the restored file fd: framebuffers then CRTCs. Returns what could
+// Restore, in the task, on the restored file fd: framebuffers, CRTCs, planes. Returns what could
 // not be restored, one line each (the caller logs them).
 std::vector<std::string> kms_restore(int fd, const KmsState &k);
 

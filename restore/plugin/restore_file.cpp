@@ -138,8 +138,11 @@ int restore_drm_file(const FileImage &f)
 	for (const std::string &x : kms_restore(fd.get(), f.kms))
 		log_warn("file %u: %s", f.criu_id, x.c_str());
 	if (!f.kms.empty())
-		log_info("file %u: %zu framebuffers and %zu CRTCs set again", f.criu_id, f.kms.framebuffers.size(),
-			 f.kms.crtcs.size());
+		log_info("file %u: %zu framebuffers and %zu CRTCs set again%s", f.criu_id, f.kms.framebuffers.size(),
+			 f.kms.crtcs.size(),
+			 f.kms.planes.empty()
+				 ? ""
+				 : (", and " + std::to_string(f.kms.planes.size()) + " other planes").c_str());
 
 	log_info("restored file %u on %s%s: %zu handles (shared with buffers restored before: %s), %zu fillers closed",
 		 f.criu_id, dev.path.c_str(), dev.substituted ? (" (saved as " + f.device.path + ")").c_str() : "",

@@ -317,6 +317,7 @@ TEST(Images, KmsStateRoundTripAndDamage)
 			  {"vsync_end", 492}, {"vtotal", 525},   {"vscan", 0},         {"vrefresh", 60},
 			  {"flags", 10},      {"type", 64},      {"name", "640x480"}};
 		f.kms.crtcs.push_back(c);
+		f.kms.planes.push_back({31, 33, 40, -8, 16, 64, 64, 0, 0, 64 << 16, 64 << 16});
 		return gwcriu::to_json(f, test_index());
 	};
 	FileImage back = gwcriu::parse_file_image(with_kms().dump(), "x", test_devices());
@@ -326,6 +327,10 @@ TEST(Images, KmsStateRoundTripAndDamage)
 	ASSERT_EQ(back.kms.crtcs.size(), 1u);
 	EXPECT_EQ(back.kms.crtcs[0].connectors, std::vector<uint32_t>{34});
 	EXPECT_EQ(back.kms.crtcs[0].mode["name"], "640x480");
+	ASSERT_EQ(back.kms.planes.size(), 1u);
+	EXPECT_EQ(back.kms.planes[0].plane_id, 31u);
+	EXPECT_EQ(back.kms.planes[0].crtc_x, -8); // the __s32's bits
+	EXPECT_EQ(back.kms.planes[0].src_h, 64u << 16);
 	EXPECT_TRUE(gwcriu::parse_file_image(gwcriu::to_json(sample_file(), test_index()).dump(), "x", test_devices())
 			    .kms.empty());
 
@@ -338,6 +343,16 @@ TEST(Images, KmsStateRoundTripAndDamage)
 	j["kms"]["crtcs"][0]["fb_id"] = 41;
 	EXPECT_NE(file_error(j).find("kms.crtcs[0].fb_id names no framebuffer of the file"), std::string::npos)
 		<< file_error(j);
+	j = with_kms();
+	j["kms"]["planes"][0]["fb_id"] = 41;
+	EXPECT_NE(file_error(j).find("kms.planes[0].fb_id names no framebuffer of the file"), std::string::npos)
+		<< file_error(j);
+	j = with_kms();
+	j["kms"]["planes"][0].erase("crtc_w");
+	EXPECT_NE(file_error(j).find("kms.planes[0].crtc_w"), std::string::npos) << file_error(j);
+	j = with_kms();
+	j["kms"].erase("planes"); // an image of an earlier version: no planes
+	EXPECT_TRUE(gwcriu::parse_file_image(j.dump(), "x", test_devices()).kms.planes.empty());
 	j = with_kms();
 	j["kms"]["crtcs"][0]["mode"]["hdisplay"] = 70000;
 	EXPECT_NE(file_error(j).find("kms.crtcs[0].mode.hdisplay"), std::string::npos) << file_error(j);

@@ -126,8 +126,15 @@ sc_criu_kms_run() {
 	fi
 	grep -h 'gpuwatch: .*\(framebuffer\|CRTC\)' "$WORK/restore.log" | sed 's/^([0-9. ]*) *[0-9]*:* */    restore: /'
 	if [ "${4:-}" != --no-daemon ]; then
-		grep -q 'gpuwatch: file [0-9]*: 1 framebuffers and 1 CRTCs set again' "$WORK/restore.log" ||
-			{ criu_show "$WORK/restore.log"; fail "restore.log does not say the framebuffer and the CRTC were set again"; return 1; }
+		if grep -q 'cursor plane [0-9]* shows framebuffer' "$dir/stdout"; then
+			grep -q 'gpuwatch: file [0-9]*: 2 framebuffers and 1 CRTCs set again, and 1 other planes' "$WORK/restore.log" ||
+				{ criu_show "$WORK/restore.log"; fail "restore.log does not say the framebuffers, the CRTC and the cursor plane were set again"; return 1; }
+		else
+			grep -q 'gpuwatch: file [0-9]*: 1 framebuffers and 1 CRTCs set again' "$WORK/restore.log" ||
+				{ criu_show "$WORK/restore.log"; fail "restore.log does not say the framebuffer and the CRTC were set again"; return 1; }
+		fi
+		[ "$KMS_DRIVER" != virtio_gpu ] || grep -q 'cursor plane [0-9]* shows framebuffer' "$dir/stdout" ||
+			{ fail "wl_kms found no cursor plane on virtio_gpu"; return 1; }
 	fi
 	if [ "${4:-}" = --resource ]; then
 		grep -q '"origin": "virtio_gpu.resource_create"' "$img"/gpuwatch-file-*.json &&

@@ -12,13 +12,15 @@
  *   handle 1   a dumb buffer of the connector's first mode, mapped and filled with a pattern
  *   ADDFB      framebuffer F on handle 1; SETCRTC shows F on the connector's CRTC
  *   handle 2   GETFB(F): a new handle on F's buffer (what compositors do at takeover)
+ *   handle 3   where the CRTC has a cursor plane (virtio_gpu, qxl): a 64x64 ARGB dumb buffer,
+ *              ADDFB2 as framebuffer C, SETPLANE of C on the cursor plane at 16,16
  * gpuwatch decodes the handles, the framebuffer and the CRTC configuration (the truth lists
  * the CRTC, the framebuffer it shows, the mode's size and one connector; the manifest is
  * complete). Protocol of wl_criu (criu.sh):
  * pid.parent; phase 1 (truth.1, ready.1: the harness may dump and restore here), go.1; then it
  * checks itself: result.<pid> "PASS" or "FAIL n" with result.<pid>.log (handle 1's mapping
  * holds the pattern, handle 2 is still handle 1's buffer, F exists on that buffer and the CRTC
- * shows F in the same mode, the client cap still holds); ready.2, go.2, then
+ * shows F in the same mode, the cursor plane shows C on the CRTC, the client cap still holds); ready.2, go.2, then
  * done.<pid> "0" and exit.
  */
 #define _GNU_SOURCE
@@ -34,6 +36,7 @@
 #include <unistd.h>
 #include <xf86drm.h>
 #include <xf86drmMode.h>
+#include <drm_fourcc.h>
 #include <virtgpu_drm.h>
 
 static char log_text[4096];
@@ -131,6 +134,30 @@ static void virtio_upload(int fd, uint32_t handle, uint32_t w, uint32_t h)
 		wl_die("VIRTGPU_TRANSFER_TO_HOST of resource %u", handle);
 }
 
+/* a cursor plane CRTC index 0 can use, or 0 (read with universal planes set) */
+static uint32_t cursor_plane(int fd)
+{
+	drmModePlaneResPtr pr = drmModeGetPlaneResources(fd);
+	uint32_t found = 0;
+
+	for (uint32_t i = 0; pr && i < pr->count_planes && !found; i++) {
+		drmModePlanePtr p = drmModeGetPlane(fd, pr->planes[i]);
+		drmModeObjectPropertiesPtr props =
+			p ? drmModeObjectGetProperties(fd, p->plane_id, DRM_MODE_OBJECT_PLANE) : NULL;
+		for (uint32_t j = 0; props && j < props->count_props; j++) {
+			drmModePropertyPtr prop = drmModeGetProperty(fd, props->props[j]);
+			if (prop && strcmp(prop->name, "type") == 0 && props->prop_values[j] == DRM_PLANE_TYPE_CURSOR &&
+			    (p->possible_crtcs & 1))
+				found = p->plane_id;
+			drmModeFreeProperty(prop);
+		}
+		drmModeFreeObjectProperties(props);
+		drmModeFreePlane(p);
+	}
+	drmModeFreePlaneResources(pr);
+	return found;
+}
+
 static void fill(uint8_t *p, uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
@@ -205,6 +232,26 @@ int main(int argc, char **argv)
 	wl_handle_add(wl_file_of_fd(fd), h2, size, "getfb"); /* handle 1's buffer */
 	printf("%s: connector %u, CRTC %u, mode %s, framebuffer %u, handles %u and %u\n", path, conn->connector_id,
 	       crtc, mode.name, fb, h1, h2);
+	/* a cursor on the CRTC's cursor plane, where the driver has one (virtio_gpu, qxl): a
+	 * 64x64 ARGB buffer (handle 3) and its framebuffer, placed with SETPLANE */
+	uint32_t cursor = cursor_plane(fd), cfb = 0;
+	if (cursor) {
+		uint32_t h3 = wl_create_dumb(fd, 64, 64, 32);
+		uint8_t *m3 = wl_mmap(fd, h3, wl_handle_find(wl_file_of_fd(fd), h3)->size, PROT_READ | PROT_WRITE);
+		memset(m3, 0xff, 64 * 64 * 4);
+		uint32_t handles[4] = {h3}, pitches[4] = {64 * 4}, offsets[4] = {0};
+		if (drmModeAddFB2(fd, 64, 64, DRM_FORMAT_ARGB8888, handles, pitches, offsets, &cfb, 0) != 0)
+			wl_die("MODE_ADDFB2 64x64 ARGB8888 on handle %u", h3);
+		struct wl_file *f = wl_file_of_fd(fd);
+		f->fbs[f->nfbs++] = (struct wl_fb){cfb, 64, 64, h3};
+		if (drmModeSetPlane(fd, cursor, crtc, cfb, 0, 16, 16, 64, 64, 0, 0, 64 << 16, 64 << 16) == 0) {
+			printf("%s: cursor plane %u shows framebuffer %u at 16,16\n", path, cursor, cfb);
+		} else { /* the scenario requires it where the driver is known to take it (virtio_gpu) */
+			printf("%s: cursor plane %u refused framebuffer %u (%s): no cursor\n", path, cursor, cfb,
+			       strerror(errno));
+			cursor = 0;
+		}
+	}
 	fflush(stdout);
 	wl_phase(1);
 
@@ -272,6 +319,15 @@ int main(int argc, char **argv)
 	else
 		logf_(false, "CRTC %u shows framebuffer %u in %s again", crtc, fb, mode.name);
 	drmModeFreeCrtc(c);
+	if (cursor) { /* the cursor plane shows its framebuffer on the CRTC again */
+		drmModePlanePtr p = drmModeGetPlane(fd, cursor);
+		if (!p || p->fb_id != cfb || p->crtc_id != crtc)
+			logf_(!degraded, "cursor plane %u shows framebuffer %u on CRTC %u, expected %u on %u", cursor,
+			      p ? p->fb_id : 0, p ? p->crtc_id : 0, cfb, crtc);
+		else
+			logf_(false, "cursor plane %u shows framebuffer %u again", cursor, cfb);
+		drmModeFreePlane(p);
+	}
 	snprintf(text, sizeof text, "result.%d.log", (int)getpid());
 	wl_write_file(text, log_text);
 	snprintf(text, sizeof text, "result.%d", (int)getpid());
