@@ -118,6 +118,25 @@ inline gw_ev_ioctl addfb_rec(uint32_t tgid, int fd, uint64_t file, uint32_t hand
 	out.fb_id = fb_id;
 	return ioctl_rec(tgid, fd, file, DRM_IOCTL_MODE_ADDFB, in, out);
 }
+// MODE_SETCRTC of CRTC crtc_id showing fb_id at (x, y) in a w x h mode on one connector; a
+// 0 x 0 mode switches the CRTC off (mode_valid 0)
+inline gw_ev_ioctl setcrtc_rec(uint32_t tgid, int fd, uint64_t file, uint32_t crtc_id, uint32_t fb_id, uint16_t w,
+			       uint16_t h, uint32_t vrefresh = 60, uint32_t clock = 0, uint32_t x = 0, uint32_t y = 0)
+{
+	drm_mode_crtc c{};
+	c.set_connectors_ptr = 0x1000;
+	c.count_connectors = 1;
+	c.crtc_id = crtc_id;
+	c.fb_id = fb_id;
+	c.x = x;
+	c.y = y;
+	c.mode_valid = w && h;
+	c.mode.clock = clock;
+	c.mode.hdisplay = w;
+	c.mode.vdisplay = h;
+	c.mode.vrefresh = vrefresh;
+	return ioctl_head_rec(tgid, fd, file, DRM_IOCTL_MODE_SETCRTC, c, c, GW_DRV_OTHER);
+}
 // The success of an ioctl the decoder does not know (gw_ioctl_exit's GW_IOCTL_NOTE record)
 inline gw_ev_ioctl undecoded_rec(uint32_t tgid, int fd, uint64_t file, uint32_t cmd, uint8_t drv = GW_DRV_OTHER)
 {

@@ -267,20 +267,7 @@ TEST(DrmDecode, AddFb2WithModifiers)
 // SETPLANE, SET/DROP_MASTER; RMFB and CLOSEFB told apart.
 TEST(DrmDecode, DisplayConfiguration)
 {
-	drm_mode_crtc crtc{};
-	crtc.set_connectors_ptr = 0x1000;
-	crtc.count_connectors = 1;
-	crtc.crtc_id = 35;
-	crtc.fb_id = 41;
-	crtc.x = 8;
-	crtc.y = 16;
-	crtc.mode_valid = 1;
-	crtc.mode.clock = 65000;
-	crtc.mode.hdisplay = 1024;
-	crtc.mode.vdisplay = 768;
-	crtc.mode.vrefresh = 60;
-	Op op = decode_ioctl("virtio_gpu",
-			     gwtest::ioctl_head_rec(1, 3, 1, DRM_IOCTL_MODE_SETCRTC, crtc, crtc, GW_DRV_OTHER));
+	Op op = decode_ioctl("virtio_gpu", gwtest::setcrtc_rec(1, 3, 1, 35, 41, 1024, 768, 60, 65000, 8, 16));
 	ASSERT_TRUE(std::holds_alternative<SetCrtc>(op)) << op.index();
 	const SetCrtc &sc = std::get<SetCrtc>(op);
 	EXPECT_EQ(sc.crtc_id, 35u);

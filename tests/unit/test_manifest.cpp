@@ -264,15 +264,7 @@ TEST(Manifest, SummaryShowsFramebuffersAndUndecodedIoctls)
 	w.create_dumb(100, kCard, 1, 64, 64);
 	w.apply(addfb_rec(100, 3, kCard, 1, 64, 64, 41));
 	w.apply(undecoded_rec(100, 3, kCard, DRM_IOCTL_MODE_SETGAMMA));
-	drm_mode_crtc crtc{};
-	crtc.count_connectors = 1;
-	crtc.crtc_id = 35;
-	crtc.fb_id = 41;
-	crtc.mode_valid = 1;
-	crtc.mode.hdisplay = 64;
-	crtc.mode.vdisplay = 64;
-	crtc.mode.vrefresh = 60;
-	w.apply(ioctl_head_rec(100, 3, kCard, DRM_IOCTL_MODE_SETCRTC, crtc, crtc, GW_DRV_OTHER));
+	w.apply(setcrtc_rec(100, 3, kCard, 35, 41, 64, 64));
 	std::string s = gw::manifest::format_summary(w.m.manifest());
 	EXPECT_NE(s.find("  framebuffer 41: 64x64 bpp 32 depth 24 on handle 1\n"), std::string::npos) << s;
 	EXPECT_NE(s.find("  CRTC 35: shows framebuffer 41, 64x64@60 at 0,0 on 1 connector(s)\n"), std::string::npos)

@@ -213,17 +213,7 @@ TEST(ModelStatus, DisplayConfigurationTheFileSet)
 	master.fd = 3;
 	master.cmd = DRM_IOCTL_SET_MASTER;
 	ASSERT_EQ(w.apply(master), ApplyStatus::ok);
-	drm_mode_crtc crtc{};
-	crtc.count_connectors = 1;
-	crtc.crtc_id = 35;
-	crtc.fb_id = 41;
-	crtc.mode_valid = 1;
-	crtc.mode.hdisplay = 64;
-	crtc.mode.vdisplay = 64;
-	crtc.mode.vrefresh = 60;
-	crtc.mode.clock = 300;
-	ASSERT_EQ(w.apply(ioctl_head_rec(100, 3, kCard, DRM_IOCTL_MODE_SETCRTC, crtc, crtc, GW_DRV_OTHER)),
-		  ApplyStatus::ok);
+	ASSERT_EQ(w.apply(setcrtc_rec(100, 3, kCard, 35, 41, 64, 64, 60, 300)), ApplyStatus::ok);
 	drm_mode_crtc_page_flip flip{36, 42, 0, 0, 0}; // a CRTC it never set: only the flip is known
 	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_PAGE_FLIP, flip, flip)), ApplyStatus::ok);
 	drm_mode_set_plane plane{33, 35, 42, 0, -8, 8, 32, 32, 0, 0, 32 << 16, 32 << 16};
@@ -255,10 +245,7 @@ TEST(ModelStatus, DisplayConfigurationTheFileSet)
 	EXPECT_EQ(d["crtcs"][1]["fb"], 0);
 	EXPECT_TRUE(d["planes"].empty());
 	// SETCRTC without a mode switches 35 off; DROP_MASTER
-	crtc.mode_valid = 0;
-	crtc.fb_id = 0;
-	ASSERT_EQ(w.apply(ioctl_head_rec(100, 3, kCard, DRM_IOCTL_MODE_SETCRTC, crtc, crtc, GW_DRV_OTHER)),
-		  ApplyStatus::ok);
+	ASSERT_EQ(w.apply(setcrtc_rec(100, 3, kCard, 35, 0, 0, 0)), ApplyStatus::ok);
 	master.cmd = DRM_IOCTL_DROP_MASTER;
 	ASSERT_EQ(w.apply(master), ApplyStatus::ok);
 	d = w.manifest()["files"][0]["display"];
