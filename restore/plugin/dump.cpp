@@ -249,8 +249,8 @@ int dump_drm_file(int lfd, uint32_t id)
 			if (c.configured && !c.mode)
 				img.degraded.push_back(
 					"CRTC " + std::to_string(c.crtc) +
-					" was switched off by this file (MODE_SETCRTC): it is not switched off "
-					"again at restore");
+					" was switched off by this file (MODE_SETCRTC, or MODE_RMFB of the framebuffer "
+					"it showed): it is not switched off again at restore");
 	}
 	// Completions (page flip, vblank, CRTC sequence) the kernel queued on the file and the task
 	// had not read yet. poll() does not consume them; nothing can read them without doing so,

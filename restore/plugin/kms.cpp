@@ -186,8 +186,7 @@ KmsState kms_state_of(const mf::File &f, int lfd, std::vector<std::string> *degr
 				return d.plane == p->plane_id && d.fb == p->fb_id && d.crtc == p->crtc_id;
 			});
 		if (set != f.display.planes.end()) {
-			k.planes.push_back({p->plane_id, p->crtc_id, p->fb_id, set->crtc_x, set->crtc_y, set->crtc_w,
-					    set->crtc_h, set->src_x, set->src_y, set->src_w, set->src_h});
+			k.planes.push_back(*set);
 			continue;
 		}
 		degraded->push_back("plane " + num(p->plane_id) + " shows framebuffer " + num(p->fb_id) + " on CRTC " +
@@ -277,14 +276,14 @@ std::vector<std::string> kms_restore(int fd, const KmsState &k)
 			       ": its id is taken on this device");
 	}
 	for (const KmsOverlay &o : k.planes) {
-		auto got = ids.find(o.fb_id);
+		auto got = ids.find(static_cast<uint32_t>(o.fb));
 		if (got == ids.end())
 			continue; // the framebuffer is lost, said above
-		if (drmModeSetPlane(fd, o.plane_id, o.crtc_id, got->second, 0, o.crtc_x, o.crtc_y, o.crtc_w, o.crtc_h,
-				    o.src_x, o.src_y, o.src_w, o.src_h) != 0)
-			lost.push_back("plane " + num(o.plane_id) + " cannot show framebuffer " + num(got->second) +
-				       " on CRTC " + num(o.crtc_id) +
-				       " again (MODE_SETPLANE: " + gw::errno_text(errno) + ")");
+		if (drmModeSetPlane(fd, static_cast<uint32_t>(o.plane), static_cast<uint32_t>(o.crtc), got->second, 0,
+				    o.crtc_x, o.crtc_y, o.crtc_w, o.crtc_h, o.src_x, o.src_y, o.src_w, o.src_h) != 0)
+			lost.push_back("plane " + num(o.plane) + " cannot show framebuffer " + num(got->second) +
+				       " on CRTC " + num(o.crtc) + " again (MODE_SETPLANE: " + gw::errno_text(errno) +
+				       ")");
 	}
 	return lost;
 }
@@ -320,9 +319,9 @@ json kms_json(const KmsState &k)
 				 {"mode", c.mode}});
 	// crtc_x and crtc_y as the bits of the uapi's __s32
 	for (const KmsOverlay &o : k.planes)
-		planes.push_back({{"plane_id", o.plane_id},
-				  {"crtc_id", o.crtc_id},
-				  {"fb_id", o.fb_id},
+		planes.push_back({{"plane_id", o.plane},
+				  {"crtc_id", o.crtc},
+				  {"fb_id", o.fb},
 				  {"crtc_x", static_cast<uint32_t>(o.crtc_x)},
 				  {"crtc_y", static_cast<uint32_t>(o.crtc_y)},
 				  {"crtc_w", o.crtc_w},
@@ -404,7 +403,7 @@ KmsState read_kms(const Obj &top, const std::vector<uint32_t> &handles)
 				      p.req_u32("src_y"),
 				      p.req_u32("src_w"),
 				      p.req_u32("src_h")};
-			if (!k.has_framebuffer(ov.fb_id))
+			if (!k.has_framebuffer(static_cast<uint32_t>(ov.fb)))
 				p.fail("fb_id", "names no framebuffer of the file");
 			k.planes.push_back(ov);
 		});

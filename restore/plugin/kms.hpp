@@ -43,13 +43,8 @@ struct KmsCrtc {
 	nlohmann::json mode; // struct drm_mode_modeinfo, field by field
 };
 // A plane other than a CRTC's primary (overlay, cursor) showing one of the file's framebuffers
-// where the file's own SETPLANE put it (the manifest's display.planes)
-struct KmsOverlay {
-	uint32_t plane_id = 0, crtc_id = 0, fb_id = 0;
-	int32_t crtc_x = 0, crtc_y = 0;
-	uint32_t crtc_w = 0, crtc_h = 0;
-	uint32_t src_x = 0, src_y = 0, src_w = 0, src_h = 0; // 16.16 fixed point
-};
+// where the file's own SETPLANE put it: the manifest's display.planes entry, as read back
+using KmsOverlay = gw::manifest::DisplayPlane;
 struct KmsState {
 	std::vector<KmsFramebuffer> framebuffers;
 	std::vector<KmsCrtc> crtcs;

@@ -328,7 +328,7 @@ TEST(Images, KmsStateRoundTripAndDamage)
 	EXPECT_EQ(back.kms.crtcs[0].connectors, std::vector<uint32_t>{34});
 	EXPECT_EQ(back.kms.crtcs[0].mode["name"], "640x480");
 	ASSERT_EQ(back.kms.planes.size(), 1u);
-	EXPECT_EQ(back.kms.planes[0].plane_id, 31u);
+	EXPECT_EQ(back.kms.planes[0].plane, 31u);
 	EXPECT_EQ(back.kms.planes[0].crtc_x, -8); // the __s32's bits
 	EXPECT_EQ(back.kms.planes[0].src_h, 64u << 16);
 	EXPECT_TRUE(gwcriu::parse_file_image(gwcriu::to_json(sample_file(), test_index()).dump(), "x", test_devices())
