@@ -26,17 +26,6 @@ json engines_json(const i915::EngineList &e)
 	return a;
 }
 
-std::string hex(const std::vector<uint8_t> &b)
-{
-	static const char digits[] = "0123456789abcdef";
-	std::string s;
-	for (uint8_t c : b) {
-		s += digits[c >> 4];
-		s += digits[c & 15];
-	}
-	return s;
-}
-
 json i915_buffer_json(const std::optional<I915Buffer> &b)
 {
 	if (!b)
@@ -64,7 +53,7 @@ json i915_state_json(const std::optional<I915FileState> &st)
 		for (const i915::CtxParam &p : c.params)
 			ps.push_back({{"param", p.param},
 				      {"value", p.value},
-				      {"data", p.data.empty() ? json(nullptr) : json(hex(p.data))}});
+				      {"data", p.data.empty() ? json(nullptr) : json(gw::jsonin::to_hex(p.data))}});
 		ctxs.push_back({{"id", c.id},
 				{"flags", c.flags},
 				{"vm", opt(c.vm)},
@@ -174,16 +163,8 @@ I915Context read_i915_context(const Obj &c, const I915FileState &st)
 		i915::CtxParam cp;
 		cp.param = p.req_u64("param", 0xffff);
 		cp.value = p.req_u64("value");
-		if (const json *d = p.maybe("data")) {
-			if (!d->is_string() || d->get_ref<const std::string &>().size() % 2 ||
-			    d->get_ref<const std::string &>().size() > 2048 ||
-			    d->get_ref<const std::string &>().find_first_not_of("0123456789abcdef") !=
-				    std::string::npos)
-				p.fail("data", "is not at most 1 KiB of lowercase hex");
-			const std::string &hx = d->get_ref<const std::string &>();
-			for (std::size_t x = 0; x < hx.size(); x += 2)
-				cp.data.push_back(static_cast<uint8_t>(std::stoul(hx.substr(x, 2), nullptr, 16)));
-		}
+		if (p.maybe("data"))
+			cp.data = p.req_hex("data", 1024);
 		ctx.params.push_back(std::move(cp));
 	});
 	return ctx;

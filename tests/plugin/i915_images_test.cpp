@@ -145,7 +145,7 @@ TEST(I915Images, RefusesDamage)
 		{"param", [](json &j) { j["i915"]["contexts"][1]["params"][0]["param"] = 1 << 20; },
 		 "params[0].param is"},
 		{"data", [](json &j) { j["i915"]["contexts"][3]["params"][1]["data"] = "0g"; },
-		 "not at most 1 KiB of lowercase hex"},
+		 "params[1].data is not lowercase hex"},
 		{"kind", [](json &j) { j["handles"][0]["i915"]["kind"] = "magic"; },
 		 "handles[0].i915.kind is not create"},
 		{"userptr", [](json &j) { j["handles"][2]["i915"]["user_ptr"] = 4097; },

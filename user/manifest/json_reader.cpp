@@ -206,6 +206,31 @@ std::vector<std::string> Obj::req_strings(const char *key) const
 	return out;
 }
 
+std::vector<uint8_t> Obj::req_hex(const char *key, std::size_t max_bytes) const
+{
+	const std::string &hx = req_str(key, 2 * max_bytes);
+	if (hx.size() % 2 || hx.find_first_not_of("0123456789abcdef") != std::string::npos)
+		fail(key, "is not lowercase hex");
+	std::vector<uint8_t> out;
+	out.reserve(hx.size() / 2);
+	auto nib = [](char c) { return static_cast<uint8_t>(c <= '9' ? c - '0' : c - 'a' + 10); };
+	for (std::size_t x = 0; x < hx.size(); x += 2)
+		out.push_back(static_cast<uint8_t>(nib(hx[x]) << 4 | nib(hx[x + 1])));
+	return out;
+}
+
+std::string to_hex(const std::vector<uint8_t> &bytes)
+{
+	static const char digits[] = "0123456789abcdef";
+	std::string s;
+	s.reserve(2 * bytes.size());
+	for (uint8_t c : bytes) {
+		s += digits[c >> 4];
+		s += digits[c & 15];
+	}
+	return s;
+}
+
 void Obj::only(std::initializer_list<const char *> keys) const
 {
 	std::set<std::string> known(keys.begin(), keys.end());

@@ -84,6 +84,8 @@ public:
 	std::optional<Obj> opt_object_at(const char *key) const; // absent or null: nullopt
 	const json &opt_object(const char *key) const;           // absent or null: {}
 	std::vector<std::string> req_strings(const char *key) const;
+	// bytes written as lowercase hex (to_hex), at most max_bytes of them
+	std::vector<uint8_t> req_hex(const char *key, std::size_t max_bytes) const;
 
 	// every key of the object is one of `keys` ("field PATH is unknown" otherwise)
 	void only(std::initializer_list<const char *> keys) const;
@@ -99,6 +101,9 @@ private:
 	const json &j_;
 	std::string where_;
 };
+
+// bytes as lowercase hex, two digits each (Obj::req_hex reads them)
+std::string to_hex(const std::vector<uint8_t> &bytes);
 
 // A [a, b] pair of unsigned integers of at most max0 and max1.
 std::pair<uint64_t, uint64_t> pair_u64(const json &v, const std::string &path, uint64_t max0 = UINT64_MAX,
