@@ -235,6 +235,25 @@ Op dec_drop_master(const IoctlRecord &)
 	return Master{false};
 }
 
+Op dec_create_blob(const IoctlRecord &r)
+{
+	return CreateBlob{load<drm_mode_create_blob>(r.ev.out).blob_id, load<drm_mode_create_blob>(r.ev.in).length};
+}
+
+Op dec_destroy_blob(const IoctlRecord &r)
+{
+	return DestroyBlob{load<drm_mode_destroy_blob>(r.ev.in).blob_id};
+}
+
+// A TEST_ONLY commit changes nothing
+Op dec_atomic(const IoctlRecord &r)
+{
+	auto in = load<drm_mode_atomic>(r.ev.in);
+	if (in.flags & DRM_MODE_ATOMIC_TEST_ONLY)
+		return Ignored{_IOC_NR(r.ev.cmd)};
+	return AtomicCommit{in.flags, in.count_objs};
+}
+
 #define GW_CORE(name, type, fn)                                                                                        \
 	{                                                                                                              \
 		_IOC_NR(DRM_IOCTL_##name), #name, sizeof(type), fn                                                     \
@@ -263,6 +282,9 @@ constexpr IoctlDesc kCore[] = {
 	GW_CORE(MODE_SETPLANE, drm_mode_set_plane, dec_setplane),
 	{0x1e, "SET_MASTER", 0, dec_set_master},
 	{0x1f, "DROP_MASTER", 0, dec_drop_master},
+	GW_CORE(MODE_CREATEPROPBLOB, drm_mode_create_blob, dec_create_blob),
+	GW_CORE(MODE_DESTROYPROPBLOB, drm_mode_destroy_blob, dec_destroy_blob),
+	GW_CORE(MODE_ATOMIC, drm_mode_atomic, dec_atomic),
 };
 #undef GW_CORE
 
@@ -304,9 +326,6 @@ constexpr KnownIoctl kCoreKnown[] = {
 	{0xb9, "MODE_OBJ_GETPROPERTIES", true},
 	{0xba, "MODE_OBJ_SETPROPERTY", false},
 	{0xbb, "MODE_CURSOR2", false},
-	{0xbc, "MODE_ATOMIC", false},
-	{0xbd, "MODE_CREATEPROPBLOB", false},
-	{0xbe, "MODE_DESTROYPROPBLOB", false},
 	{0xc2, "SYNCOBJ_FD_TO_HANDLE", false},
 	{0xc3, "SYNCOBJ_WAIT", true},
 	{0xc4, "SYNCOBJ_RESET", true},

@@ -122,6 +122,17 @@ struct SetPlane { // MODE_SETPLANE; fb_id 0 switches the plane off
 struct Master { // SET_MASTER (true) and DROP_MASTER (false) that succeeded
 	bool set = false;
 };
+struct CreateBlob { // MODE_CREATEPROPBLOB: a property blob the file owns (its data is not captured)
+	uint32_t blob_id = 0, length = 0;
+};
+struct DestroyBlob { // MODE_DESTROYPROPBLOB
+	uint32_t blob_id = 0;
+};
+// MODE_ATOMIC that changed the display (not TEST_ONLY): the properties it set live behind user
+// pointers and are not captured; the dump reads the configuration back from the kernel
+struct AtomicCommit {
+	uint32_t flags = 0, count_objs = 0;
+};
 
 // --- i915 (driver-private numbers; see drm_decode_i915.cpp) ----------------------------------
 struct MemRegion {
@@ -282,10 +293,10 @@ struct Malformed {
 
 using Op = std::variant<Ignored, Undecoded, Malformed, CreateDumb, MapDumb, DestroyDumb, GemClose, GemFlink, GemOpen,
 			PrimeExport, PrimeImport, SyncobjCreate, SyncobjDestroy, SyncobjExportSyncFile, SetClientCap,
-			AddFb, RmFb, GetFb, SetCrtc, PageFlip, SetPlane, Master, I915GemCreate, I915MmapOffset,
-			I915MmapLegacy, I915Userptr, I915SetTiling, I915SetCaching, I915ContextCreate,
-			I915ContextDestroy, I915ContextSetParam, I915ContextVmId, I915VmCreate, I915VmDestroy,
-			I915PerfOpen, I915ExecFence, XeGemCreate, XeMmapOffset, XeVmCreate, XeVmDestroy,
+			AddFb, RmFb, GetFb, SetCrtc, PageFlip, SetPlane, Master, CreateBlob, DestroyBlob, AtomicCommit,
+			I915GemCreate, I915MmapOffset, I915MmapLegacy, I915Userptr, I915SetTiling, I915SetCaching,
+			I915ContextCreate, I915ContextDestroy, I915ContextSetParam, I915ContextVmId, I915VmCreate,
+			I915VmDestroy, I915PerfOpen, I915ExecFence, XeGemCreate, XeMmapOffset, XeVmCreate, XeVmDestroy,
 			XeExecQueueCreate, XeExecQueueDestroy, XeVmBind, VirtioResourceCreate, VirtioTransferToHost>;
 
 // What an ioctl's record carries: the record, and the user memory its argument pointed to

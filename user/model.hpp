@@ -178,6 +178,8 @@ struct DrmFile {
 	std::map<uint32_t, manifest::DisplayCrtc> crtcs;   // CRTCs the file set (SETCRTC, PAGE_FLIP)
 	std::map<uint32_t, manifest::DisplayPlane> planes; // planes the file set (SETPLANE)
 	std::optional<bool> master;                        // the last SET_MASTER / DROP_MASTER
+	std::map<uint32_t, uint32_t> blobs;                // property blob id (per device) -> length
+	uint64_t atomic_commits = 0;                       // MODE_ATOMIC, not TEST_ONLY
 	std::map<uint64_t, uint32_t> mmap_offsets;         // fake offset -> handle (MAP_DUMB grants)
 	std::map<uint64_t, std::string> mmap_types;        // fake offset -> i915/xe mmap type ("wb", ...)
 	std::map<uint64_t, uint32_t> prime;                // dma-buf kfile -> handle (exports and imports)

@@ -223,6 +223,15 @@ void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o)
 				   f.master = x.set;
 				   changed = true;
 			   },
+			   [&](const CreateBlob &x) {
+				   f.blobs[x.blob_id] = x.length;
+				   changed = true;
+			   },
+			   [&](const DestroyBlob &x) { changed = f.blobs.erase(x.blob_id) > 0 || changed; },
+			   [&](const AtomicCommit &) {
+				   ++f.atomic_commits;
+				   changed = true;
+			   },
 			   [&](const SetClientCap &x) {
 				   f.caps[x.capability] = static_cast<uint32_t>(x.value);
 				   changed = true;

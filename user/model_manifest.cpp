@@ -123,6 +123,9 @@ manifest::Manifest Model::manifest() const
 		for (const auto &[id, p] : f->planes)
 			fj.display.planes.push_back(p);
 		fj.display.master = f->master;
+		for (const auto &[id, length] : f->blobs)
+			fj.display.blobs.push_back({id, length});
+		fj.display.atomic_commits = f->atomic_commits;
 		// driver state, present for the drivers that have it
 		if (!f->contexts.empty() || f->driver == "i915") {
 			fj.contexts.emplace();

@@ -264,6 +264,37 @@ TEST(ModelStatus, DisplayConfigurationTheFileSet)
 	}
 }
 
+// An atomic client: CREATEPROPBLOB (the mode), a TEST_ONLY commit (nothing changes), a commit;
+// the manifest lists the blob and counts the commit, stays complete, reads back unchanged;
+// DESTROYPROPBLOB removes the blob.
+TEST(ModelStatus, AtomicCommitsAndPropertyBlobs)
+{
+	World w;
+	w.proc(100);
+	w.open(100, 3, kCard);
+	drm_mode_create_blob in{0x7000, 68, 0}, out{0x7000, 68, 40};
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_CREATEPROPBLOB, in, out)), ApplyStatus::ok);
+	drm_mode_atomic commit{};
+	commit.flags = DRM_MODE_ATOMIC_TEST_ONLY | DRM_MODE_ATOMIC_ALLOW_MODESET;
+	commit.count_objs = 3;
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_ATOMIC, commit, commit)), ApplyStatus::ok);
+	auto m = w.manifest();
+	auto d = m["files"][0]["display"];
+	EXPECT_EQ(d["atomic_commits"], 0) << d.dump();
+	commit.flags = DRM_MODE_ATOMIC_ALLOW_MODESET;
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_ATOMIC, commit, commit)), ApplyStatus::ok);
+	m = w.manifest();
+	EXPECT_EQ(m["complete"], true) << m.dump();
+	EXPECT_FALSE(m["files"][0].contains("undecoded_ioctls") && !m["files"][0]["undecoded_ioctls"].empty());
+	d = m["files"][0]["display"];
+	EXPECT_EQ(d["atomic_commits"], 1);
+	EXPECT_EQ(d["blobs"], (nlohmann::json::array({{{"id", 40}, {"length", 68}}})));
+	EXPECT_EQ(gw::manifest::to_json(gw::manifest::from_json(m))["files"][0]["display"], d);
+	drm_mode_destroy_blob gone{40};
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_DESTROYPROPBLOB, gone, gone)), ApplyStatus::ok);
+	EXPECT_TRUE(w.manifest()["files"][0]["display"]["blobs"].empty());
+}
+
 // GETFB of a framebuffer no followed file made: a handle of its own (size unknown), listed
 // (origin getfb, the framebuffer id), closed by GEM_CLOSE; the manifest stays complete.
 TEST(ModelStatus, GetFbHandleIsListed)

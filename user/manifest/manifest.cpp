@@ -185,6 +185,11 @@ Display read_display(const Obj &o)
 				    static_cast<uint32_t>(src[1]), static_cast<uint32_t>(src[2]),
 				    static_cast<uint32_t>(src[3])});
 	});
+	if (const json *blobs = o.opt_array("blobs")) // absent in manifests of earlier versions
+		o.each(*blobs, "blobs", [&](const Obj &b) {
+			d.blobs.push_back({b.req_u32("id"), b.req_u32("length")});
+		});
+	d.atomic_commits = o.opt_u64("atomic_commits", 0);
 	return d;
 }
 

@@ -128,11 +128,19 @@ struct DisplayPlane { // MODE_SETPLANE
 	uint32_t crtc_w = 0, crtc_h = 0;
 	uint32_t src_x = 0, src_y = 0, src_w = 0, src_h = 0; // 16.16 fixed point
 };
+struct DisplayBlob {         // MODE_CREATEPROPBLOB, not destroyed since
+	uint64_t id = 0;     // per device, like framebuffers
+	uint32_t length = 0; // bytes
+};
 struct Display {
 	std::optional<bool> master;       // the last SET_MASTER (true) or DROP_MASTER (false) seen
 	std::vector<DisplayCrtc> crtcs;   // by id
 	std::vector<DisplayPlane> planes; // by id
-	bool empty() const { return !master && crtcs.empty() && planes.empty(); }
+	std::vector<DisplayBlob> blobs;   // by id
+	// MODE_ATOMIC commits (not TEST_ONLY) seen: their properties are not captured, so crtcs and
+	// planes are what legacy calls set and may since have been changed by these
+	uint64_t atomic_commits = 0;
+	bool empty() const { return !master && crtcs.empty() && planes.empty() && blobs.empty() && !atomic_commits; }
 };
 
 // An i915 context parameter as recorded: a number, raw bytes, or an engine map.

@@ -137,6 +137,11 @@ std::string format_summary(const Manifest &m)
 		for (const DisplayPlane &p : f.display.planes)
 			out << "  plane " << p.plane << ": framebuffer " << p.fb << " on CRTC " << p.crtc << " at "
 			    << p.crtc_x << "," << p.crtc_y << " " << p.crtc_w << "x" << p.crtc_h << "\n";
+		for (const DisplayBlob &b : f.display.blobs)
+			out << "  property blob " << b.id << ": " << b.length << " bytes\n";
+		if (f.display.atomic_commits)
+			out << "  atomic commits: " << f.display.atomic_commits
+			    << " (their properties are not captured: the dump reads the display back)\n";
 		if (f.display.master)
 			out << "  DRM master: " << (*f.display.master ? "taken (SET_MASTER)" : "dropped (DROP_MASTER)")
 			    << "\n";

@@ -69,7 +69,10 @@ json display_json(const Display &d)
 				  {"fb", p.fb},
 				  {"crtc_rect", {p.crtc_x, p.crtc_y, p.crtc_w, p.crtc_h}},
 				  {"src_rect", {p.src_x, p.src_y, p.src_w, p.src_h}}});
-	json dj = {{"crtcs", crtcs}, {"planes", planes}};
+	json blobs = json::array();
+	for (const DisplayBlob &b : d.blobs)
+		blobs.push_back({{"id", b.id}, {"length", b.length}});
+	json dj = {{"crtcs", crtcs}, {"planes", planes}, {"blobs", blobs}, {"atomic_commits", d.atomic_commits}};
 	if (d.master)
 		dj["master"] = *d.master;
 	return dj;
