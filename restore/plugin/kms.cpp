@@ -34,6 +34,9 @@ using PlaneRes = std::unique_ptr<drmModePlaneRes, Freer<drmModePlaneRes, drmMode
 using Plane = std::unique_ptr<drmModePlane, Freer<drmModePlane, drmModeFreePlane>>;
 using Props = std::unique_ptr<drmModeObjectProperties, Freer<drmModeObjectProperties, drmModeFreeObjectProperties>>;
 using Prop = std::unique_ptr<drmModePropertyRes, Freer<drmModePropertyRes, drmModeFreeProperty>>;
+using Blob = std::unique_ptr<drmModePropertyBlobRes, Freer<drmModePropertyBlobRes, drmModeFreePropertyBlob>>;
+
+constexpr uint32_t kMaxBlob = 1 << 20; // bytes of one property blob in an image (a gamma LUT: 32 KiB)
 
 // a plane's "type" property (DRM_PLANE_TYPE_*), as fd sees it; -1 when fd is not shown it
 // (a file without universal planes sees overlay planes only, and no types)
@@ -120,6 +123,26 @@ uint32_t add_fb(int fd, const KmsFramebuffer &fb)
 KmsState kms_state_of(const mf::File &f, int lfd, std::vector<std::string> *degraded)
 {
 	KmsState k;
+	if (drmGetNodeTypeFromFd(lfd) == DRM_NODE_PRIMARY)
+		k.master = drmIsMaster(lfd) != 0; // AUTH_MAGIC of magic 0: EINVAL for a master, EACCES else
+	for (const mf::DisplayBlob &b : f.display.blobs) {
+		Blob blob(drmModeGetPropertyBlob(lfd, static_cast<uint32_t>(b.id)));
+		if (!blob || blob->length > kMaxBlob)
+			degraded->push_back("property blob " + num(b.id) + " is not recreated: " +
+					    (blob ? "it is larger than 1 MiB"
+						  : "its contents cannot be read (MODE_GETPROPBLOB: " +
+							     gw::errno_text(errno) + ")"));
+		else
+			k.blobs.push_back({blob->id, std::vector<uint8_t>(static_cast<const uint8_t *>(blob->data),
+									  static_cast<const uint8_t *>(blob->data) +
+										  blob->length)});
+	}
+	if (f.display.atomic_commits)
+		degraded->push_back(
+			"it made " + num(f.display.atomic_commits) +
+			" atomic commits (MODE_ATOMIC), whose properties are not captured: the CRTCs showing its "
+			"framebuffers are read back and set again, but other properties it set (a plane's rotation, "
+			"zpos or blending, a CRTC's color management or VRR, a connector's) are not");
 	for (const mf::Framebuffer &fb : f.framebuffers) {
 		KmsFramebuffer r{static_cast<uint32_t>(fb.id),
 				 fb.width,
@@ -200,20 +223,37 @@ KmsState kms_state_of(const mf::File &f, int lfd, std::vector<std::string> *degr
 namespace
 {
 
-// fb made again with id fb.id where the device lets it: ids are given lowest free first, so
-// framebuffers below the one wanted are made and removed again. The id got (maybe another),
-// or 0 with errno.
-uint32_t add_fb_as(int fd, const KmsFramebuffer &fb)
+// A KMS object made again with id `want` where the device lets it: ids are given lowest free
+// first, so objects below the one wanted are made (make(): the id, or 0 with errno) and
+// removed again (remove(id)). The id got (maybe another), or 0 with errno.
+template <class Make, class Remove> uint32_t make_as(uint32_t want, Make make, Remove remove)
 {
 	std::vector<uint32_t> spare;
 	uint32_t got = 0;
-	while ((got = add_fb(fd, fb)) != 0 && got < fb.id && spare.size() < 256)
+	while ((got = make()) != 0 && got < want && spare.size() < 256)
 		spare.push_back(got);
 	int err = errno;
 	for (uint32_t s : spare)
-		drmModeRmFB(fd, s);
+		remove(s);
 	errno = err;
 	return got;
+}
+
+uint32_t add_fb_as(int fd, const KmsFramebuffer &fb)
+{
+	return make_as(
+		fb.id, [&] { return add_fb(fd, fb); }, [&](uint32_t id) { drmModeRmFB(fd, id); });
+}
+
+uint32_t add_blob_as(int fd, const KmsBlob &b)
+{
+	return make_as(
+		b.id,
+		[&] {
+			uint32_t id = 0;
+			return drmModeCreatePropertyBlob(fd, b.data.data(), b.data.size(), &id) == 0 ? id : 0;
+		},
+		[&](uint32_t id) { drmModeDestroyPropertyBlob(fd, id); });
 }
 
 // SETCRTC of every CRTC showing framebuffer `from` (the dump's id) on `to`; false with errno
@@ -255,10 +295,43 @@ std::vector<std::string> kms_restore(int fd, const KmsState &k)
 		else
 			ids[want] = got;
 	}
+	std::map<uint32_t, uint32_t> blob_ids; // the dump's blob id -> the restored one
+	for (const KmsBlob &b : k.blobs) {     // ascending
+		if (uint32_t got = add_blob_as(fd, b))
+			blob_ids[b.id] = got;
+		else
+			lost.push_back("property blob " + num(b.id) +
+				       " cannot be made again (MODE_CREATEPROPBLOB: " + gw::errno_text(errno) + ")");
+	}
 	for (const auto &[want, got] : ids)
 		show(fd, k, want, got, &lost);
 	// A wanted id is often held by the mode blob the console's modeset made after the dumped
 	// process let go of the display: setting the CRTCs above replaced that blob. Try again.
+	for (auto &[want, got] : blob_ids) {
+		if (got == want)
+			continue;
+		const KmsBlob &b =
+			*std::find_if(k.blobs.begin(), k.blobs.end(), [&](const KmsBlob &x) { return x.id == want; });
+		uint32_t again = add_blob_as(fd, b);
+		if (again == want) {
+			drmModeDestroyPropertyBlob(fd, got);
+			got = again;
+			continue;
+		}
+		if (again)
+			drmModeDestroyPropertyBlob(fd, again);
+		// Often by the very blob: the CRTC's state still holds the MODE_ID the file gave it
+		// before the dump, and setting the same mode again keeps it
+		Blob held(drmModeGetPropertyBlob(fd, want));
+		bool same = held && held->length == b.data.size() &&
+			    std::memcmp(held->data, b.data.data(), b.data.size()) == 0;
+		lost.push_back("property blob " + num(want) + " comes back as property blob " + num(got) +
+			       ": its id is taken on this device" +
+			       (same ? " by a blob with the same contents (the display state the file left holds "
+				       "it): blob " +
+						num(want) + " reads the same, but the file does not own it"
+				     : ""));
+	}
 	for (auto &[want, got] : ids) {
 		if (got == want)
 			continue;
@@ -284,6 +357,15 @@ std::vector<std::string> kms_restore(int fd, const KmsState &k)
 			lost.push_back("plane " + num(o.plane) + " cannot show framebuffer " + num(got->second) +
 				       " on CRTC " + num(o.crtc) + " again (MODE_SETPLANE: " + gw::errno_text(errno) +
 				       ")");
+	}
+	// Master last: setting the CRTCs needed it, and a file that had dropped it drops it again
+	if (k.master && *k.master != (drmIsMaster(fd) != 0)) {
+		if (*k.master ? drmSetMaster(fd) != 0 : drmDropMaster(fd) != 0)
+			lost.push_back(
+				*k.master ? "DRM master is not taken back (SET_MASTER: " + gw::errno_text(errno) +
+						    (errno == EBUSY ? "; another file holds it)" : ")")
+					  : "DRM master is not dropped again (DROP_MASTER: " + gw::errno_text(errno) +
+						    ")");
 	}
 	return lost;
 }
@@ -330,7 +412,14 @@ json kms_json(const KmsState &k)
 				  {"src_y", o.src_y},
 				  {"src_w", o.src_w},
 				  {"src_h", o.src_h}});
-	return {{"framebuffers", fbs}, {"crtcs", crtcs}, {"planes", planes}};
+	json blobs = json::array();
+	for (const KmsBlob &b : k.blobs)
+		blobs.push_back({{"id", b.id}, {"data", gw::jsonin::to_hex(b.data)}});
+	return {{"framebuffers", fbs},
+		{"crtcs", crtcs},
+		{"planes", planes},
+		{"blobs", blobs},
+		{"master", k.master ? json(*k.master) : json(nullptr)}};
 }
 
 KmsState read_kms(const Obj &top, const std::vector<uint32_t> &handles)
@@ -407,6 +496,23 @@ KmsState read_kms(const Obj &top, const std::vector<uint32_t> &handles)
 				p.fail("fb_id", "names no framebuffer of the file");
 			k.planes.push_back(ov);
 		});
+	if (const json *l = o.opt_array("blobs")) { // absent in images of earlier versions
+		if (l->size() > 4096)
+			o.fail("blobs", "lists more than 4096");
+		o.each(*l, "blobs", [&](const Obj &b) {
+			KmsBlob kb{b.req_u32("id"), b.req_hex("data", kMaxBlob)};
+			if (kb.data.empty())
+				b.fail("data", "is empty");
+			if (!k.blobs.empty() && kb.id <= k.blobs.back().id)
+				b.fail("id", "is not ascending");
+			k.blobs.push_back(std::move(kb));
+		});
+	}
+	if (const json *m = o.maybe("master")) {
+		if (!m->is_boolean())
+			gw::jsonin::wrong(o.path("master"), *m, "a boolean or null");
+		k.master = m->get<bool>();
+	}
 	return k;
 }
 

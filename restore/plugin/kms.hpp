@@ -5,11 +5,14 @@
 // the CRTCs showing them are asked of the kernel through the dumped file (GETRESOURCES,
 // GETCRTC, and the connectors whose encoder drives the CRTC), and so are the other planes
 // showing them (GETPLANE), which come back where the file's own SETPLANE put them (the
-// manifest's display.planes). At restore, inside the task, each framebuffer is made again on
-// the restored handles with the same id where the device lets it (KMS object ids are per
-// device and the lowest free one is given: framebuffers made on the way are removed again),
-// then each CRTC is set again (which needs DRM master: the restored file has it when no other
-// file holds it), then each other plane. What cannot be done is logged, never fatal.
+// manifest's display.planes). The property blobs the file made (MODE_CREATEPROPBLOB) are read
+// through it (GETPROPBLOB), and whether it is DRM master is asked of the kernel. At restore,
+// inside the task, each framebuffer and blob is made again on the restored file with the same
+// id where the device lets it (KMS object ids are per device and the lowest free one is given:
+// objects made on the way are removed again), then each CRTC is set again (which needs DRM
+// master: the restored file has it when no other file holds it), then each other plane; last,
+// master is taken back (SET_MASTER, when no other file holds it) or dropped as it was. What
+// cannot be done is logged, never fatal.
 #pragma once
 
 #include <algorithm>
@@ -45,11 +48,20 @@ struct KmsCrtc {
 // A plane other than a CRTC's primary (overlay, cursor) showing one of the file's framebuffers
 // where the file's own SETPLANE put it: the manifest's display.planes entry, as read back
 using KmsOverlay = gw::manifest::DisplayPlane;
+struct KmsBlob {
+	uint32_t id = 0;
+	std::vector<uint8_t> data;
+};
 struct KmsState {
 	std::vector<KmsFramebuffer> framebuffers;
 	std::vector<KmsCrtc> crtcs;
 	std::vector<KmsOverlay> planes;
-	bool empty() const { return framebuffers.empty() && crtcs.empty() && planes.empty(); }
+	std::vector<KmsBlob> blobs;
+	std::optional<bool> master; // a primary node's file: DRM master at dump
+	bool empty() const
+	{
+		return framebuffers.empty() && crtcs.empty() && planes.empty() && blobs.empty() && !master;
+	}
 	bool has_framebuffer(uint32_t id) const
 	{
 		return std::any_of(framebuffers.begin(), framebuffers.end(),
@@ -61,8 +73,8 @@ struct KmsState {
 // buffer) and the CRTCs showing one of them, asked through lfd; the rest goes to *degraded.
 KmsState kms_state_of(const gw::manifest::File &f, int lfd, std::vector<std::string> *degraded);
 
-// Restore, in the task, on the restored file fd: framebuffers, CRTCs, planes. Returns what could
-// not be restored, one line each (the caller logs them).
+// Restore, in the task, on the restored file fd: framebuffers, blobs, CRTCs, planes, master.
+// Returns what could not be restored, one line each (the caller logs them).
 std::vector<std::string> kms_restore(int fd, const KmsState &k);
 
 nlohmann::json kms_json(const KmsState &k);

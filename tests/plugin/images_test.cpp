@@ -318,6 +318,9 @@ TEST(Images, KmsStateRoundTripAndDamage)
 			  {"flags", 10},      {"type", 64},      {"name", "640x480"}};
 		f.kms.crtcs.push_back(c);
 		f.kms.planes.push_back({31, 33, 40, -8, 16, 64, 64, 0, 0, 64 << 16, 64 << 16});
+		f.kms.blobs.push_back({38, {0x24, 0xa3, 0x01, 0x00}});
+		f.kms.blobs.push_back({44, {0xff}});
+		f.kms.master = true;
 		return gwcriu::to_json(f, test_index());
 	};
 	FileImage back = gwcriu::parse_file_image(with_kms().dump(), "x", test_devices());
@@ -331,6 +334,10 @@ TEST(Images, KmsStateRoundTripAndDamage)
 	EXPECT_EQ(back.kms.planes[0].plane, 31u);
 	EXPECT_EQ(back.kms.planes[0].crtc_x, -8); // the __s32's bits
 	EXPECT_EQ(back.kms.planes[0].src_h, 64u << 16);
+	ASSERT_EQ(back.kms.blobs.size(), 2u);
+	EXPECT_EQ(back.kms.blobs[0].id, 38u);
+	EXPECT_EQ(back.kms.blobs[0].data, (std::vector<uint8_t>{0x24, 0xa3, 0x01, 0x00}));
+	EXPECT_EQ(back.kms.master, std::optional<bool>(true));
 	EXPECT_TRUE(gwcriu::parse_file_image(gwcriu::to_json(sample_file(), test_index()).dump(), "x", test_devices())
 			    .kms.empty());
 
@@ -359,6 +366,25 @@ TEST(Images, KmsStateRoundTripAndDamage)
 	j = with_kms();
 	j["kms"]["framebuffers"][0]["planes"] = json::array();
 	EXPECT_NE(file_error(j).find("must hold 1 to 4 planes"), std::string::npos) << file_error(j);
+	// property blobs: lowercase hex, not empty, ascending ids; master a boolean or null
+	j = with_kms();
+	j["kms"]["blobs"][1]["data"] = "0G";
+	EXPECT_NE(file_error(j).find("kms.blobs[1].data is not lowercase hex"), std::string::npos) << file_error(j);
+	j = with_kms();
+	j["kms"]["blobs"][1]["data"] = "";
+	EXPECT_NE(file_error(j).find("kms.blobs[1].data is empty"), std::string::npos) << file_error(j);
+	j = with_kms();
+	j["kms"]["blobs"][1]["id"] = 38;
+	EXPECT_NE(file_error(j).find("kms.blobs[1].id is not ascending"), std::string::npos) << file_error(j);
+	j = with_kms();
+	j["kms"]["master"] = 1;
+	EXPECT_NE(file_error(j).find("kms.master is"), std::string::npos) << file_error(j);
+	j = with_kms();
+	j["kms"].erase("blobs"); // an image of an earlier version
+	j["kms"].erase("master");
+	FileImage old = gwcriu::parse_file_image(j.dump(), "x", test_devices());
+	EXPECT_TRUE(old.kms.blobs.empty());
+	EXPECT_FALSE(old.kms.master);
 }
 
 // Client caps of a file image: kept in capability order; disorder and out-of-range refused;
