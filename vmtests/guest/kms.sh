@@ -210,13 +210,21 @@ PY
 	sed 's/^/    manifest: /' "$dir/check.txt"
 }
 
-# sc_criu_modetest MODULE DRM-DRIVER-NAME: libdrm's own test client, as a user runs it:
-# `modetest -M DRIVER -s CONNECTOR:#0` (a dumb buffer with its test pattern, ADDFB2, SETCRTC;
-# it then waits on its stdin, a pipe from `sleep` in the same dumped tree) in a followed
-# cgroup. The manifest lists its file with a framebuffer and the CRTC it set (complete); after criu dump and restore modetest runs on, restore.log says the framebuffer
-# and the CRTC were set again, and QEMU's picture of the display is the same as before.
+# sc_criu_modetest MODULE DRM-DRIVER-NAME [--atomic]: libdrm's own test client, as a user runs
+# it: `modetest -M DRIVER -s CONNECTOR:#0` (a dumb buffer with its test pattern, ADDFB2,
+# SETCRTC; it then waits on its stdin, a pipe from `sleep` in the same dumped tree) in a
+# followed cgroup. The manifest lists its file with a framebuffer and the CRTC it set
+# (complete); after criu dump and restore modetest runs on, restore.log says the framebuffer
+# and the CRTC were set again, QEMU's picture of the display is the same as before, and the
+# kernel (debugfs clients) says the restored modetest is DRM master as it was.
+# --atomic: `modetest -a -s CONNECTOR@CRTC:#0 -P PRIMARY@CRTC:WxH` (CREATEPROPBLOB of the
+# mode, one MODE_ATOMIC commit): the manifest lists the blob and counts the commit (complete);
+# the dump reads the CRTC back and says the commit's other properties are not set again; after
+# the restore the blob has its id and its bytes (GETPROPBLOB, through another file).
+# --drop-master: `modetest -d -s ...` drops DRM master after setting the mode: the restored
+# modetest is not master either (the restore drops what the first opener gets).
 sc_criu_modetest() {
-	local drv=$1 name=$2 cg dir=$WORK/mt img=$WORK/img conn rc=0 pid
+	local drv=$1 name=$2 cg dir=$WORK/mt img=$WORK/img conn crtc plane size rc=0 pid args
 	command -v modetest >/dev/null || { REASON="modetest is not installed in the VM (libdrm-tests; setup.sh installs it)"; return 2; }
 	criu_need plugin || return $?
 	kms_load "$drv" || return $?
@@ -226,40 +234,153 @@ sc_criu_modetest() {
 		sleep 0.1
 	done
 	if [ -z "$conn" ]; then fail "modetest -M $name -c lists no connected connector"; kms_unload "$drv"; return 1; fi
+	args=(-s "$conn:#0")
+	if [ "${3:-}" = --atomic ]; then
+		modetest -M "$name" -a -c -p >"$WORK/resources.txt" 2>&1
+		read -r crtc plane size < <(kms_atomic_pipe "$WORK/resources.txt" "$conn")
+		[ -n "$size" ] || { indent "$WORK/resources.txt"; fail "modetest -a -c -p shows no CRTC, primary plane and mode for connector $conn"; kms_unload "$drv"; return 1; }
+		args=(-a -s "$conn@$crtc:#0" -P "$plane@$crtc:$size")
+	fi
+	[ "${3:-}" = --drop-master ] && args=(-d "${args[@]}")
 	if ! cg_make cg "gwt-$NAME" || ! gw_start "$cg"; then kms_unload "$drv"; return 1; fi
 	mkdir -p "$dir"
+	echo "    modetest -M $name ${args[*]}"
 	# shellcheck disable=SC2016 # $$ is the dumped tree's shell
-	(cd "$dir" && exec setsid "$VMTESTS/guest/incgroup" "$cg" sh -c 'echo $$ >pid.parent; sleep 1000000 | exec stdbuf -oL modetest -M "$0" -s "$1:#0"' "$name" "$conn" \
+	(cd "$dir" && exec setsid "$VMTESTS/guest/incgroup" "$cg" sh -c 'echo $$ >pid.parent; sleep 1000000 | exec stdbuf -oL modetest "$@"' modetest -M "$name" "${args[@]}" \
 		</dev/null >"$dir/stdout" 2>"$dir/stderr" 3>&- 4>&- 5>&-) &
 	disown $!
-	sc_criu_modetest_run "$drv" "$name" "$cg" "$dir" "$img" || rc=$?
+	sc_criu_modetest_run "$drv" "$name" "$cg" "$dir" "$img" "${3:-}" || rc=$?
 	pid=$(cat "$dir/pid.parent" 2>/dev/null) && pkill -KILL -s "$pid" 2>/dev/null
 	gw_stop
 	kms_unload "$drv"
 	return $rc
 }
 
+# kms_atomic_pipe FILE CONNECTOR: "CRTC PLANE WxH" from `modetest -a -c -p` output: the CRTC the
+# connector's first encoder may drive (the first CRTC listed), its primary plane (type 1), and
+# the connector's mode #0
+kms_atomic_pipe() {
+	awk -v conn="$2" '
+		/^Connectors:/ { sec = "conn"; next } /^CRTCs:/ { sec = "crtc"; next } /^Planes:/ { sec = "plane"; next }
+		/^(Encoders|Frame buffers):/ { sec = ""; next }
+		sec == "conn" && $1 == conn { inconn = 1; next }
+		sec == "conn" && /^[0-9]/ { inconn = 0 }
+		sec == "conn" && inconn && $1 == "#0" && !size { size = $2; sub(/-.*/, "", size) }
+		sec == "crtc" && /^[0-9]/ && !crtc { crtc = $1 }
+		sec == "plane" && /^[0-9]/ { p = $1; typ = 0 }
+		sec == "plane" && /^[[:space:]]+[0-9]+ type:/ { typ = 1; next }
+		sec == "plane" && typ && /value:/ { if ($2 == 1 && !plane) plane = p; typ = 0 }
+		END { if (crtc && plane && size) print crtc, plane, size }' "$1"
+}
+
+# kms_master CARD COMM PID: y or n, whether the kernel says PID (command COMM) holds DRM master
+# on CARD (debugfs dri/MINOR/clients: command tgid dev master a uid magic)
+kms_master() {
+	awk -v c="$2" -v p="$3" '$1 == c && $2 == p { print $4; exit }' "/sys/kernel/debug/dri/${1#/dev/dri/card}/clients" 2>/dev/null
+}
+
+# kms_blob CARD ID: the bytes of property blob ID as hex (MODE_GETPROPBLOB through a file of our
+# own: any file may read any blob), or nothing
+kms_blob() {
+	py - "$1" "$2" <<'PY' 2>/dev/null
+import ctypes, fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CLOEXEC)
+GETPROPBLOB = (3 << 30) | (16 << 16) | (ord("d") << 8) | 0xAC  # _IOWR('d', 0xAC, struct drm_mode_get_blob)
+arg = bytearray(struct.pack("=IIQ", int(sys.argv[2]), 0, 0))
+fcntl.ioctl(fd, GETPROPBLOB, arg)
+length = struct.unpack_from("=I", arg, 4)[0]
+buf = ctypes.create_string_buffer(length)
+arg = bytearray(struct.pack("=IIQ", int(sys.argv[2]), length, ctypes.addressof(buf)))
+fcntl.ioctl(fd, GETPROPBLOB, arg)
+print(buf.raw.hex())
+PY
+}
+
 sc_criu_modetest_run() {
-	local drv=$1 name=$2 cg=$3 dir=$4 img=$5 deadline=$((SECONDS + 60)) pid mt
+	local drv=$1 name=$2 cg=$3 dir=$4 img=$5 mode=${6:-} deadline=$((SECONDS + 60)) pid mt card blob bytes after now master
 	until grep -q '^setting mode' "$dir/stdout" 2>/dev/null; do
 		[ $SECONDS -lt $deadline ] || { indent "$dir/stderr"; fail "modetest did not set a mode within 60 s"; return 1; }
 		sleep 0.2
 	done
 	sed 's/^/    modetest: /' "$dir/stdout"
-	# the manifest: its file, a framebuffer on its buffer, the CRTC it set, complete
-	kms_wait_manifest "$dir" "$name" modetest 1 1 || return 1
+	# the manifest: its file, a framebuffer on its buffer, the CRTC it set (atomic: the blob
+	# and the commit), complete
+	if [ "$mode" = --atomic ]; then
+		kms_wait_manifest_atomic "$dir" "$name" || return 1
+		card=$(cat "$dir/card") blob=$(cat "$dir/blob")
+		bytes=$(kms_blob "$card" "$blob")
+		[ -n "$bytes" ] || { fail "property blob $blob cannot be read before the dump"; return 1; }
+	else
+		kms_wait_manifest "$dir" "$name" modetest 1 1 || return 1
+		card=$(py - "$dir/manifest.json" "$name" <<'PY'
+import json, sys
+print([f for f in json.load(open(sys.argv[1]))["files"] if f["driver"] == sys.argv[2]][0]["path"])
+PY
+)
+	fi
+	pid=$(cat "$dir/pid.parent")
+	mt=$(pgrep -s "$pid" -x modetest)
+	master=y
+	[ "$mode" = --drop-master ] && master=n
+	[ "$(kms_master "$card" modetest "$mt")" = $master ] || { indent "/sys/kernel/debug/dri/${card#/dev/dri/card}/clients"; fail "debugfs clients: modetest $mt on $card before the dump: master is not $master"; return 1; }
 	kms_shot "$drv" "$NAME-before" || return 1
 	crwl_dump "$dir" "$img" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
+	if [ "$mode" = --atomic ]; then
+		grep -q 'gpuwatch: dumped file .* from the manifest; read back: CRTC [0-9]* showing framebuffer [0-9]*' "$WORK/dump.log" &&
+			grep -q 'gpuwatch: file .*: it made 1 atomic commits (MODE_ATOMIC), whose properties are not captured' "$WORK/dump.log" ||
+			{ criu_show "$WORK/dump.log"; fail "dump.log does not say the CRTC was read back and the atomic commit's other properties are not set again"; return 1; }
+		grep -h 'gpuwatch: \(dumped file .*read back\|file .*atomic commits\)' "$WORK/dump.log" | sed 's/^([0-9. ]*) /    dump: /'
+	fi
 	crwl_restore "$dir" "$img" "$WORK/restore.log" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
 	criu_timings
-	pid=$(cat "$dir/pid.parent")
 	mt=$(pgrep -s "$pid" -x modetest) || { criu_show "$WORK/restore.log"; fail "modetest is not running after the restore"; return 1; }
-	grep -h 'gpuwatch: .*\(framebuffer\|CRTC\)' "$WORK/restore.log" | sed 's/^([0-9. ]*) *[0-9]*:* */    restore: /'
-	grep -q 'gpuwatch: file [0-9]*: 1 framebuffers and 1 CRTCs set again' "$WORK/restore.log" ||
-		{ criu_show "$WORK/restore.log"; fail "restore.log does not say modetest's framebuffer and CRTC were set again"; return 1; }
+	grep -h 'gpuwatch: .*\(framebuffer\|CRTC\|blob\|master\)' "$WORK/restore.log" | sed 's/^([0-9. ]*) *[0-9]*:* */    restore: /'
+	grep -q "gpuwatch: file [0-9]*: 1 framebuffers and 1 CRTCs set again$([ "$mode" = --atomic ] && echo '; 1 property blobs made again'); $([ $master = n ] && echo 'not ')DRM master" "$WORK/restore.log" ||
+		{ criu_show "$WORK/restore.log"; fail "restore.log does not say modetest's framebuffer, CRTC$([ "$mode" = --atomic ] && echo ', blob') and DRM master state came back"; return 1; }
 	kms_same_picture "$drv" || return 1
+	[ "$(kms_master "$card" modetest "$mt")" = $master ] || { indent "/sys/kernel/debug/dri/${card#/dev/dri/card}/clients"; fail "debugfs clients: the restored modetest $mt on $card: master is not $master as before the dump"; return 1; }
+	echo "    debugfs clients: the restored modetest $mt on $card: master $master, as before the dump"
+	if [ "$mode" = --atomic ]; then
+		# the blob made again: with its id, or with the one restore.log names (its id taken,
+		# often by the CRTC's state, which still holds the blob modetest gave it)
+		now=$(sed -n "s/.*gpuwatch: file [0-9]*: property blob $blob comes back as property blob \([0-9]*\).*/\1/p" "$WORK/restore.log")
+		after=$(kms_blob "$card" "${now:-$blob}")
+		[ "$after" = "$bytes" ] || { fail "property blob ${now:-$blob} after the restore: '${after:-cannot be read}', modetest's blob $blob before: '$bytes'"; return 1; }
+		echo "    property blob ${now:-$blob} has the $((${#bytes} / 2)) bytes of modetest's blob $blob again (MODE_GETPROPBLOB)${now:+; its id $blob was taken}"
+	fi
 	alive "$mt" || { fail "modetest $mt died after the restore"; return 1; }
 	criu_keep_images "$img"
+}
+
+# kms_wait_manifest_atomic DIR DRM-DRIVER-NAME: the manifest lists one file of the driver with
+# one framebuffer, one property blob, at least one atomic commit, nothing undecoded, and is
+# complete; DIR/card and DIR/blob get the file's node and the blob's id
+kms_wait_manifest_atomic() {
+	local dir=$1 name=$2 deadline=$((SECONDS + SETTLE_TIMEOUT))
+	until cp "$MANIFEST" "$dir/manifest.json" 2>/dev/null && py - "$dir/manifest.json" "$name" "$dir" >"$dir/check.txt" 2>&1 <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+files = [f for f in m["files"] if f["driver"] == sys.argv[2]]
+assert len(files) == 1, f"{len(files)} files of {sys.argv[2]}"
+f = files[0]
+fbs = f.get("framebuffers", [])
+assert len(fbs) == 1 and all(p["handle"] for p in fbs[0]["planes"]), f"framebuffers: {fbs}"
+assert not f.get("undecoded_ioctls"), f"undecoded: {f.get('undecoded_ioctls')}"
+d = f.get("display") or {}
+assert d.get("atomic_commits", 0) >= 1, f"no atomic commit counted: {d}"
+assert len(d.get("blobs", [])) == 1, f"property blobs: {d.get('blobs')}"
+assert m["complete"] is True, f"not complete: {m.get('incomplete_reasons')}"
+open(sys.argv[3] + "/card", "w").write(f["path"])
+open(sys.argv[3] + "/blob", "w").write(str(d["blobs"][0]["id"]))
+print(f"file {f['id']}: framebuffer {fbs[0]['id']} ({fbs[0]['width']}x{fbs[0]['height']} {fbs[0]['format']}); "
+      f"property blob {d['blobs'][0]['id']} ({d['blobs'][0]['length']} bytes); {d['atomic_commits']} atomic commit(s); complete")
+PY
+	do
+		gw_alive || return 1
+		[ $SECONDS -lt $deadline ] || { indent "$dir/check.txt"; fail "the manifest does not show modetest's atomic state: $(tail -n1 "$dir/check.txt")"; return 1; }
+		sleep 0.5
+	done
+	sed 's/^/    manifest: /' "$dir/check.txt"
 }
 
 # kms_fb_shown CARD: the framebuffer id the first CRTC's primary plane scans out, read from

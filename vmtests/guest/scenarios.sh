@@ -50,6 +50,8 @@ SCENARIOS=(
 	"criu_kms_cirrus_degraded  sc_criu_kms cirrus cirrus --no-daemon"
 	"criu_modetest_virtio_gpu  sc_criu_modetest virtio_gpu virtio_gpu"
 	"criu_modetest_bochs       sc_criu_modetest bochs bochs-drm"
+	"criu_modetest_atomic_virtio_gpu sc_criu_modetest virtio_gpu virtio_gpu --atomic"
+	"criu_modetest_dropmaster_bochs sc_criu_modetest bochs bochs-drm --drop-master"
 	"criu_kmssink_virtio_gpu   sc_criu_kmssink virtio_gpu virtio_gpu"
 	"criu_kmssink_bochs        sc_criu_kmssink bochs bochs-drm"
 	# generic scenarios on another driver's nodes (guest/kms.sh, sc_on_driver): virtio_gpu has
