@@ -235,6 +235,18 @@ Op dec_drop_master(const IoctlRecord &)
 	return Master{false};
 }
 
+Op dec_cursor(const IoctlRecord &r)
+{
+	auto in = load<drm_mode_cursor>(r.ev.in);
+	return Cursor{in.flags, in.crtc_id, in.x, in.y, in.width, in.height, in.handle, 0, 0};
+}
+
+Op dec_cursor2(const IoctlRecord &r)
+{
+	auto in = load<drm_mode_cursor2>(r.ev.in);
+	return Cursor{in.flags, in.crtc_id, in.x, in.y, in.width, in.height, in.handle, in.hot_x, in.hot_y};
+}
+
 Op dec_create_blob(const IoctlRecord &r)
 {
 	return CreateBlob{load<drm_mode_create_blob>(r.ev.out).blob_id, load<drm_mode_create_blob>(r.ev.in).length};
@@ -282,6 +294,8 @@ constexpr IoctlDesc kCore[] = {
 	GW_CORE(MODE_SETPLANE, drm_mode_set_plane, dec_setplane),
 	{0x1e, "SET_MASTER", 0, dec_set_master},
 	{0x1f, "DROP_MASTER", 0, dec_drop_master},
+	GW_CORE(MODE_CURSOR, drm_mode_cursor, dec_cursor),
+	GW_CORE(MODE_CURSOR2, drm_mode_cursor2, dec_cursor2),
 	GW_CORE(MODE_CREATEPROPBLOB, drm_mode_create_blob, dec_create_blob),
 	GW_CORE(MODE_DESTROYPROPBLOB, drm_mode_destroy_blob, dec_destroy_blob),
 	GW_CORE(MODE_ATOMIC, drm_mode_atomic, dec_atomic),
@@ -310,7 +324,6 @@ constexpr KnownIoctl kCoreKnown[] = {
 	{0x3c, "CRTC_QUEUE_SEQUENCE", true},
 	{0xa0, "MODE_GETRESOURCES", true},
 	{0xa1, "MODE_GETCRTC", true},
-	{0xa3, "MODE_CURSOR", false},
 	{0xa4, "MODE_GETGAMMA", true},
 	{0xa5, "MODE_SETGAMMA", false},
 	{0xa6, "MODE_GETENCODER", true},
@@ -325,7 +338,6 @@ constexpr KnownIoctl kCoreKnown[] = {
 	{0xb6, "MODE_GETPLANE", true},
 	{0xb9, "MODE_OBJ_GETPROPERTIES", true},
 	{0xba, "MODE_OBJ_SETPROPERTY", false},
-	{0xbb, "MODE_CURSOR2", false},
 	{0xc2, "SYNCOBJ_FD_TO_HANDLE", false},
 	{0xc3, "SYNCOBJ_WAIT", true},
 	{0xc4, "SYNCOBJ_RESET", true},

@@ -122,6 +122,14 @@ struct SetPlane { // MODE_SETPLANE; fb_id 0 switches the plane off
 struct Master { // SET_MASTER (true) and DROP_MASTER (false) that succeeded
 	bool set = false;
 };
+// MODE_CURSOR / MODE_CURSOR2 (legacy cursor of a CRTC): flags BO sets the buffer (handle 0:
+// hidden) and its size (CURSOR2: and hotspot), MOVE the position
+struct Cursor {
+	uint32_t flags = 0, crtc_id = 0;
+	int32_t x = 0, y = 0;
+	uint32_t width = 0, height = 0, handle = 0;
+	int32_t hot_x = 0, hot_y = 0; // CURSOR2
+};
 struct CreateBlob { // MODE_CREATEPROPBLOB: a property blob the file owns (its data is not captured)
 	uint32_t blob_id = 0, length = 0;
 };
@@ -293,11 +301,12 @@ struct Malformed {
 
 using Op = std::variant<Ignored, Undecoded, Malformed, CreateDumb, MapDumb, DestroyDumb, GemClose, GemFlink, GemOpen,
 			PrimeExport, PrimeImport, SyncobjCreate, SyncobjDestroy, SyncobjExportSyncFile, SetClientCap,
-			AddFb, RmFb, GetFb, SetCrtc, PageFlip, SetPlane, Master, CreateBlob, DestroyBlob, AtomicCommit,
-			I915GemCreate, I915MmapOffset, I915MmapLegacy, I915Userptr, I915SetTiling, I915SetCaching,
-			I915ContextCreate, I915ContextDestroy, I915ContextSetParam, I915ContextVmId, I915VmCreate,
-			I915VmDestroy, I915PerfOpen, I915ExecFence, XeGemCreate, XeMmapOffset, XeVmCreate, XeVmDestroy,
-			XeExecQueueCreate, XeExecQueueDestroy, XeVmBind, VirtioResourceCreate, VirtioTransferToHost>;
+			AddFb, RmFb, GetFb, SetCrtc, PageFlip, SetPlane, Master, Cursor, CreateBlob, DestroyBlob,
+			AtomicCommit, I915GemCreate, I915MmapOffset, I915MmapLegacy, I915Userptr, I915SetTiling,
+			I915SetCaching, I915ContextCreate, I915ContextDestroy, I915ContextSetParam, I915ContextVmId,
+			I915VmCreate, I915VmDestroy, I915PerfOpen, I915ExecFence, XeGemCreate, XeMmapOffset, XeVmCreate,
+			XeVmDestroy, XeExecQueueCreate, XeExecQueueDestroy, XeVmBind, VirtioResourceCreate,
+			VirtioTransferToHost>;
 
 // What an ioctl's record carries: the record, and the user memory its argument pointed to
 // (GW_EV_IOCTL_EXT, captured for the ioctls that have any; nullptr otherwise).

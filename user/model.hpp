@@ -169,20 +169,21 @@ struct DrmFile {
 	uint32_t major = 0, minor = 0;
 	std::string driver;
 	uint32_t f_flags = 0;
-	bool handles_known = true;                         // false when the file was first seen after it was opened
-	HandleTable<Handle> handles;                       // handle number -> handle
-	std::map<uint32_t, uint32_t> syncobjs;             // syncobj handle -> creation flags
-	std::map<uint64_t, uint32_t> caps;                 // SET_CLIENT_CAP capability -> value
-	std::set<std::string> undecoded;                   // ioctls not decoded that succeeded (their names)
-	std::map<uint32_t, Framebuffer> framebuffers;      // KMS framebuffer id (per device) -> framebuffer
-	std::map<uint32_t, manifest::DisplayCrtc> crtcs;   // CRTCs the file set (SETCRTC, PAGE_FLIP)
-	std::map<uint32_t, manifest::DisplayPlane> planes; // planes the file set (SETPLANE)
-	std::optional<bool> master;                        // the last SET_MASTER / DROP_MASTER
-	std::map<uint32_t, uint32_t> blobs;                // property blob id (per device) -> length
-	uint64_t atomic_commits = 0;                       // MODE_ATOMIC, not TEST_ONLY
-	std::map<uint64_t, uint32_t> mmap_offsets;         // fake offset -> handle (MAP_DUMB grants)
-	std::map<uint64_t, std::string> mmap_types;        // fake offset -> i915/xe mmap type ("wb", ...)
-	std::map<uint64_t, uint32_t> prime;                // dma-buf kfile -> handle (exports and imports)
+	bool handles_known = true;                           // false when the file was first seen after it was opened
+	HandleTable<Handle> handles;                         // handle number -> handle
+	std::map<uint32_t, uint32_t> syncobjs;               // syncobj handle -> creation flags
+	std::map<uint64_t, uint32_t> caps;                   // SET_CLIENT_CAP capability -> value
+	std::set<std::string> undecoded;                     // ioctls not decoded that succeeded (their names)
+	std::map<uint32_t, Framebuffer> framebuffers;        // KMS framebuffer id (per device) -> framebuffer
+	std::map<uint32_t, manifest::DisplayCrtc> crtcs;     // CRTCs the file set (SETCRTC, PAGE_FLIP)
+	std::map<uint32_t, manifest::DisplayPlane> planes;   // planes the file set (SETPLANE)
+	std::optional<bool> master;                          // the last SET_MASTER / DROP_MASTER
+	std::map<uint32_t, uint32_t> blobs;                  // property blob id (per device) -> length
+	std::map<uint32_t, manifest::DisplayCursor> cursors; // legacy cursors the file set, by CRTC
+	uint64_t atomic_commits = 0;                         // MODE_ATOMIC, not TEST_ONLY
+	std::map<uint64_t, uint32_t> mmap_offsets;           // fake offset -> handle (MAP_DUMB grants)
+	std::map<uint64_t, std::string> mmap_types;          // fake offset -> i915/xe mmap type ("wb", ...)
+	std::map<uint64_t, uint32_t> prime;                  // dma-buf kfile -> handle (exports and imports)
 	uint64_t dev = 0; // kernel struct drm_device * (joins i915.gem mappings; not in the manifest)
 	std::map<uint32_t, Context> contexts;      // i915
 	std::map<uint32_t, Vm> vms;                // i915, xe

@@ -3,6 +3,8 @@
 
 #include "model_ops.hpp"
 
+#include <drm_mode.h>
+
 namespace gw
 {
 namespace
@@ -223,6 +225,7 @@ void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o)
 				   f.master = x.set;
 				   changed = true;
 			   },
+			   [&](const Cursor &x) { op(f, x); },
 			   [&](const CreateBlob &x) {
 				   f.blobs[x.blob_id] = x.length;
 				   changed = true;
@@ -276,6 +279,29 @@ void ModelOps::op(DrmFile &f, const drm::PageFlip &x)
 	manifest::DisplayCrtc &c = f.crtcs[x.crtc_id];
 	c.crtc = x.crtc_id;
 	c.fb = x.fb_id;
+	changed = true;
+}
+
+// MODE_CURSOR(2): BO sets the buffer (handle 0 hides the cursor: it is no longer the file's),
+// MOVE the position; either alone keeps what the other set
+void ModelOps::op(DrmFile &f, const drm::Cursor &x)
+{
+	if ((x.flags & DRM_MODE_CURSOR_BO) && !x.handle) {
+		changed = f.cursors.erase(x.crtc_id) > 0 || changed;
+		return;
+	}
+	manifest::DisplayCursor &c = f.cursors[x.crtc_id];
+	c.crtc = x.crtc_id;
+	if (x.flags & DRM_MODE_CURSOR_BO) {
+		c.handle = x.handle;
+		c.object = known_handle(f, x.handle).object;
+		c.width = x.width;
+		c.height = x.height;
+		c.hot_x = x.hot_x;
+		c.hot_y = x.hot_y;
+	}
+	if (x.flags & DRM_MODE_CURSOR_MOVE)
+		c.position = std::array<int32_t, 2>{x.x, x.y};
 	changed = true;
 }
 

@@ -125,6 +125,15 @@ manifest::Manifest Model::manifest() const
 		fj.display.master = f->master;
 		for (const auto &[id, length] : f->blobs)
 			fj.display.blobs.push_back({id, length});
+		for (const auto &[crtc, c] : f->cursors) {
+			mf::DisplayCursor dc = c; // the handle as long as it names the cursor's buffer
+			auto h = dc.handle ? f->handles.find(static_cast<uint32_t>(*dc.handle)) : f->handles.end();
+			if (h == f->handles.end() || !dc.object || h->second.object != *dc.object)
+				dc.handle.reset();
+			if (dc.object && !objects_.count(*dc.object))
+				dc.object.reset();
+			fj.display.cursors.push_back(dc);
+		}
 		fj.display.atomic_commits = f->atomic_commits;
 		// driver state, present for the drivers that have it
 		if (!f->contexts.empty() || f->driver == "i915") {

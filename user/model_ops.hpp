@@ -99,6 +99,7 @@ struct ModelOps {
 	void op(DrmFile &f, const drm::SetCrtc &x);
 	void op(DrmFile &f, const drm::PageFlip &x);
 	void op(DrmFile &f, const drm::SetPlane &x);
+	void op(DrmFile &f, const drm::Cursor &x);
 	void op(DrmFile &f, const drm::GetFb &x);
 	void op(Process &p, DrmFile &f, const drm::PrimeExport &x);
 	void op(Process &p, DrmFile &f, const drm::PrimeImport &x);

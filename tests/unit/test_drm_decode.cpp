@@ -139,7 +139,7 @@ TEST(DrmDecode, NamesAndTables)
 	EXPECT_EQ(ioctl_name("vgem", DRM_IOCTL_MODE_SETGAMMA), "MODE_SETGAMMA");
 	EXPECT_EQ(ioctl_name("i915", DRM_IOCTL_I915_GEM_MADVISE), "GEM_MADVISE");
 	EXPECT_EQ(ioctl_name("vgem", _IO('d', 0xfe)), "DRM ioctl 0xfe");
-	EXPECT_EQ(core_ioctls().size(), 26u);
+	EXPECT_EQ(core_ioctls().size(), 28u);
 	for (const auto &d : core_ioctls())
 		EXPECT_FALSE(is_driver_nr(d.nr)) << d.name;
 	for (const char *drv : {"i915", "xe", "virtio_gpu"})
@@ -158,17 +158,17 @@ TEST(DrmDecode, NamesAndTables)
 TEST(DrmDecode, EveryNumberIsDecodedQuietOrNoted)
 {
 	EXPECT_TRUE(is_decoded("", _IOC_NR(DRM_IOCTL_MODE_CREATE_DUMB)));
-	for (uint32_t cmd :
-	     std::initializer_list<uint32_t>{DRM_IOCTL_MODE_SETCRTC, DRM_IOCTL_MODE_PAGE_FLIP, DRM_IOCTL_MODE_SETPLANE,
-					     DRM_IOCTL_SET_MASTER, DRM_IOCTL_DROP_MASTER, DRM_IOCTL_MODE_ATOMIC,
-					     DRM_IOCTL_MODE_CREATEPROPBLOB, DRM_IOCTL_MODE_DESTROYPROPBLOB})
+	for (uint32_t cmd : std::initializer_list<uint32_t>{
+		     DRM_IOCTL_MODE_SETCRTC, DRM_IOCTL_MODE_PAGE_FLIP, DRM_IOCTL_MODE_SETPLANE, DRM_IOCTL_SET_MASTER,
+		     DRM_IOCTL_DROP_MASTER, DRM_IOCTL_MODE_ATOMIC, DRM_IOCTL_MODE_CREATEPROPBLOB,
+		     DRM_IOCTL_MODE_DESTROYPROPBLOB, DRM_IOCTL_MODE_CURSOR, DRM_IOCTL_MODE_CURSOR2})
 		EXPECT_TRUE(is_decoded("", _IOC_NR(cmd))) << ioctl_name("", cmd);
 	EXPECT_TRUE(is_quiet("", _IOC_NR(DRM_IOCTL_VERSION)));
 	EXPECT_TRUE(is_quiet("", _IOC_NR(DRM_IOCTL_MODE_GETRESOURCES)));
 	EXPECT_TRUE(is_quiet("", _IOC_NR(DRM_IOCTL_WAIT_VBLANK)));
-	for (uint32_t cmd : std::initializer_list<uint32_t>{DRM_IOCTL_MODE_SETGAMMA, DRM_IOCTL_MODE_CURSOR,
-							    DRM_IOCTL_MODE_OBJ_SETPROPERTY, DRM_IOCTL_MODE_CREATE_LEASE,
-							    DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE}) {
+	for (uint32_t cmd :
+	     std::initializer_list<uint32_t>{DRM_IOCTL_MODE_SETGAMMA, DRM_IOCTL_MODE_OBJ_SETPROPERTY,
+					     DRM_IOCTL_MODE_CREATE_LEASE, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE}) {
 		EXPECT_FALSE(is_decoded("", _IOC_NR(cmd))) << ioctl_name("", cmd);
 		EXPECT_FALSE(is_quiet("", _IOC_NR(cmd))) << ioctl_name("", cmd);
 	}
@@ -303,6 +303,18 @@ TEST(DrmDecode, DisplayConfiguration)
 	EXPECT_TRUE(std::get<Master>(op).set);
 	master.cmd = DRM_IOCTL_DROP_MASTER;
 	EXPECT_FALSE(std::get<Master>(decode_ioctl("bochs-drm", master)).set);
+
+	drm_mode_cursor cur{DRM_MODE_CURSOR_BO | DRM_MODE_CURSOR_MOVE, 35, -4, 20, 64, 64, 7};
+	op = decode_ioctl("virtio_gpu", ioctl_rec(1, 3, 1, DRM_IOCTL_MODE_CURSOR, cur, cur));
+	ASSERT_TRUE(std::holds_alternative<Cursor>(op)) << op.index();
+	EXPECT_EQ(std::get<Cursor>(op).handle, 7u);
+	EXPECT_EQ(std::get<Cursor>(op).x, -4);
+	EXPECT_EQ(std::get<Cursor>(op).hot_x, 0);
+	drm_mode_cursor2 cur2{DRM_MODE_CURSOR_BO, 35, 0, 0, 64, 64, 7, 3, 5};
+	op = decode_ioctl("virtio_gpu", ioctl_rec(1, 3, 1, DRM_IOCTL_MODE_CURSOR2, cur2, cur2));
+	ASSERT_TRUE(std::holds_alternative<Cursor>(op));
+	EXPECT_EQ(std::get<Cursor>(op).hot_y, 5);
+	EXPECT_EQ(std::get<Cursor>(op).width, 64u);
 
 	drm_mode_create_blob blob_in{0x7000, 68, 0}, blob_out{0x7000, 68, 44};
 	op = decode_ioctl("virtio_gpu", ioctl_rec(1, 3, 1, DRM_IOCTL_MODE_CREATEPROPBLOB, blob_in, blob_out));

@@ -295,6 +295,43 @@ TEST(ModelStatus, AtomicCommitsAndPropertyBlobs)
 	EXPECT_TRUE(w.manifest()["files"][0]["display"]["blobs"].empty());
 }
 
+// Legacy cursors: CURSOR2 sets the buffer and hotspot, MOVE the position (either alone keeps
+// the other); a cursor whose handle is closed lists no handle; BO with handle 0 hides it (it is
+// no longer listed). The manifest stays complete and reads back unchanged.
+TEST(ModelStatus, LegacyCursors)
+{
+	World w;
+	w.proc(100);
+	w.open(100, 3, kCard);
+	w.create_dumb(100, kCard, 1, 64, 64);
+	w.create_dumb(100, kCard, 2, 64, 64);
+	drm_mode_cursor2 bo{DRM_MODE_CURSOR_BO, 35, 0, 0, 64, 64, 1, 2, 3};
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_CURSOR2, bo, bo)), ApplyStatus::ok);
+	drm_mode_cursor move{DRM_MODE_CURSOR_MOVE, 35, -5, 40, 0, 0, 0};
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_CURSOR, move, move)), ApplyStatus::ok);
+	drm_mode_cursor other{DRM_MODE_CURSOR_BO, 36, 0, 0, 32, 32, 2};
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_CURSOR, other, other)), ApplyStatus::ok);
+	auto m = w.manifest();
+	EXPECT_EQ(m["complete"], true) << m.dump();
+	auto c = m["files"][0]["display"]["cursors"];
+	ASSERT_EQ(c.size(), 2u) << c.dump();
+	EXPECT_EQ(c[0]["crtc"], 35);
+	EXPECT_EQ(c[0]["handle"], 1);
+	EXPECT_EQ(c[0]["hotspot"], nlohmann::json::array({2, 3}));
+	EXPECT_EQ(c[0]["position"], nlohmann::json::array({-5, 40}));
+	EXPECT_EQ(c[1]["position"], nullptr);
+	EXPECT_EQ(gw::manifest::to_json(gw::manifest::from_json(m))["files"][0]["display"], m["files"][0]["display"]);
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_GEM_CLOSE, drm_gem_close{2, 0}, drm_gem_close{2, 0})),
+		  ApplyStatus::ok);
+	c = w.manifest()["files"][0]["display"]["cursors"];
+	EXPECT_EQ(c[1]["handle"], nullptr) << c.dump(); // closed: the kernel's cursor keeps the buffer
+	drm_mode_cursor hide{DRM_MODE_CURSOR_BO, 35, 0, 0, 0, 0, 0};
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_CURSOR, hide, hide)), ApplyStatus::ok);
+	c = w.manifest()["files"][0]["display"]["cursors"];
+	ASSERT_EQ(c.size(), 1u);
+	EXPECT_EQ(c[0]["crtc"], 36);
+}
+
 // GETFB of a framebuffer no followed file made: a handle of its own (size unknown), listed
 // (origin getfb, the framebuffer id), closed by GEM_CLOSE; the manifest stays complete.
 TEST(ModelStatus, GetFbHandleIsListed)

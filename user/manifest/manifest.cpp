@@ -157,6 +157,22 @@ std::array<int64_t, 4> read_rect(const Obj &o, const char *key, bool signed_xy)
 	return r;
 }
 
+// [x, y] of signed 32-bit integers (a cursor's hotspot or position)
+std::array<int32_t, 2> read_xy(const Obj &o, const char *key)
+{
+	const json &v = o.need(key);
+	if (!v.is_array() || v.size() != 2)
+		o.fail(key, "is not [x, y]");
+	std::array<int32_t, 2> r{};
+	for (std::size_t i = 0; i < 2; ++i) {
+		if (!v[i].is_number_integer() || (v[i].is_number_unsigned() && v[i].get<uint64_t>() > INT32_MAX) ||
+		    v[i].get<int64_t>() < INT32_MIN || v[i].get<int64_t>() > INT32_MAX)
+			o.fail(key, "is not [x, y] of 32-bit integers");
+		r[i] = static_cast<int32_t>(v[i].get<int64_t>());
+	}
+	return r;
+}
+
 Display read_display(const Obj &o)
 {
 	Display d;
@@ -188,6 +204,21 @@ Display read_display(const Obj &o)
 	if (const json *blobs = o.opt_array("blobs")) // absent in manifests of earlier versions
 		o.each(*blobs, "blobs", [&](const Obj &b) {
 			d.blobs.push_back({b.req_u32("id"), b.req_u32("length")});
+		});
+	if (const json *cursors = o.opt_array("cursors")) // absent in manifests of earlier versions
+		o.each(*cursors, "cursors", [&](const Obj &c) {
+			DisplayCursor dc;
+			dc.crtc = c.req_u32("crtc");
+			dc.handle = c.u32_or_null("handle", true);
+			dc.object = c.u64_or_null("object", false);
+			dc.width = c.req_u32("width");
+			dc.height = c.req_u32("height");
+			auto hot = read_xy(c, "hotspot");
+			dc.hot_x = hot[0];
+			dc.hot_y = hot[1];
+			if (c.maybe("position"))
+				dc.position = read_xy(c, "position");
+			d.cursors.push_back(dc);
 		});
 	d.atomic_commits = o.opt_u64("atomic_commits", 0);
 	return d;

@@ -8,6 +8,7 @@
 // docs/manifest.md describes every field.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -128,19 +129,33 @@ struct DisplayPlane { // MODE_SETPLANE
 	uint32_t crtc_w = 0, crtc_h = 0;
 	uint32_t src_x = 0, src_y = 0, src_w = 0, src_h = 0; // 16.16 fixed point
 };
+struct DisplayCursor { // MODE_CURSOR / MODE_CURSOR2 of a CRTC, as the file's last calls left it
+	uint64_t crtc = 0;
+	std::optional<uint64_t> handle; // the buffer shown (BO); none when only MOVE was seen, or
+					// once that handle is closed or names another buffer
+	std::optional<uint64_t> object; // the buffer (manifest object id) when known
+	uint32_t width = 0, height = 0;
+	int32_t hot_x = 0, hot_y = 0;                   // CURSOR2's hotspot
+	std::optional<std::array<int32_t, 2>> position; // MOVE; none when not seen
+};
 struct DisplayBlob {         // MODE_CREATEPROPBLOB, not destroyed since
 	uint64_t id = 0;     // per device, like framebuffers
 	uint32_t length = 0; // bytes
 };
 struct Display {
-	std::optional<bool> master;       // the last SET_MASTER (true) or DROP_MASTER (false) seen
-	std::vector<DisplayCrtc> crtcs;   // by id
-	std::vector<DisplayPlane> planes; // by id
-	std::vector<DisplayBlob> blobs;   // by id
+	std::optional<bool> master;         // the last SET_MASTER (true) or DROP_MASTER (false) seen
+	std::vector<DisplayCrtc> crtcs;     // by id
+	std::vector<DisplayPlane> planes;   // by id
+	std::vector<DisplayBlob> blobs;     // by id
+	std::vector<DisplayCursor> cursors; // by CRTC; a cursor the file hid is not listed
 	// MODE_ATOMIC commits (not TEST_ONLY) seen: their properties are not captured, so crtcs and
 	// planes are what legacy calls set and may since have been changed by these
 	uint64_t atomic_commits = 0;
-	bool empty() const { return !master && crtcs.empty() && planes.empty() && blobs.empty() && !atomic_commits; }
+	bool empty() const
+	{
+		return !master && crtcs.empty() && planes.empty() && blobs.empty() && cursors.empty() &&
+		       !atomic_commits;
+	}
 };
 
 // An i915 context parameter as recorded: a number, raw bytes, or an engine map.

@@ -137,6 +137,15 @@ std::string format_summary(const Manifest &m)
 		for (const DisplayPlane &p : f.display.planes)
 			out << "  plane " << p.plane << ": framebuffer " << p.fb << " on CRTC " << p.crtc << " at "
 			    << p.crtc_x << "," << p.crtc_y << " " << p.crtc_w << "x" << p.crtc_h << "\n";
+		for (const DisplayCursor &c : f.display.cursors) {
+			out << "  cursor of CRTC " << c.crtc << ": "
+			    << (c.handle ? "handle " + std::to_string(*c.handle) + " (" + std::to_string(c.width) +
+						   "x" + std::to_string(c.height) + ")"
+					 : std::string("buffer unknown (only MODE_CURSOR moves seen)"));
+			if (c.position)
+				out << " at " << (*c.position)[0] << "," << (*c.position)[1];
+			out << "\n";
+		}
 		for (const DisplayBlob &b : f.display.blobs)
 			out << "  property blob " << b.id << ": " << b.length << " bytes\n";
 		if (f.display.atomic_commits)

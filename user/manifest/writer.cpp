@@ -72,7 +72,21 @@ json display_json(const Display &d)
 	json blobs = json::array();
 	for (const DisplayBlob &b : d.blobs)
 		blobs.push_back({{"id", b.id}, {"length", b.length}});
-	json dj = {{"crtcs", crtcs}, {"planes", planes}, {"blobs", blobs}, {"atomic_commits", d.atomic_commits}};
+	json cursors = json::array();
+	for (const DisplayCursor &c : d.cursors)
+		cursors.push_back(
+			{{"crtc", c.crtc},
+			 {"handle", c.handle ? json(*c.handle) : json(nullptr)},
+			 {"object", c.object ? json(*c.object) : json(nullptr)},
+			 {"width", c.width},
+			 {"height", c.height},
+			 {"hotspot", {c.hot_x, c.hot_y}},
+			 {"position", c.position ? json{(*c.position)[0], (*c.position)[1]} : json(nullptr)}});
+	json dj = {{"crtcs", crtcs},
+		   {"planes", planes},
+		   {"blobs", blobs},
+		   {"cursors", cursors},
+		   {"atomic_commits", d.atomic_commits}};
 	if (d.master)
 		dj["master"] = *d.master;
 	return dj;
