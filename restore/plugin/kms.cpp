@@ -137,6 +137,16 @@ KmsState kms_state_of(const mf::File &f, int lfd, std::vector<std::string> *degr
 									  static_cast<const uint8_t *>(blob->data) +
 										  blob->length)});
 	}
+	for (const mf::DisplayCursor &c : f.display.cursors) {
+		if (!c.handle) {
+			degraded->push_back("the cursor of CRTC " + num(c.crtc) +
+					    " is not set again: its buffer is unknown (its handle is closed, or it "
+					    "was set before gpuwatch saw the file)");
+			continue;
+		}
+		k.cursors.push_back({static_cast<uint32_t>(c.crtc), static_cast<uint32_t>(*c.handle), c.width, c.height,
+				     c.hot_x, c.hot_y, c.position});
+	}
 	if (f.display.atomic_commits)
 		degraded->push_back(
 			"it made " + num(f.display.atomic_commits) +
@@ -358,6 +368,16 @@ std::vector<std::string> kms_restore(int fd, const KmsState &k)
 				       " on CRTC " + num(o.crtc) + " again (MODE_SETPLANE: " + gw::errno_text(errno) +
 				       ")");
 	}
+	for (const KmsCursor &c : k.cursors) {
+		if (drmModeSetCursor2(fd, c.crtc_id, c.handle, c.width, c.height, c.hot_x, c.hot_y) != 0 &&
+		    (c.hot_x || c.hot_y || drmModeSetCursor(fd, c.crtc_id, c.handle, c.width, c.height) != 0))
+			lost.push_back("the cursor of CRTC " + num(c.crtc_id) + " (handle " + num(c.handle) +
+				       ") cannot be set again (MODE_CURSOR2: " + gw::errno_text(errno) + ")");
+		else if (c.position && drmModeMoveCursor(fd, c.crtc_id, (*c.position)[0], (*c.position)[1]) != 0)
+			lost.push_back("the cursor of CRTC " + num(c.crtc_id) + " cannot be moved to " +
+				       std::to_string((*c.position)[0]) + "," + std::to_string((*c.position)[1]) +
+				       " again (MODE_CURSOR: " + gw::errno_text(errno) + ")");
+	}
 	// Master last: setting the CRTCs needed it, and a file that had dropped it drops it again
 	if (k.master && *k.master != (drmIsMaster(fd) != 0)) {
 		if (*k.master ? drmSetMaster(fd) != 0 : drmDropMaster(fd) != 0)
@@ -412,14 +432,22 @@ json kms_json(const KmsState &k)
 				  {"src_y", o.src_y},
 				  {"src_w", o.src_w},
 				  {"src_h", o.src_h}});
+	json cursors = json::array(); // hotspot and position as the bits of the uapi's __s32
+	for (const KmsCursor &c : k.cursors)
+		cursors.push_back({{"crtc_id", c.crtc_id},
+				   {"handle", c.handle},
+				   {"width", c.width},
+				   {"height", c.height},
+				   {"hot_x", static_cast<uint32_t>(c.hot_x)},
+				   {"hot_y", static_cast<uint32_t>(c.hot_y)},
+				   {"position", c.position ? json{static_cast<uint32_t>((*c.position)[0]),
+								  static_cast<uint32_t>((*c.position)[1])}
+							   : json(nullptr)}});
 	json blobs = json::array();
 	for (const KmsBlob &b : k.blobs)
 		blobs.push_back({{"id", b.id}, {"data", gw::jsonin::to_hex(b.data)}});
-	return {{"framebuffers", fbs},
-		{"crtcs", crtcs},
-		{"planes", planes},
-		{"blobs", blobs},
-		{"master", k.master ? json(*k.master) : json(nullptr)}};
+	return {{"framebuffers", fbs}, {"crtcs", crtcs}, {"planes", planes},
+		{"cursors", cursors},  {"blobs", blobs}, {"master", k.master ? json(*k.master) : json(nullptr)}};
 }
 
 KmsState read_kms(const Obj &top, const std::vector<uint32_t> &handles)
@@ -495,6 +523,27 @@ KmsState read_kms(const Obj &top, const std::vector<uint32_t> &handles)
 			if (!k.has_framebuffer(static_cast<uint32_t>(ov.fb)))
 				p.fail("fb_id", "names no framebuffer of the file");
 			k.planes.push_back(ov);
+		});
+	if (const json *l = o.opt_array("cursors")) // absent in images of earlier versions
+		o.each(*l, "cursors", [&](const Obj &c) {
+			KmsCursor kc{c.req_u32("crtc_id"),
+				     c.req_u32("handle"),
+				     c.req_u32("width", 1 << 16),
+				     c.req_u32("height", 1 << 16),
+				     static_cast<int32_t>(c.req_u32("hot_x")),
+				     static_cast<int32_t>(c.req_u32("hot_y")),
+				     std::nullopt};
+			if (std::find(handles.begin(), handles.end(), kc.handle) == handles.end())
+				c.fail("handle", "names no handle of the file");
+			if (const json *p = c.maybe("position")) {
+				if (!p->is_array() || p->size() != 2 || !gw::jsonin::is_unsigned((*p)[0]) ||
+				    !gw::jsonin::is_unsigned((*p)[1]) || (*p)[0].get<uint64_t>() > UINT32_MAX ||
+				    (*p)[1].get<uint64_t>() > UINT32_MAX)
+					c.fail("position", "is not [x, y] of 32-bit values");
+				kc.position = std::array<int32_t, 2>{static_cast<int32_t>((*p)[0].get<uint32_t>()),
+								     static_cast<int32_t>((*p)[1].get<uint32_t>())};
+			}
+			k.cursors.push_back(kc);
 		});
 	if (const json *l = o.opt_array("blobs")) { // absent in images of earlier versions
 		if (l->size() > 4096)

@@ -5,7 +5,8 @@
 // the CRTCs showing them are asked of the kernel through the dumped file (GETRESOURCES,
 // GETCRTC, and the connectors whose encoder drives the CRTC), and so are the other planes
 // showing them (GETPLANE), which come back where the file's own SETPLANE put them (the
-// manifest's display.planes). The property blobs the file made (MODE_CREATEPROPBLOB) are read
+// manifest's display.planes); legacy cursors (MODE_CURSOR) come back where the file's last
+// calls put them (display.cursors). The property blobs the file made (MODE_CREATEPROPBLOB) are read
 // through it (GETPROPBLOB), and whether it is DRM master is asked of the kernel. At restore,
 // inside the task, each framebuffer and blob is made again on the restored file with the same
 // id where the device lets it (KMS object ids are per device and the lowest free one is given:
@@ -16,6 +17,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,6 +50,13 @@ struct KmsCrtc {
 // A plane other than a CRTC's primary (overlay, cursor) showing one of the file's framebuffers
 // where the file's own SETPLANE put it: the manifest's display.planes entry, as read back
 using KmsOverlay = gw::manifest::DisplayPlane;
+// A CRTC's legacy cursor where the file's last MODE_CURSOR(2) calls left it (the manifest's
+// display.cursors): the buffer a handle of the file, its size and hotspot, its position
+struct KmsCursor {
+	uint32_t crtc_id = 0, handle = 0, width = 0, height = 0;
+	int32_t hot_x = 0, hot_y = 0;
+	std::optional<std::array<int32_t, 2>> position;
+};
 struct KmsBlob {
 	uint32_t id = 0;
 	std::vector<uint8_t> data;
@@ -56,11 +65,13 @@ struct KmsState {
 	std::vector<KmsFramebuffer> framebuffers;
 	std::vector<KmsCrtc> crtcs;
 	std::vector<KmsOverlay> planes;
+	std::vector<KmsCursor> cursors;
 	std::vector<KmsBlob> blobs;
 	std::optional<bool> master; // a primary node's file: DRM master at dump
 	bool empty() const
 	{
-		return framebuffers.empty() && crtcs.empty() && planes.empty() && blobs.empty() && !master;
+		return framebuffers.empty() && crtcs.empty() && planes.empty() && cursors.empty() && blobs.empty() &&
+		       !master;
 	}
 	bool has_framebuffer(uint32_t id) const
 	{
@@ -73,7 +84,8 @@ struct KmsState {
 // buffer) and the CRTCs showing one of them, asked through lfd; the rest goes to *degraded.
 KmsState kms_state_of(const gw::manifest::File &f, int lfd, std::vector<std::string> *degraded);
 
-// Restore, in the task, on the restored file fd: framebuffers, blobs, CRTCs, planes, master.
+// Restore, in the task, on the restored file fd: framebuffers, blobs, CRTCs, planes, cursors,
+// master.
 // Returns what could not be restored, one line each (the caller logs them).
 std::vector<std::string> kms_restore(int fd, const KmsState &k);
 

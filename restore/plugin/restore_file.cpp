@@ -137,18 +137,20 @@ int restore_drm_file(const FileImage &f)
 	xe.finish(); // bindings name the restored handles; queues and filler VMs last
 	for (const std::string &x : kms_restore(fd.get(), f.kms))
 		log_warn("file %u: %s", f.criu_id, x.c_str());
-	if (!f.kms.framebuffers.empty() || !f.kms.blobs.empty() || f.kms.master.value_or(false))
-		log_info("file %u: %zu framebuffers and %zu CRTCs set again%s%s%s", f.criu_id,
-			 f.kms.framebuffers.size(), f.kms.crtcs.size(),
-			 f.kms.planes.empty()
-				 ? ""
-				 : (", and " + std::to_string(f.kms.planes.size()) + " other planes").c_str(),
-			 f.kms.blobs.empty()
-				 ? ""
-				 : ("; " + std::to_string(f.kms.blobs.size()) + " property blobs made again").c_str(),
-			 !f.kms.master           ? ""
-			 : drmIsMaster(fd.get()) ? "; DRM master"
-						 : "; not DRM master");
+	if (!f.kms.framebuffers.empty() || !f.kms.blobs.empty() || !f.kms.cursors.empty() ||
+	    f.kms.master.value_or(false)) {
+		std::string what = std::to_string(f.kms.framebuffers.size()) + " framebuffers and " +
+				   std::to_string(f.kms.crtcs.size()) + " CRTCs set again";
+		if (!f.kms.planes.empty())
+			what += ", and " + std::to_string(f.kms.planes.size()) + " other planes";
+		if (!f.kms.cursors.empty())
+			what += ", and " + std::to_string(f.kms.cursors.size()) + " cursors";
+		if (!f.kms.blobs.empty())
+			what += "; " + std::to_string(f.kms.blobs.size()) + " property blobs made again";
+		if (f.kms.master)
+			what += drmIsMaster(fd.get()) ? "; DRM master" : "; not DRM master";
+		log_info("file %u: %s", f.criu_id, what.c_str());
+	}
 
 	log_info("restored file %u on %s%s: %zu handles (shared with buffers restored before: %s), %zu fillers closed",
 		 f.criu_id, dev.path.c_str(), dev.substituted ? (" (saved as " + f.device.path + ")").c_str() : "",

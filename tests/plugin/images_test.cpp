@@ -318,6 +318,7 @@ TEST(Images, KmsStateRoundTripAndDamage)
 			  {"flags", 10},      {"type", 64},      {"name", "640x480"}};
 		f.kms.crtcs.push_back(c);
 		f.kms.planes.push_back({31, 33, 40, -8, 16, 64, 64, 0, 0, 64 << 16, 64 << 16});
+		f.kms.cursors.push_back({33, 1, 64, 64, 2, 3, std::array<int32_t, 2>{-5, 40}});
 		f.kms.blobs.push_back({38, {0x24, 0xa3, 0x01, 0x00}});
 		f.kms.blobs.push_back({44, {0xff}});
 		f.kms.master = true;
@@ -334,6 +335,9 @@ TEST(Images, KmsStateRoundTripAndDamage)
 	EXPECT_EQ(back.kms.planes[0].plane, 31u);
 	EXPECT_EQ(back.kms.planes[0].crtc_x, -8); // the __s32's bits
 	EXPECT_EQ(back.kms.planes[0].src_h, 64u << 16);
+	ASSERT_EQ(back.kms.cursors.size(), 1u);
+	EXPECT_EQ(back.kms.cursors[0].hot_y, 3);
+	EXPECT_EQ(back.kms.cursors[0].position, (std::array<int32_t, 2>{-5, 40}));
 	ASSERT_EQ(back.kms.blobs.size(), 2u);
 	EXPECT_EQ(back.kms.blobs[0].id, 38u);
 	EXPECT_EQ(back.kms.blobs[0].data, (std::vector<uint8_t>{0x24, 0xa3, 0x01, 0x00}));
@@ -366,6 +370,13 @@ TEST(Images, KmsStateRoundTripAndDamage)
 	j = with_kms();
 	j["kms"]["framebuffers"][0]["planes"] = json::array();
 	EXPECT_NE(file_error(j).find("must hold 1 to 4 planes"), std::string::npos) << file_error(j);
+	j = with_kms();
+	j["kms"]["cursors"][0]["handle"] = 9;
+	EXPECT_NE(file_error(j).find("kms.cursors[0].handle names no handle of the file"), std::string::npos)
+		<< file_error(j);
+	j = with_kms();
+	j["kms"]["cursors"][0]["position"] = {1};
+	EXPECT_NE(file_error(j).find("kms.cursors[0].position is not [x, y]"), std::string::npos) << file_error(j);
 	// property blobs: lowercase hex, not empty, ascending ids; master a boolean or null
 	j = with_kms();
 	j["kms"]["blobs"][1]["data"] = "0G";
@@ -381,6 +392,7 @@ TEST(Images, KmsStateRoundTripAndDamage)
 	EXPECT_NE(file_error(j).find("kms.master is"), std::string::npos) << file_error(j);
 	j = with_kms();
 	j["kms"].erase("blobs"); // an image of an earlier version
+	j["kms"].erase("cursors");
 	j["kms"].erase("master");
 	FileImage old = gwcriu::parse_file_image(j.dump(), "x", test_devices());
 	EXPECT_TRUE(old.kms.blobs.empty());
