@@ -11,6 +11,9 @@
 #                    CRTC shows it in the same mode (the workload checks, and the log says so).
 #                    QEMU's picture of the display (screendump, taken on the host) is the
 #                    client's buffer before the dump and the same after the restore.
+#   criu_kms_virtio_gpu_cursor  the same with the cursor set by the legacy MODE_CURSOR2 and
+#                    MODE_CURSOR(MOVE): the manifest lists it (complete), the restore sets it again
+#                    and wl_kms finds the cursor plane at the same place (debugfs state).
 #   criu_kms_virtio_gpu_resource  the same with handle 1 a 2D resource of virtio_gpu's own
 #                    RESOURCE_CREATE (VIRTGPU_MAP, TRANSFER_TO_HOST): the manifest lists it
 #                    with its resource parameters and host upload; the restore makes it again
@@ -79,14 +82,17 @@ kms_unload() {
 	rmmod "$1" 2>"$WORK/rmmod.err" || echo "    note: rmmod $1 failed$(last_line "$WORK/rmmod.err")"
 }
 
-# sc_criu_kms MODULE DRM-DRIVER-NAME [--no-daemon | --resource]: --no-daemon, no manifest: the
+# sc_criu_kms MODULE DRM-DRIVER-NAME [--no-daemon | --resource | --legacy-cursor]: --no-daemon, no manifest: the
 # dump probes the file (without PRIME on bochs: by MODE_MAP_DUMB and mapping), the buffers'
-# bytes come back; --resource: handle 1 is a virtio_gpu resource (wl_kms --resource)
+# bytes come back; --resource: handle 1 is a virtio_gpu resource (wl_kms --resource);
+# --legacy-cursor: the cursor is handle 3 through MODE_CURSOR2 (wl_kms --legacy-cursor): the
+# manifest is complete and the restore sets the cursor again at its place
 sc_criu_kms() {
 	local drv=$1 name=$2 cg dir=$WORK/wl img=$WORK/img p rc=0 daemon=1 wlargs=()
 	KMS_DRIVER=$drv
 	[ "${3:-}" = --no-daemon ] && daemon=0
 	[ "${3:-}" = --resource ] && wlargs=(--resource)
+	[ "${3:-}" = --legacy-cursor ] && wlargs=(--legacy-cursor)
 	criu_need plugin || return $?
 	kms_load "$drv" || return $?
 	if ! cg_make cg "gwt-$NAME" || { [ $daemon = 1 ] && ! gw_start "$cg"; }; then kms_unload "$drv"; return 1; fi
@@ -126,14 +132,18 @@ sc_criu_kms_run() {
 	fi
 	grep -h 'gpuwatch: .*\(framebuffer\|CRTC\)' "$WORK/restore.log" | sed 's/^([0-9. ]*) *[0-9]*:* */    restore: /'
 	if [ "${4:-}" != --no-daemon ]; then
-		if grep -q 'cursor plane [0-9]* shows framebuffer' "$dir/stdout"; then
+		if [ "${4:-}" = --legacy-cursor ]; then
+			grep -q 'legacy cursor of CRTC' "$dir/stdout" || { fail "wl_kms set no legacy cursor"; return 1; }
+			grep -q 'gpuwatch: file [0-9]*: 1 framebuffers and 1 CRTCs set again, and 1 cursors' "$WORK/restore.log" ||
+				{ criu_show "$WORK/restore.log"; fail "restore.log does not say the framebuffer, the CRTC and the cursor were set again"; return 1; }
+		elif grep -q 'cursor plane [0-9]* shows framebuffer' "$dir/stdout"; then
 			grep -q 'gpuwatch: file [0-9]*: 2 framebuffers and 1 CRTCs set again, and 1 other planes' "$WORK/restore.log" ||
 				{ criu_show "$WORK/restore.log"; fail "restore.log does not say the framebuffers, the CRTC and the cursor plane were set again"; return 1; }
 		else
 			grep -q 'gpuwatch: file [0-9]*: 1 framebuffers and 1 CRTCs set again' "$WORK/restore.log" ||
 				{ criu_show "$WORK/restore.log"; fail "restore.log does not say the framebuffer and the CRTC were set again"; return 1; }
 		fi
-		[ "$KMS_DRIVER" != virtio_gpu ] || grep -q 'cursor plane [0-9]* shows framebuffer' "$dir/stdout" ||
+		[ "$KMS_DRIVER" != virtio_gpu ] || grep -q 'cursor plane [0-9]* \(shows framebuffer\|at \)' "$dir/stdout" ||
 			{ fail "wl_kms found no cursor plane on virtio_gpu"; return 1; }
 	fi
 	if [ "${4:-}" = --resource ]; then
@@ -176,14 +186,16 @@ kms_same_picture() {
 	sed 's/^/    screendump: /' "$WORK/shot.txt"
 }
 
-# kms_wait_manifest DIR DRM-DRIVER-NAME CLIENT MIN MAX: waits until the manifest (copied to
-# DIR/manifest.json) lists one file of the driver, with MIN to MAX framebuffers whose planes all
-# name a handle, no undecoded ioctl, and a display configuration of one CRTC in a mode, with
-# connectors, showing one of those framebuffers; and says complete
+# kms_wait_manifest DIR DRM-DRIVER-NAME CLIENT MIN MAX [--atomic]: waits until the manifest
+# (copied to DIR/manifest.json) lists one file of the driver, with MIN to MAX framebuffers whose
+# planes all name a handle, no undecoded ioctl, and a display configuration of one CRTC in a
+# mode, with connectors, showing one of those framebuffers (--atomic: one property blob and at
+# least one atomic commit instead); and says complete. DIR/card and DIR/blob get the file's
+# node and its first blob's id.
 kms_wait_manifest() {
 	local dir=$1 name=$2 client=$3 deadline=$((SECONDS + SETTLE_TIMEOUT))
 	shift 3
-	until cp "$MANIFEST" "$dir/manifest.json" 2>/dev/null && py - "$dir/manifest.json" "$name" "$@" >"$dir/check.txt" 2>&1 <<'PY'
+	until cp "$MANIFEST" "$dir/manifest.json" 2>/dev/null && py - "$dir/manifest.json" "$name" "$1" "$2" "$dir" "${@:3}" >"$dir/check.txt" 2>&1 <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 files = [f for f in m["files"] if f["driver"] == sys.argv[2]]
@@ -193,14 +205,23 @@ fbs = f.get("framebuffers", [])
 assert int(sys.argv[3]) <= len(fbs) <= int(sys.argv[4]), f"framebuffers: {fbs}"
 assert all(fb["planes"] and all(p["handle"] for p in fb["planes"]) for fb in fbs), f"framebuffer planes without a handle: {fbs}"
 assert not f.get("undecoded_ioctls"), f"undecoded: {f.get('undecoded_ioctls')}"
-crtcs = (f.get("display") or {}).get("crtcs", [])
-assert len(crtcs) == 1, f"display CRTCs: {crtcs}"
-c = crtcs[0]
-assert c["configured"] and c["mode"] and c["connectors"] >= 1, f"CRTC not configured with a mode and connectors: {c}"
-assert c["fb"] in [fb["id"] for fb in fbs], f"CRTC {c['crtc']} shows framebuffer {c['fb']}, not one of the file's"
+d = f.get("display") or {}
+if sys.argv[6:] == ["--atomic"]:
+    assert d.get("atomic_commits", 0) >= 1, f"no atomic commit counted: {d}"
+    assert len(d.get("blobs", [])) == 1, f"property blobs: {d.get('blobs')}"
+    open(sys.argv[5] + "/blob", "w").write(str(d["blobs"][0]["id"]))
+    shown = f"property blob {d['blobs'][0]['id']} ({d['blobs'][0]['length']} bytes), {d['atomic_commits']} atomic commit(s)"
+else:
+    crtcs = d.get("crtcs", [])
+    assert len(crtcs) == 1, f"display CRTCs: {crtcs}"
+    c = crtcs[0]
+    assert c["configured"] and c["mode"] and c["connectors"] >= 1, f"CRTC not configured with a mode and connectors: {c}"
+    assert c["fb"] in [fb["id"] for fb in fbs], f"CRTC {c['crtc']} shows framebuffer {c['fb']}, not one of the file's"
+    shown = f"CRTC {c['crtc']} shows framebuffer {c['fb']}, {c['mode']['hdisplay']}x{c['mode']['vdisplay']}@{c['mode']['vrefresh']} on {c['connectors']} connector(s)"
 assert m["complete"] is True, f"not complete: {m.get('incomplete_reasons')}"
+open(sys.argv[5] + "/card", "w").write(f["path"])
 print(f"file {f['id']}: {len(f['handles'])} handles, framebuffers {' '.join(str(fb['id']) for fb in fbs)} ({fbs[0]['width']}x{fbs[0]['height']} {fbs[0]['format']}); "
-      f"display: CRTC {c['crtc']} shows framebuffer {c['fb']}, {c['mode']['hdisplay']}x{c['mode']['vdisplay']}@{c['mode']['vrefresh']} on {c['connectors']} connector(s); complete")
+      f"display: {shown}; complete")
 PY
 	do
 		gw_alive || return 1
@@ -305,18 +326,12 @@ sc_criu_modetest_run() {
 	sed 's/^/    modetest: /' "$dir/stdout"
 	# the manifest: its file, a framebuffer on its buffer, the CRTC it set (atomic: the blob
 	# and the commit), complete
+	kms_wait_manifest "$dir" "$name" modetest 1 1 ${mode:+"$mode"} || return 1
+	card=$(cat "$dir/card")
 	if [ "$mode" = --atomic ]; then
-		kms_wait_manifest_atomic "$dir" "$name" || return 1
-		card=$(cat "$dir/card") blob=$(cat "$dir/blob")
+		blob=$(cat "$dir/blob")
 		bytes=$(kms_blob "$card" "$blob")
 		[ -n "$bytes" ] || { fail "property blob $blob cannot be read before the dump"; return 1; }
-	else
-		kms_wait_manifest "$dir" "$name" modetest 1 1 || return 1
-		card=$(py - "$dir/manifest.json" "$name" <<'PY'
-import json, sys
-print([f for f in json.load(open(sys.argv[1]))["files"] if f["driver"] == sys.argv[2]][0]["path"])
-PY
-)
 	fi
 	pid=$(cat "$dir/pid.parent")
 	mt=$(pgrep -s "$pid" -x modetest)
@@ -350,37 +365,6 @@ PY
 	fi
 	alive "$mt" || { fail "modetest $mt died after the restore"; return 1; }
 	criu_keep_images "$img"
-}
-
-# kms_wait_manifest_atomic DIR DRM-DRIVER-NAME: the manifest lists one file of the driver with
-# one framebuffer, one property blob, at least one atomic commit, nothing undecoded, and is
-# complete; DIR/card and DIR/blob get the file's node and the blob's id
-kms_wait_manifest_atomic() {
-	local dir=$1 name=$2 deadline=$((SECONDS + SETTLE_TIMEOUT))
-	until cp "$MANIFEST" "$dir/manifest.json" 2>/dev/null && py - "$dir/manifest.json" "$name" "$dir" >"$dir/check.txt" 2>&1 <<'PY'
-import json, sys
-m = json.load(open(sys.argv[1]))
-files = [f for f in m["files"] if f["driver"] == sys.argv[2]]
-assert len(files) == 1, f"{len(files)} files of {sys.argv[2]}"
-f = files[0]
-fbs = f.get("framebuffers", [])
-assert len(fbs) == 1 and all(p["handle"] for p in fbs[0]["planes"]), f"framebuffers: {fbs}"
-assert not f.get("undecoded_ioctls"), f"undecoded: {f.get('undecoded_ioctls')}"
-d = f.get("display") or {}
-assert d.get("atomic_commits", 0) >= 1, f"no atomic commit counted: {d}"
-assert len(d.get("blobs", [])) == 1, f"property blobs: {d.get('blobs')}"
-assert m["complete"] is True, f"not complete: {m.get('incomplete_reasons')}"
-open(sys.argv[3] + "/card", "w").write(f["path"])
-open(sys.argv[3] + "/blob", "w").write(str(d["blobs"][0]["id"]))
-print(f"file {f['id']}: framebuffer {fbs[0]['id']} ({fbs[0]['width']}x{fbs[0]['height']} {fbs[0]['format']}); "
-      f"property blob {d['blobs'][0]['id']} ({d['blobs'][0]['length']} bytes); {d['atomic_commits']} atomic commit(s); complete")
-PY
-	do
-		gw_alive || return 1
-		[ $SECONDS -lt $deadline ] || { indent "$dir/check.txt"; fail "the manifest does not show modetest's atomic state: $(tail -n1 "$dir/check.txt")"; return 1; }
-		sleep 0.5
-	done
-	sed 's/^/    manifest: /' "$dir/check.txt"
 }
 
 # kms_fb_shown CARD: the framebuffer id the first CRTC's primary plane scans out, read from

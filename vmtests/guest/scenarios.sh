@@ -42,6 +42,7 @@ SCENARIOS=(
 	# loaded once per boot: loading it again panics 6.1 (guest/kms.sh, kms_load)
 	"criu_kms_virtio_gpu       sc_criu_kms virtio_gpu virtio_gpu"
 	"criu_kms_virtio_gpu_resource sc_criu_kms virtio_gpu virtio_gpu --resource"
+	"criu_kms_virtio_gpu_cursor sc_criu_kms virtio_gpu virtio_gpu --legacy-cursor"
 	"criu_kms_bochs            sc_criu_kms bochs bochs-drm"
 	"criu_kms_bochs_degraded   sc_criu_kms bochs bochs-drm --no-daemon"
 	"criu_kms_qxl              sc_criu_kms qxl qxl"

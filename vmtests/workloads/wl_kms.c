@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A KMS client on a real display driver (virtio_gpu, bochs-drm, qxl, cirrus under QEMU), the
- * way a compositor starts: usage wl_kms DIR DRIVER [--degraded | --resource] (--degraded:
+ * way a compositor starts: usage wl_kms DIR DRIVER [--degraded | --resource | --legacy-cursor] (--degraded:
  * restored without a manifest: the framebuffer, the CRTC and the sharing of handles 1 and 2
- * may be lost, the bytes not; --resource, virtio_gpu only: handle 1 is a 2D resource of
+ * may be lost, the bytes not; --legacy-cursor: handle 3 is the CRTC's cursor through the
+ * legacy MODE_CURSOR2 and MODE_CURSOR(MOVE) instead of a framebuffer on the cursor plane, and
+ * after the restore the cursor plane shows a buffer on the CRTC at the same place (debugfs
+ * state, the kernel's word); --resource, virtio_gpu only: handle 1 is a 2D resource of
  * virtio_gpu's own RESOURCE_CREATE, mapped through VIRTGPU_MAP, its host copy written with
  * TRANSFER_TO_HOST, which is what the display shows). Finds the card node of DRIVER by
  * DRM_IOCTL_VERSION (numbering changes between boots), becomes DRM master by opening it
@@ -41,8 +44,9 @@
 
 static char log_text[4096];
 static int nfail;
-static bool degraded; /* restored without a manifest: only the buffers' bytes must hold */
-static bool resource; /* handle 1 is a virtio_gpu resource */
+static bool degraded;      /* restored without a manifest: only the buffers' bytes must hold */
+static bool resource;      /* handle 1 is a virtio_gpu resource */
+static bool legacy_cursor; /* handle 3 through MODE_CURSOR2, not a framebuffer on the cursor plane */
 
 static void logf_(bool bad, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logf_(bool bad, const char *fmt, ...)
@@ -158,6 +162,32 @@ static uint32_t cursor_plane(int fd)
 	return found;
 }
 
+/* the position of `plane` as the kernel's atomic state says (debugfs dri/MINOR/state,
+ * "crtc-pos=64x64+16+16"), for card node `path`; false when not found */
+static bool plane_pos(const char *path, uint32_t plane, char *out, size_t n)
+{
+	char file[96], line[256], want[32];
+	const char *num = strrchr(path, 'd'); /* /dev/dri/cardN */
+	snprintf(file, sizeof file, "/sys/kernel/debug/dri/%s/state", num ? num + 1 : "0");
+	snprintf(want, sizeof want, "plane[%u]:", plane);
+	FILE *f = fopen(file, "r");
+	bool in = false, found = false;
+
+	while (f && !found && fgets(line, sizeof line, f)) {
+		if (strncmp(line, "plane[", 6) == 0 || strncmp(line, "crtc[", 5) == 0)
+			in = strncmp(line, want, strlen(want)) == 0;
+		char *p = in ? strstr(line, "crtc-pos=") : NULL;
+		if (p) {
+			snprintf(out, n, "%s", p + strlen("crtc-pos="));
+			out[strcspn(out, "\n")] = 0;
+			found = true;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
 static void fill(uint8_t *p, uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
@@ -178,10 +208,12 @@ int main(int argc, char **argv)
 
 	close_range(3, ~0u, 0); /* inherited ports (virtme: 3-5) would stop criu */
 	wl_init(argc, argv);
-	if (argc != 3 && (argc != 4 || (strcmp(argv[3], "--degraded") != 0 && strcmp(argv[3], "--resource") != 0)))
-		wl_die("usage: wl_kms DIR DRIVER [--degraded | --resource]");
+	if (argc != 3 && (argc != 4 || (strcmp(argv[3], "--degraded") != 0 && strcmp(argv[3], "--resource") != 0 &&
+					strcmp(argv[3], "--legacy-cursor") != 0)))
+		wl_die("usage: wl_kms DIR DRIVER [--degraded | --resource | --legacy-cursor]");
 	degraded = argc == 4 && strcmp(argv[3], "--degraded") == 0;
-	resource = argc == 4 && !degraded;
+	resource = argc == 4 && strcmp(argv[3], "--resource") == 0;
+	legacy_cursor = argc == 4 && strcmp(argv[3], "--legacy-cursor") == 0;
 	snprintf(text, sizeof text, "%d\n", (int)getpid());
 	wl_write_file("pid.parent", text);
 	find_card(argv[2], path, sizeof path);
@@ -235,7 +267,18 @@ int main(int argc, char **argv)
 	/* a cursor on the CRTC's cursor plane, where the driver has one (virtio_gpu, qxl): a
 	 * 64x64 ARGB buffer (handle 3) and its framebuffer, placed with SETPLANE */
 	uint32_t cursor = cursor_plane(fd), cfb = 0;
-	if (cursor) {
+	char cursor_pos[64] = "";
+	if (cursor && legacy_cursor) { /* the legacy way: MODE_CURSOR2 of the handle, then MOVE */
+		uint32_t h3 = wl_create_dumb(fd, 64, 64, 32);
+		uint8_t *m3 = wl_mmap(fd, h3, wl_handle_find(wl_file_of_fd(fd), h3)->size, PROT_READ | PROT_WRITE);
+		memset(m3, 0xff, 64 * 64 * 4);
+		if (drmModeSetCursor2(fd, crtc, h3, 64, 64, 0, 0) != 0 || drmModeMoveCursor(fd, crtc, 16, 16) != 0)
+			wl_die("MODE_CURSOR2 of handle %u on CRTC %u, or its MOVE to 16,16", h3, crtc);
+		if (!plane_pos(path, cursor, cursor_pos, sizeof cursor_pos))
+			wl_die("debugfs state of %s: no position for cursor plane %u", path, cursor);
+		printf("%s: legacy cursor of CRTC %u: handle %u, cursor plane %u at %s\n", path, crtc, h3, cursor,
+		       cursor_pos);
+	} else if (cursor) {
 		uint32_t h3 = wl_create_dumb(fd, 64, 64, 32);
 		uint8_t *m3 = wl_mmap(fd, h3, wl_handle_find(wl_file_of_fd(fd), h3)->size, PROT_READ | PROT_WRITE);
 		memset(m3, 0xff, 64 * 64 * 4);
@@ -319,7 +362,19 @@ int main(int argc, char **argv)
 	else
 		logf_(false, "CRTC %u shows framebuffer %u in %s again", crtc, fb, mode.name);
 	drmModeFreeCrtc(c);
-	if (cursor) { /* the cursor plane shows its framebuffer on the CRTC again */
+	if (cursor && legacy_cursor) { /* the cursor plane shows a buffer on the CRTC, where it was */
+		drmModePlanePtr p = drmModeGetPlane(fd, cursor);
+		char pos[64] = "";
+		if (!p || !p->fb_id || p->crtc_id != crtc)
+			logf_(!degraded, "cursor plane %u shows framebuffer %u on CRTC %u: the legacy cursor is gone",
+			      cursor, p ? p->fb_id : 0, p ? p->crtc_id : 0);
+		else if (!plane_pos(path, cursor, pos, sizeof pos) || strcmp(pos, cursor_pos) != 0)
+			logf_(!degraded, "cursor plane %u is at %s (debugfs state), was at %s", cursor, pos,
+			      cursor_pos);
+		else
+			logf_(false, "the legacy cursor is on cursor plane %u at %s again", cursor, pos);
+		drmModeFreePlane(p);
+	} else if (cursor) { /* the cursor plane shows its framebuffer on the CRTC again */
 		drmModePlanePtr p = drmModeGetPlane(fd, cursor);
 		if (!p || p->fb_id != cfb || p->crtc_id != crtc)
 			logf_(!degraded, "cursor plane %u shows framebuffer %u on CRTC %u, expected %u on %u", cursor,
