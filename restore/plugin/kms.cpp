@@ -535,13 +535,10 @@ KmsState read_kms(const Obj &top, const std::vector<uint32_t> &handles)
 				     std::nullopt};
 			if (std::find(handles.begin(), handles.end(), kc.handle) == handles.end())
 				c.fail("handle", "names no handle of the file");
-			if (const json *p = c.maybe("position")) {
-				if (!p->is_array() || p->size() != 2 || !gw::jsonin::is_unsigned((*p)[0]) ||
-				    !gw::jsonin::is_unsigned((*p)[1]) || (*p)[0].get<uint64_t>() > UINT32_MAX ||
-				    (*p)[1].get<uint64_t>() > UINT32_MAX)
-					c.fail("position", "is not [x, y] of 32-bit values");
-				kc.position = std::array<int32_t, 2>{static_cast<int32_t>((*p)[0].get<uint32_t>()),
-								     static_cast<int32_t>((*p)[1].get<uint32_t>())};
+			if (const json *p = c.maybe("position")) { // the bits of two __s32
+				auto [x, y] = gw::jsonin::pair_u64(*p, c.path("position"), UINT32_MAX, UINT32_MAX);
+				kc.position = std::array<int32_t, 2>{static_cast<int32_t>(static_cast<uint32_t>(x)),
+								     static_cast<int32_t>(static_cast<uint32_t>(y))};
 			}
 			k.cursors.push_back(kc);
 		});

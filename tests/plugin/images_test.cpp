@@ -376,7 +376,8 @@ TEST(Images, KmsStateRoundTripAndDamage)
 		<< file_error(j);
 	j = with_kms();
 	j["kms"]["cursors"][0]["position"] = {1};
-	EXPECT_NE(file_error(j).find("kms.cursors[0].position is not [x, y]"), std::string::npos) << file_error(j);
+	EXPECT_NE(file_error(j).find("kms.cursors[0].position is not a pair of unsigned integers"), std::string::npos)
+		<< file_error(j);
 	// property blobs: lowercase hex, not empty, ascending ids; master a boolean or null
 	j = with_kms();
 	j["kms"]["blobs"][1]["data"] = "0G";

@@ -137,17 +137,19 @@ Vm read_vm(const Obj &o)
 	return vm;
 }
 
-// [x, y, w, h]: x and y signed when `signed_xy` (a plane's place on its CRTC), all 32-bit
-std::array<int64_t, 4> read_rect(const Obj &o, const char *key, bool signed_xy)
+// An array of N 32-bit integers written as `shape` ("[x, y, w, h]"): the first n_signed
+// signed (a place on a CRTC), the rest unsigned
+template <std::size_t N>
+std::array<int64_t, N> read_ints(const Obj &o, const char *key, const char *shape, std::size_t n_signed)
 {
 	const json &v = o.need(key);
-	if (!v.is_array() || v.size() != 4)
-		o.fail(key, "is not [x, y, w, h]");
-	std::array<int64_t, 4> r{};
-	for (std::size_t i = 0; i < 4; ++i) {
-		bool is_signed = signed_xy && i < 2;
+	if (!v.is_array() || v.size() != N)
+		o.fail(key, std::string("is not ") + shape);
+	std::array<int64_t, N> r{};
+	for (std::size_t i = 0; i < N; ++i) {
+		bool is_signed = i < n_signed;
 		if (!v[i].is_number_integer() || (!is_signed && !is_unsigned(v[i])))
-			o.fail(key, "is not [x, y, w, h] of integers");
+			o.fail(key, std::string("is not ") + shape + " of integers");
 		int64_t n =
 			v[i].is_number_unsigned() && v[i].get<uint64_t>() > INT64_MAX ? INT64_MAX : v[i].get<int64_t>();
 		if (is_signed ? (n < INT32_MIN || n > INT32_MAX) : n > UINT32_MAX)
@@ -160,17 +162,8 @@ std::array<int64_t, 4> read_rect(const Obj &o, const char *key, bool signed_xy)
 // [x, y] of signed 32-bit integers (a cursor's hotspot or position)
 std::array<int32_t, 2> read_xy(const Obj &o, const char *key)
 {
-	const json &v = o.need(key);
-	if (!v.is_array() || v.size() != 2)
-		o.fail(key, "is not [x, y]");
-	std::array<int32_t, 2> r{};
-	for (std::size_t i = 0; i < 2; ++i) {
-		if (!v[i].is_number_integer() || (v[i].is_number_unsigned() && v[i].get<uint64_t>() > INT32_MAX) ||
-		    v[i].get<int64_t>() < INT32_MIN || v[i].get<int64_t>() > INT32_MAX)
-			o.fail(key, "is not [x, y] of 32-bit integers");
-		r[i] = static_cast<int32_t>(v[i].get<int64_t>());
-	}
-	return r;
+	auto xy = read_ints<2>(o, key, "[x, y]", 2);
+	return {static_cast<int32_t>(xy[0]), static_cast<int32_t>(xy[1])};
 }
 
 Display read_display(const Obj &o)
@@ -194,7 +187,8 @@ Display read_display(const Obj &o)
 		d.crtcs.push_back(dc);
 	});
 	o.each(o.req_array("planes"), "planes", [&](const Obj &p) {
-		auto at = read_rect(p, "crtc_rect", true), src = read_rect(p, "src_rect", false);
+		auto at = read_ints<4>(p, "crtc_rect", "[x, y, w, h]", 2);
+		auto src = read_ints<4>(p, "src_rect", "[x, y, w, h]", 0);
 		d.planes.push_back({p.req_u32("plane"), p.req_u32("crtc"), p.req_u32("fb"), static_cast<int32_t>(at[0]),
 				    static_cast<int32_t>(at[1]), static_cast<uint32_t>(at[2]),
 				    static_cast<uint32_t>(at[3]), static_cast<uint32_t>(src[0]),
