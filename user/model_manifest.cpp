@@ -2,6 +2,8 @@
 // (user/manifest/ reads, validates and writes it).
 #include <algorithm>
 #include <iterator>
+#include <tuple>
+#include <utility>
 
 #include "model.hpp"
 #include "sysutil.hpp"
@@ -103,18 +105,23 @@ manifest::Manifest Model::manifest() const
 		for (const auto &[cap, value] : f->caps)
 			fj.caps.push_back({cap, value});
 		fj.undecoded_ioctls.assign(f->undecoded.begin(), f->undecoded.end());
+		// A handle and the buffer it was given for, as the manifest names them: the handle while
+		// it still names that buffer, the buffer while it lives
+		auto still_held = [&](uint64_t handle, uint64_t object) {
+			auto h = f->handles.find(static_cast<uint32_t>(handle));
+			return std::make_pair(h != f->handles.end() && h->second.object == object
+						      ? std::optional<uint64_t>(handle)
+						      : std::nullopt,
+					      objects_.count(object) ? std::optional<uint64_t>(object) : std::nullopt);
+		};
 		for (const auto &[id, fb] : f->framebuffers) {
 			mf::Framebuffer b{id,       fb.width, fb.height, fb.pixel_format,    {},
 					  fb.flags, fb.bpp,   fb.depth,  fb.modifiers_known, {}};
 			b.format = fb.legacy ? "bpp " + std::to_string(fb.bpp) + " depth " + std::to_string(fb.depth)
 					     : mf::fourcc_text(fb.pixel_format);
 			for (const FramebufferPlane &p : fb.planes) {
-				auto h = f->handles.find(p.handle);
-				bool same = h != f->handles.end() && h->second.object == p.object;
-				b.planes.push_back(
-					{same ? std::optional<uint64_t>(p.handle) : std::nullopt,
-					 objects_.count(p.object) ? std::optional<uint64_t>(p.object) : std::nullopt,
-					 p.pitch, p.offset, p.modifier});
+				auto [handle, object] = still_held(p.handle, p.object);
+				b.planes.push_back({handle, object, p.pitch, p.offset, p.modifier});
 			}
 			fj.framebuffers.push_back(std::move(b));
 		}
@@ -126,12 +133,9 @@ manifest::Manifest Model::manifest() const
 		for (const auto &[id, length] : f->blobs)
 			fj.display.blobs.push_back({id, length});
 		for (const auto &[crtc, c] : f->cursors) {
-			mf::DisplayCursor dc = c; // the handle as long as it names the cursor's buffer
-			auto h = dc.handle ? f->handles.find(static_cast<uint32_t>(*dc.handle)) : f->handles.end();
-			if (h == f->handles.end() || !dc.object || h->second.object != *dc.object)
-				dc.handle.reset();
-			if (dc.object && !objects_.count(*dc.object))
-				dc.object.reset();
+			mf::DisplayCursor dc = c; // handle and object: both set (BO seen) or neither
+			if (dc.handle && dc.object)
+				std::tie(dc.handle, dc.object) = still_held(*dc.handle, *dc.object);
 			fj.display.cursors.push_back(dc);
 		}
 		fj.display.atomic_commits = f->atomic_commits;
