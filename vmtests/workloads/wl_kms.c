@@ -268,10 +268,13 @@ int main(int argc, char **argv)
 	 * 64x64 ARGB buffer (handle 3) and its framebuffer, placed with SETPLANE */
 	uint32_t cursor = cursor_plane(fd), cfb = 0;
 	char cursor_pos[64] = "";
-	if (cursor && legacy_cursor) { /* the legacy way: MODE_CURSOR2 of the handle, then MOVE */
-		uint32_t h3 = wl_create_dumb(fd, 64, 64, 32);
+	uint32_t h3 = 0;
+	if (cursor) { /* handle 3: the cursor's 64x64 ARGB buffer, opaque white */
+		h3 = wl_create_dumb(fd, 64, 64, 32);
 		uint8_t *m3 = wl_mmap(fd, h3, wl_handle_find(wl_file_of_fd(fd), h3)->size, PROT_READ | PROT_WRITE);
 		memset(m3, 0xff, 64 * 64 * 4);
+	}
+	if (cursor && legacy_cursor) { /* the legacy way: MODE_CURSOR2 of the handle, then MOVE */
 		if (drmModeSetCursor2(fd, crtc, h3, 64, 64, 0, 0) != 0 || drmModeMoveCursor(fd, crtc, 16, 16) != 0)
 			wl_die("MODE_CURSOR2 of handle %u on CRTC %u, or its MOVE to 16,16", h3, crtc);
 		if (!plane_pos(path, cursor, cursor_pos, sizeof cursor_pos))
@@ -279,9 +282,6 @@ int main(int argc, char **argv)
 		printf("%s: legacy cursor of CRTC %u: handle %u, cursor plane %u at %s\n", path, crtc, h3, cursor,
 		       cursor_pos);
 	} else if (cursor) {
-		uint32_t h3 = wl_create_dumb(fd, 64, 64, 32);
-		uint8_t *m3 = wl_mmap(fd, h3, wl_handle_find(wl_file_of_fd(fd), h3)->size, PROT_READ | PROT_WRITE);
-		memset(m3, 0xff, 64 * 64 * 4);
 		uint32_t handles[4] = {h3}, pitches[4] = {64 * 4}, offsets[4] = {0};
 		if (drmModeAddFB2(fd, 64, 64, DRM_FORMAT_ARGB8888, handles, pitches, offsets, &cfb, 0) != 0)
 			wl_die("MODE_ADDFB2 64x64 ARGB8888 on handle %u", h3);
