@@ -36,7 +36,8 @@
 #define WL_MAX_CHILDREN 8
 
 /* the DRM nodes the workloads open: vgem's (card0, renderD128) unless the harness names
- * another driver's in the environment (WL_CARD, WL_RENDER: guest/kms.sh, sc_on_driver) */
+ * another driver's in the environment (WL_CARD, WL_RENDER: guest/kms.sh, sc_on_driver); a
+ * driver without a render node gives its card node for both */
 const char *wl_card(void);
 const char *wl_render(void);
 #define WL_CARD   wl_card()
@@ -146,10 +147,15 @@ void wl_ioctl_cloexec(int fd, bool on); /* ioctl(FIOCLEX / FIONCLEX) */
 
 /* wl_gem.c: GEM handles and PRIME */
 uint32_t wl_create_dumb(int fd, uint32_t width, uint32_t height, uint32_t bpp);
+/* the same, or 0 when the driver refuses the parameters (EINVAL: virtio_gpu takes 32 bpp only) */
+uint32_t wl_try_create_dumb(int fd, uint32_t width, uint32_t height, uint32_t bpp);
 void wl_destroy_dumb(int fd, uint32_t handle);
 void wl_gem_close(int fd, uint32_t handle);
 uint32_t wl_flink(int fd, uint32_t handle);
 uint32_t wl_gem_open(int fd, uint32_t name);
+/* GET_CAP(PRIME) gives import and export (bochs-drm on 6.1 has neither: the workloads then
+ * leave their dma-buf parts out) */
+bool wl_has_prime(int fd);
 int wl_export(int fd, uint32_t handle, bool cloexec);
 /* vgem's own FENCE_ATTACH then FENCE_SIGNAL on handle: driver-private ioctls gpuwatch does not
  * decode ("vgem ioctl 0x01", "vgem ioctl 0x02" in the file's undecoded_ioctls) */

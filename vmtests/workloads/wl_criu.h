@@ -54,6 +54,7 @@ struct vma {
 
 /* wl_criu.c: the command-line options */
 extern bool degraded, other_node;
+extern bool have_prime; /* the card has PRIME (bochs-drm on 6.1 has not: see wl_criu.c) */
 
 /* wl_criu_util.c: small helpers */
 uint64_t fnv(const volatile uint8_t *p, uint64_t n);
@@ -67,6 +68,7 @@ int fd_of_file(int fi);
 int export_fd(int fd, uint32_t handle);
 int64_t import_fd(int fd, int dmabuf);
 int64_t dumb_offset(int fd, uint32_t handle);
+int64_t handle_size(int fd, uint32_t handle); /* bytes, or -errno (ENOENT: no such handle) */
 void *map_buffer(int fi, uint32_t handle, uint64_t size, int prot, char *err, size_t errlen);
 int buffer_sum(int fi, uint32_t handle, uint64_t size, uint64_t *sum, char *err, size_t errlen);
 void fill_through_temp_map(int fd, uint32_t handle, uint64_t size, unsigned seed);

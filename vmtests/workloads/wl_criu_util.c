@@ -168,6 +168,39 @@ int64_t dumb_offset(int fd, uint32_t handle) /* fake offset or -errno */
 }
 
 /*
+ * The size of the buffer a handle names: that of a dma-buf export where the card has PRIME;
+ * else the longest mapping (up to 64 pages) of MODE_MAP_DUMB's offset the kernel takes
+ * (drm_gem_mmap refuses one longer than the buffer).
+ */
+int64_t handle_size(int fd, uint32_t handle)
+{
+	int64_t off, size = 0;
+
+	if (have_prime) {
+		int d = export_fd(fd, handle);
+		off_t end;
+
+		if (d < 0)
+			return d;
+		end = lseek(d, 0, SEEK_END);
+		close(d);
+		return end < 0 ? -EIO : (int64_t)end;
+	}
+	off = dumb_offset(fd, handle);
+	if (off < 0)
+		return off;
+	for (uint64_t len = PAGE; len <= 64 * PAGE; len += PAGE) {
+		void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)off);
+
+		if (p == MAP_FAILED)
+			break;
+		munmap(p, len);
+		size = (int64_t)len;
+	}
+	return size ? size : -EIO;
+}
+
+/*
  * Maps a buffer on its own (not through the model): a card file through MODE_MAP_DUMB, a
  * render file (which refuses MAP_DUMB) through a dma-buf export. NULL on failure (why in err).
  */

@@ -197,8 +197,8 @@ static void verify_sharing(void)
 	}
 }
 
-/* The exact handle set of every file this process holds an fd of, probed with PRIME export
- * (a present handle gives a dma-buf whose size is the buffer's; an absent one ENOENT). */
+/* The exact handle set of every file this process holds an fd of, probed with handle_size
+ * (a present handle gives its buffer's size; an absent one ENOENT). */
 static void verify_handles(void)
 {
 	for (int fi = 0; fi < wl.nfiles; fi++) {
@@ -214,17 +214,15 @@ static void verify_handles(void)
 				max = f->handles[h].handle;
 		for (uint32_t h = 1; h <= max + 4; h++) {
 			struct wl_handle *m = wl_handle_find(f, h);
-			int d = export_fd(fd, h);
-			off_t size = d >= 0 ? lseek(d, 0, SEEK_END) : -1;
+			int64_t size = handle_size(fd, h);
+			int d = size < 0 ? (int)size : 0;
 
-			if (d >= 0) {
-				close(d);
+			if (d >= 0)
 				p += snprintf(p, present + sizeof(present) - p, " %u", h);
-			}
 			if (degraded)
 				continue;
 			if (m && d < 0)
-				note(false, "file %s (fd %d): handle %u is missing (PRIME export: %s)", f->label, fd, h,
+				note(false, "file %s (fd %d): handle %u is missing (probe: %s)", f->label, fd, h,
 				     strerror(-d));
 			else if (m)
 				note((uint64_t)size == m->size,

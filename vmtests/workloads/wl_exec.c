@@ -5,7 +5,7 @@
  *            gone after exec); R = renderD128 O_CLOEXEC then F_SETFD 0 (kept); C = card0 made
  *            close-on-exec by FIOCLEX; two dups of A at 40, 41 made close-on-exec by
  *            close_range(CLOSE_RANGE_CLOEXEC); A's hA mapped; dma-buf fds of A's buffers, one
- *            close-on-exec, one not.
+ *            close-on-exec, one not (not on a driver without PRIME).
  *   exec of this program (same comm), which checks that the kernel did what the model says.
  *   phase 2: A (its handles intact), R and the kept dma-buf fd; no mapping.
  */
@@ -37,8 +37,10 @@ int main(int argc, char **argv)
 	uint32_t hb = wl_create_dumb(b, 32, 32, 32);
 	wl_mmap(a, ha, 16384, PROT_READ | PROT_WRITE);
 	wl_mmap(b, hb, 4096, PROT_READ | PROT_WRITE);
-	wl_export(a, ha, true);
-	wl_export(a, ha2, false);
+	if (wl_has_prime(a)) { /* bochs-drm on 6.1 has no PRIME: no dma-buf fds there */
+		wl_export(a, ha, true);
+		wl_export(a, ha2, false);
+	}
 	wl_phase(1);
 
 	wl_exec_self(NULL);

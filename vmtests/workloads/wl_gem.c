@@ -102,6 +102,20 @@ uint32_t wl_create_dumb(int fd, uint32_t width, uint32_t height, uint32_t bpp)
 	return c.handle;
 }
 
+uint32_t wl_try_create_dumb(int fd, uint32_t width, uint32_t height, uint32_t bpp)
+{
+	struct drm_mode_create_dumb c = {.width = width, .height = height, .bpp = bpp};
+	struct wl_file *f = wl_file_of_fd(fd);
+
+	if (drm_ioctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &c) != 0) {
+		if (errno != EINVAL)
+			wl_die("MODE_CREATE_DUMB %ux%ux%u on fd %d", width, height, bpp, fd);
+		return 0;
+	}
+	wl_handle_add(f, c.handle, c.size, "dumb");
+	return c.handle;
+}
+
 void wl_destroy_dumb(int fd, uint32_t handle)
 {
 	struct drm_mode_destroy_dumb d = {.handle = handle};
@@ -141,6 +155,16 @@ uint32_t wl_gem_open(int fd, uint32_t name)
 		wl_die("GEM_OPEN name %u on fd %d", name, fd);
 	wl_handle_add(f, o.handle, o.size, "flink");
 	return o.handle;
+}
+
+bool wl_has_prime(int fd)
+{
+	struct drm_get_cap c = {.capability = DRM_CAP_PRIME};
+
+	if (drm_ioctl(fd, DRM_IOCTL_GET_CAP, &c) != 0)
+		wl_die("GET_CAP(PRIME) on fd %d", fd);
+	return (c.value & (DRM_PRIME_CAP_IMPORT | DRM_PRIME_CAP_EXPORT)) ==
+	       (DRM_PRIME_CAP_IMPORT | DRM_PRIME_CAP_EXPORT);
 }
 
 int wl_export(int fd, uint32_t handle, bool cloexec)

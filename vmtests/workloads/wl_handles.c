@@ -29,7 +29,9 @@ int main(int argc, char **argv)
 	wl_gem_close(a, h[5]);
 	void *m3 = wl_mmap(a, h[3], 4096, PROT_READ | PROT_WRITE);
 	void *m6 = wl_mmap(a, h[6], 8192, PROT_READ | PROT_WRITE);
-	uint32_t h7 = wl_create_dumb(a, 200, 10, 16);
+	uint32_t h7 = wl_try_create_dumb(a, 200, 10, 16); /* 4000 bytes, at 16 bpp where taken */
+	if (!h7)
+		h7 = wl_create_dumb(a, 100, 10, 32);
 	wl_phase(1);
 
 	if (close_mapped) {

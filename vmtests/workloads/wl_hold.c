@@ -2,7 +2,8 @@
 /*
  * A plain holder of DRM state, for the cgroup scenarios (outside, descendant, moved in,
  * already running at attach). State S: A = card0 with h1 (mapped), h2 (exported to a dma-buf
- * fd), R = renderD128 with h2 imported.
+ * fd), R = renderD128 with h2 imported (a driver without PRIME and render node: R is a
+ * second card file with a buffer of its own, and there is no dma-buf fd).
  *   default:        phase 1: S.
  *   --idle-first:   phase 1: nothing yet (the runner moves the process meanwhile); phase 2: S.
  *   --preexisting:  phase 1: S, built before gpuwatch attaches (A's and R's handles are
@@ -22,8 +23,10 @@ static int build_state(void)
 	uint32_t h1 = wl_create_dumb(a, 64, 64, 32);
 	uint32_t h2 = wl_create_dumb(a, 32, 32, 32);
 	wl_mmap(a, h1, 16384, PROT_READ | PROT_WRITE);
-	int e = wl_export(a, h2, true);
-	wl_import(r, e);
+	if (wl_has_prime(a))
+		wl_import(r, wl_export(a, h2, true));
+	else
+		wl_create_dumb(r, 32, 32, 32); /* R is a second card file (no render node) */
 	return a;
 }
 

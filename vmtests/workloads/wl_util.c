@@ -76,8 +76,13 @@ const char *wl_card(void)
 	return p && *p ? p : "/dev/dri/card0";
 }
 
+/* A driver without a render node (bochs-drm: WL_CARD set, WL_RENDER empty): its card node
+ * again, so that the workload still holds a file more */
 const char *wl_render(void)
 {
 	const char *p = getenv("WL_RENDER");
+	if (p && *p)
+		return p;
+	p = getenv("WL_CARD");
 	return p && *p ? p : "/dev/dri/renderD128";
 }
