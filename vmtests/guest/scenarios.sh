@@ -55,20 +55,47 @@ SCENARIOS=(
 	"criu_modetest_dropmaster_bochs sc_criu_modetest bochs bochs-drm --drop-master"
 	"criu_kmssink_virtio_gpu   sc_criu_kmssink virtio_gpu virtio_gpu"
 	"criu_kmssink_bochs        sc_criu_kmssink bochs bochs-drm"
-	# generic scenarios on another driver's nodes (guest/kms.sh, sc_on_driver): virtio_gpu has
-	# PRIME; bochs-drm on 6.1 does not, so only workloads without PRIME run there
+	# generic scenarios on another driver's nodes (guest/kms.sh, sc_on_driver). virtio_gpu has
+	# a render node and PRIME: every generic scenario runs there. bochs-drm has no render node
+	# (the workloads open its card again) and on 6.1 no PRIME (they leave their dma-buf parts
+	# out, and wl_criu probes handles through MAP_DUMB): prime does not run there. Damaged
+	# images (criu_corrupt) test the image readers, not the driver: vgem and virtio_gpu
+	"two_opens_virtio_gpu      sc_on_driver virtio_gpu virtio_gpu sc_simple wl_two_opens"
+	"dup_fork_virtio_gpu       sc_on_driver virtio_gpu virtio_gpu sc_simple wl_dup_fork"
+	"handles_virtio_gpu        sc_on_driver virtio_gpu virtio_gpu sc_simple wl_handles"
+	"closed_mapped_handle_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_simple wl_handles --close-mapped"
 	"prime_virtio_gpu          sc_on_driver virtio_gpu virtio_gpu sc_simple wl_prime"
+	"partial_munmap_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_simple wl_munmap"
 	"exec_cloexec_virtio_gpu   sc_on_driver virtio_gpu virtio_gpu sc_simple wl_exec"
+	"flink_virtio_gpu          sc_on_driver virtio_gpu virtio_gpu sc_simple wl_flink"
+	"undecoded_ioctls_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_simple wl_undecoded"
+	"outside_absent_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_outside"
+	"descendant_cgroup_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_descendant"
+	"moved_in_virtio_gpu       sc_on_driver virtio_gpu virtio_gpu sc_moved_in"
+	"running_at_attach_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_running_at_attach"
+	"criu_baseline_virtio_gpu  sc_on_driver virtio_gpu virtio_gpu sc_criu_baseline"
 	"criu_roundtrip_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_criu_cycle"
 	"criu_daemon_after_restore_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_criu_cycle --check-manifest"
 	"criu_degraded_virtio_gpu  sc_on_driver virtio_gpu virtio_gpu sc_criu_cycle --no-daemon"
-	"two_opens_virtio_gpu      sc_on_driver virtio_gpu virtio_gpu sc_simple wl_two_opens"
-	"dup_fork_virtio_gpu       sc_on_driver virtio_gpu virtio_gpu sc_simple wl_dup_fork"
-	"partial_munmap_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_simple wl_munmap"
-	"running_at_attach_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_running_at_attach"
+	"criu_node_missing_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_criu_node_missing"
+	"criu_corrupt_virtio_gpu   sc_on_driver virtio_gpu virtio_gpu sc_criu_corrupt"
+	"two_opens_bochs           sc_on_driver bochs bochs-drm sc_simple wl_two_opens"
+	"dup_fork_bochs            sc_on_driver bochs bochs-drm sc_simple wl_dup_fork"
 	"handles_bochs             sc_on_driver bochs bochs-drm sc_simple wl_handles"
+	"closed_mapped_handle_bochs sc_on_driver bochs bochs-drm sc_simple wl_handles --close-mapped"
 	"partial_munmap_bochs      sc_on_driver bochs bochs-drm sc_simple wl_munmap"
+	"exec_cloexec_bochs        sc_on_driver bochs bochs-drm sc_simple wl_exec"
 	"flink_bochs               sc_on_driver bochs bochs-drm sc_simple wl_flink"
+	"undecoded_ioctls_bochs    sc_on_driver bochs bochs-drm sc_simple wl_undecoded"
+	"outside_absent_bochs      sc_on_driver bochs bochs-drm sc_outside"
+	"descendant_cgroup_bochs   sc_on_driver bochs bochs-drm sc_descendant"
+	"moved_in_bochs            sc_on_driver bochs bochs-drm sc_moved_in"
+	"running_at_attach_bochs   sc_on_driver bochs bochs-drm sc_running_at_attach"
+	"criu_baseline_bochs       sc_on_driver bochs bochs-drm sc_criu_baseline"
+	"criu_roundtrip_bochs      sc_on_driver bochs bochs-drm sc_criu_cycle"
+	"criu_daemon_after_restore_bochs sc_on_driver bochs bochs-drm sc_criu_cycle --check-manifest"
+	"criu_degraded_bochs       sc_on_driver bochs bochs-drm sc_criu_cycle --no-daemon"
+	"criu_node_missing_bochs   sc_on_driver bochs bochs-drm sc_criu_node_missing"
 	# the plugin's scratch workload (guest/criu_scratch.sh): the plugin alone, its inputs
 	# (a given manifest, none, damaged images, a pre-dump, another device); device is last:
 	# it leaves bochs on card0
