@@ -57,9 +57,10 @@ SCENARIOS=(
 	"criu_kmssink_bochs        sc_criu_kmssink bochs bochs-drm"
 	# generic scenarios on another driver's nodes (guest/kms.sh, sc_on_driver). virtio_gpu has
 	# a render node and PRIME: every generic scenario runs there. bochs-drm has no render node
-	# (the workloads open its card again) and on 6.1 no PRIME (they leave their dma-buf parts
-	# out, and wl_criu probes handles through MAP_DUMB): prime does not run there. Damaged
-	# images (criu_corrupt) test the image readers, not the driver: vgem and virtio_gpu
+	# (the workloads open its card again) and on 6.1 no PRIME (6.12 has): the workloads then
+	# leave their dma-buf parts out, and wl_criu probes handles through MAP_DUMB; prime does
+	# not run there. Damaged images (criu_corrupt) test the image readers, not the driver:
+	# vgem and virtio_gpu
 	"two_opens_virtio_gpu      sc_on_driver virtio_gpu virtio_gpu sc_simple wl_two_opens"
 	"dup_fork_virtio_gpu       sc_on_driver virtio_gpu virtio_gpu sc_simple wl_dup_fork"
 	"handles_virtio_gpu        sc_on_driver virtio_gpu virtio_gpu sc_simple wl_handles"
