@@ -487,9 +487,10 @@ PY
 
 # sc_on_driver MODULE DRM-DRIVER-NAME FUNCTION [ARGS...]: a generic scenario (FUNCTION) with the
 # workloads' card and render node those of DRM-DRIVER-NAME instead of vgem's (WL_CARD,
-# WL_RENDER; found by DRM_IOCTL_VERSION, vmtests/drm_node.py)
+# WL_RENDER; found by DRM_IOCTL_VERSION, vmtests/drm_node.py; DRV_PRIME says whether the card
+# has PRIME: sc_need_prime)
 sc_on_driver() {
-	local drv=$1 name=$2 nodes rc=0
+	local drv=$1 name=$2 nodes rc=0 DRV_PRIME
 	shift 2
 	kms_load "$drv" || return $?
 	for _ in $(seq 100); do
@@ -497,9 +498,9 @@ sc_on_driver() {
 		sleep 0.1
 	done
 	if [ -z "$nodes" ]; then fail "no node of $name after loading $drv$(last_line "$WORK/drm_node.err")"; kms_unload "$drv"; return 1; fi
-	read -r WL_CARD WL_RENDER <<<"$nodes"
+	read -r WL_CARD WL_RENDER DRV_PRIME <<<"$nodes"
 	[ "$WL_RENDER" = - ] && WL_RENDER=
-	echo "    $name: card $WL_CARD, render ${WL_RENDER:-none}"
+	echo "    $name: card $WL_CARD, render ${WL_RENDER:-none}, ${DRV_PRIME:-?}"
 	export WL_CARD WL_RENDER
 	"$@" || rc=$?
 	unset WL_CARD WL_RENDER
@@ -508,4 +509,12 @@ sc_on_driver() {
 	sleep 0.2
 	kms_unload "$drv"
 	return $rc
+}
+
+# sc_need_prime FUNCTION [ARGS...], inside sc_on_driver: FUNCTION where the driver's card has
+# PRIME; a skip, with the reason, where it has not (bochs-drm on 6.1)
+sc_need_prime() {
+	[ "$DRV_PRIME" = prime ] ||
+		{ REASON="the card $WL_CARD has no PRIME on kernel $(uname -r) (GET_CAP), which this workload needs"; return 2; }
+	"$@"
 }

@@ -58,9 +58,9 @@ SCENARIOS=(
 	# generic scenarios on another driver's nodes (guest/kms.sh, sc_on_driver). virtio_gpu has
 	# a render node and PRIME: every generic scenario runs there. bochs-drm has no render node
 	# (the workloads open its card again) and on 6.1 no PRIME (6.12 has): the workloads then
-	# leave their dma-buf parts out, and wl_criu probes handles through MAP_DUMB; prime does
-	# not run there. Damaged images (criu_corrupt) test the image readers, not the driver:
-	# vgem and virtio_gpu
+	# leave their dma-buf parts out, and wl_criu probes handles through MAP_DUMB; prime is a
+	# skip there. Damaged images (criu_corrupt) test the image readers, not the driver: vgem
+	# and virtio_gpu
 	"two_opens_virtio_gpu      sc_on_driver virtio_gpu virtio_gpu sc_simple wl_two_opens"
 	"dup_fork_virtio_gpu       sc_on_driver virtio_gpu virtio_gpu sc_simple wl_dup_fork"
 	"handles_virtio_gpu        sc_on_driver virtio_gpu virtio_gpu sc_simple wl_handles"
@@ -86,6 +86,7 @@ SCENARIOS=(
 	"closed_mapped_handle_bochs sc_on_driver bochs bochs-drm sc_simple wl_handles --close-mapped"
 	"partial_munmap_bochs      sc_on_driver bochs bochs-drm sc_simple wl_munmap"
 	"exec_cloexec_bochs        sc_on_driver bochs bochs-drm sc_simple wl_exec"
+	"prime_bochs               sc_on_driver bochs bochs-drm sc_need_prime sc_simple wl_prime"
 	"flink_bochs               sc_on_driver bochs bochs-drm sc_simple wl_flink"
 	"undecoded_ioctls_bochs    sc_on_driver bochs bochs-drm sc_simple wl_undecoded"
 	"outside_absent_bochs      sc_on_driver bochs bochs-drm sc_outside"
