@@ -157,7 +157,8 @@ void write_image(const std::string &name, const std::string &content)
 
 UniqueFd open_image(const std::string &name, uint64_t *size)
 {
-	UniqueFd fd(openat(image_dir(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+	// not through a symlink, and never blocking on a FIFO named like an image
+	UniqueFd fd(openat(image_dir(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
 	if (!fd)
 		throw Error("cannot open image " + name + ": " + gw::errno_text(errno));
 	struct stat st;

@@ -71,3 +71,32 @@ TEST(JsonReader, NotJson)
 	EXPECT_EQ(error_of([] { gw::jsonin::parse("{\"a\": "); }), "not valid JSON at byte 7");
 	EXPECT_EQ(error_of([] { gw::jsonin::parse(""); }), "not valid JSON at byte 1");
 }
+
+// Issue 16, finding 1: a document nested 300 000 deep crashed root `criu restore` (a recursive
+// copy overflowed the stack) and `gpuwatch show`. It is refused as it is parsed.
+TEST(JsonReader, RefusesDeepNesting)
+{
+	auto nested = [](std::size_t depth, const char *open, const char *close) {
+		std::string s = "{\"a\": ";
+		for (std::size_t i = 0; i < depth; i++)
+			s += open;
+		for (std::size_t i = 0; i < depth; i++)
+			s += close;
+		return s + "}";
+	};
+	const std::string deep = "nests deeper than " + std::to_string(gw::jsonin::kMaxDepth) + " levels";
+	EXPECT_EQ(error_of([&] { gw::jsonin::parse(nested(300000, "[", "]")); }), deep);
+	EXPECT_EQ(error_of([&] { gw::jsonin::parse(nested(300000, "{\"k\": [", "]}")); }), deep);
+	// the limit: the top object is level 0, so 64 arrays inside it parse and 65 do not
+	json j = gw::jsonin::parse(nested(gw::jsonin::kMaxDepth, "[", "]"));
+	EXPECT_TRUE(j["a"].is_array());
+	EXPECT_EQ(error_of([&] { gw::jsonin::parse(nested(gw::jsonin::kMaxDepth + 1, "[", "]")); }), deep);
+}
+
+// Issue 16, finding 10: a number beyond a double escaped as nlohmann's out_of_range.
+TEST(JsonReader, RefusesNumbersBeyondADouble)
+{
+	EXPECT_EQ(error_of([] { gw::jsonin::parse(R"({"n": 1e400})"); }), "has a number beyond the range of a double");
+	EXPECT_EQ(error_of([] { gw::jsonin::parse(R"({"n": -1e400})"); }), "has a number beyond the range of a double");
+	EXPECT_TRUE(gw::jsonin::parse(R"({"n": 18446744073709551615})")["n"].is_number_unsigned());
+}

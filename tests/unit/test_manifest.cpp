@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
 #include <functional>
 
 #include "records.hpp"
@@ -173,6 +174,17 @@ TEST(Manifest, ReaderErrorsAreOneLineNamingTheFile)
 	EXPECT_EQ(error_of(p), p + ": schema is 'foo', expected gpuwatch.manifest/v1");
 	p = t.write("array.json", "[1]");
 	EXPECT_EQ(error_of(p), p + ": the manifest is an array, expected an object");
+	// issue 16, finding 7: `show` blocked on a FIFO and read /dev/zero until out of memory
+	std::string fifo = (t.dir / "fifo.json").string();
+	ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+	EXPECT_EQ(error_of(fifo), "cannot read " + fifo + ": not a regular file");
+	EXPECT_EQ(error_of("/dev/zero"), "cannot read /dev/zero: not a regular file");
+	// issue 16, finding 1: `gpuwatch show` of this crashed (stack overflow)
+	p = t.write("deep.json", R"({"schema": "gpuwatch.manifest/v1", "x": )" + std::string(300000, '[') +
+					 std::string(300000, ']') + "}");
+	EXPECT_EQ(error_of(p), p + ": nests deeper than 64 levels");
+	p = t.write("huge-number.json", R"({"schema": "gpuwatch.manifest/v1", "complete": 1e400})");
+	EXPECT_EQ(error_of(p), p + ": has a number beyond the range of a double");
 }
 
 // The scenario's manifest with one edit, as the reader reports it.
@@ -285,4 +297,20 @@ TEST(Manifest, InvalidUtf8CommIsWrittenWithReplacement)
 	ASSERT_NO_THROW(text = gw::manifest::serialize(w.m.manifest()));
 	json back = json::parse(text);
 	EXPECT_EQ(back["processes"][0]["comm"], "bad\xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
+// Issue 16, finding 7: a container sets its comm (and names its cgroup and device nodes):
+// `gpuwatch show` prints escape sequences and newlines in them as text, not to the terminal.
+TEST(Manifest, SummaryEscapesControlCharacters)
+{
+	World w;
+	w.proc(300, "\x1b]0;x\x07"
+		    "a\nb\xc2\x9b"
+		    "2J");
+	ASSERT_EQ(w.open(300, 3, kCard), ApplyStatus::ok);
+	std::string s = gw::manifest::format_summary(w.m.manifest());
+	EXPECT_NE(s.find("\nprocess 300 (\\x1b]0;x\\x07a\\x0ab\\u009b2J): 1 fd"), std::string::npos) << s;
+	EXPECT_EQ(s.find('\x1b'), std::string::npos) << s;
+	EXPECT_EQ(s.find('\x07'), std::string::npos) << s;
+	EXPECT_EQ(s.find("\xc2\x9b"), std::string::npos) << s;
 }

@@ -5,12 +5,28 @@
 namespace gw::jsonin
 {
 
+namespace
+{
+struct TooDeep {
+};
+} // namespace
+
 json parse(const std::string &text)
 {
+	// the parser keeps its own stack (it does not recurse); the callback stops it at the first
+	// value deeper than kMaxDepth, so no deeper document is ever built
 	try {
-		return json::parse(text);
+		return json::parse(text, [](int depth, json::parse_event_t, json &) {
+			if (depth > kMaxDepth)
+				throw TooDeep{};
+			return true;
+		});
+	} catch (const TooDeep &) {
+		throw FormatError("nests deeper than " + std::to_string(kMaxDepth) + " levels");
 	} catch (const json::parse_error &e) {
 		throw FormatError("not valid JSON at byte " + std::to_string(e.byte));
+	} catch (const json::out_of_range &) { // 406: a number beyond a double's range (1e400)
+		throw FormatError("has a number beyond the range of a double");
 	}
 }
 

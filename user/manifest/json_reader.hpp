@@ -32,7 +32,12 @@ struct FormatError : std::runtime_error {
 	using std::runtime_error::runtime_error;
 };
 
-// The text as JSON; throws FormatError("not valid JSON at byte N").
+// Nothing gpuwatch reads nests deeper than a few levels: a deeper document is refused as it is
+// parsed, before anything copies or compares it (both recurse once per level).
+constexpr int kMaxDepth = 64;
+
+// The text as JSON; throws FormatError: "not valid JSON at byte N", "nests deeper than 64
+// levels", "has a number beyond the range of a double".
 json parse(const std::string &text);
 
 // a JSON number that is a non-negative integer

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <set>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gw
@@ -490,23 +491,37 @@ Manifest parse(const std::string &text, const std::string &what)
 
 Manifest read_file(const std::string &path)
 {
-	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+	// never blocks on a FIFO, never reads a device or grows without end (/dev/zero)
+	int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		throw ManifestError("cannot read " + path + ": " + std::strerror(errno));
+	auto refuse = [&](const std::string &why) {
+		::close(fd);
+		throw ManifestError("cannot read " + path + ": " + why);
+	};
+	const std::string too_big =
+		"larger than the " + std::to_string(kMaxManifestBytes >> 20) + " MiB a manifest may have";
+	struct stat st {
+	};
+	if (::fstat(fd, &st) != 0)
+		refuse(std::strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		refuse(std::strerror(EISDIR));
+	if (!S_ISREG(st.st_mode))
+		refuse("not a regular file");
 	std::string text;
 	char buf[65536];
 	for (;;) {
 		ssize_t n = ::read(fd, buf, sizeof buf);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			int err = errno;
-			::close(fd);
-			throw ManifestError("cannot read " + path + ": " + std::strerror(err));
-		}
+		if (n < 0)
+			refuse(std::strerror(errno));
 		if (n == 0)
 			break;
 		text.append(buf, static_cast<std::size_t>(n));
+		if (text.size() > kMaxManifestBytes)
+			refuse(too_big);
 	}
 	::close(fd);
 	return parse(text, path);

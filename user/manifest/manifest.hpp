@@ -313,7 +313,10 @@ void validate(const nlohmann::json &j);
 std::string serialize(const Manifest &m);
 // Parses manifest text; errors name `what` ("gpuwatch-manifest-0.json: not valid JSON at byte 7").
 Manifest parse(const std::string &text, const std::string &what);
-// Reads and validates a manifest file; throws ManifestError naming the file.
+// The largest manifest read_file takes (the plugin takes as much from the image directory).
+constexpr uint64_t kMaxManifestBytes = 256ull << 20;
+// Reads and validates a manifest file, a regular file of at most kMaxManifestBytes (a FIFO, a
+// device or a larger file is refused); throws ManifestError naming the file.
 Manifest read_file(const std::string &path);
 // The `gpuwatch show` text.
 std::string format_summary(const Manifest &m);

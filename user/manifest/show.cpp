@@ -26,26 +26,53 @@ std::string num_or(const std::optional<uint64_t> &v, const char *none)
 	return v ? std::to_string(*v) : none;
 }
 
+// Text for a terminal: C0 control characters (newlines too, unless kept), DEL and the C1 controls
+// U+0080..U+009F (UTF-8 C2 80..C2 9F, which terminals take as escape sequences) as \xNN or
+// \u00NN. A container sets its comm, its cgroup's and its device nodes' names.
+std::string printable(const std::string &s, bool keep_newlines = false)
+{
+	static const char digits[] = "0123456789abcdef";
+	std::string out;
+	out.reserve(s.size());
+	for (std::size_t i = 0; i < s.size(); i++) {
+		auto c = static_cast<unsigned char>(s[i]);
+		if ((c < 0x20 && !(keep_newlines && c == '\n')) || c == 0x7f) {
+			out += "\\x";
+			out += digits[c >> 4];
+			out += digits[c & 15];
+		} else if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+			   static_cast<unsigned char>(s[i + 1]) <= 0x9f) {
+			auto c1 = static_cast<unsigned char>(s[++i]);
+			out += "\\u00";
+			out += digits[c1 >> 4];
+			out += digits[c1 & 15];
+		} else {
+			out += static_cast<char>(c);
+		}
+	}
+	return out;
+}
+
 } // namespace
 
 std::string format_summary(const Manifest &m)
 {
 	std::ostringstream out;
-	out << "cgroup " << m.cgroup << ": " << plural(m.processes.size(), "process", "processes") << ", "
+	out << "cgroup " << printable(m.cgroup) << ": " << plural(m.processes.size(), "process", "processes") << ", "
 	    << plural(m.files.size(), "file", "files") << ", " << (m.complete ? "complete" : "INCOMPLETE") << "\n";
 	for (const std::string &reason : m.incomplete_reasons)
-		out << "  incomplete: " << reason << "\n";
+		out << "  incomplete: " << printable(reason) << "\n";
 
 	auto file_ref = [&](const std::optional<uint64_t> &id) {
 		if (!id)
 			return std::string("unknown file");
 		const File *f = m.find_file(*id);
-		return "file " + std::to_string(*id) + (f ? " " + f->path : "");
+		return "file " + std::to_string(*id) + (f ? " " + printable(f->path) : "");
 	};
 
 	for (const Process &p : m.processes) {
-		out << "\nprocess " << p.pid << " (" << p.comm << "): " << plural(p.fds.size(), "fd", "fds") << ", "
-		    << plural(p.mmaps.size(), "mapping", "mappings") << "\n";
+		out << "\nprocess " << p.pid << " (" << printable(p.comm) << "): " << plural(p.fds.size(), "fd", "fds")
+		    << ", " << plural(p.mmaps.size(), "mapping", "mappings") << "\n";
 		for (const Fd &fd : p.fds) {
 			out << "  fd " << fd.fd << ": ";
 			switch (fd.kind) {
@@ -81,9 +108,10 @@ std::string format_summary(const Manifest &m)
 		uint64_t total = 0;
 		for (const auto &[o, size] : objects)
 			total += size;
-		out << "\nfile " << f.id << ": " << f.path << " (" << f.major << ":" << f.minor << ") driver "
-		    << f.driver << " " << f.flags << ": " << plural(f.handles.size(), "handle", "handles") << ", "
-		    << total << " bytes" << (!f.handles_known ? " (handles before tracing unknown)" : "") << "\n";
+		out << "\nfile " << f.id << ": " << printable(f.path) << " (" << f.major << ":" << f.minor
+		    << ") driver " << f.driver << " " << f.flags << ": "
+		    << plural(f.handles.size(), "handle", "handles") << ", " << total << " bytes"
+		    << (!f.handles_known ? " (handles before tracing unknown)" : "") << "\n";
 		for (const Handle &h : f.handles) {
 			out << "  handle " << h.handle << ": " << h.size << " bytes, " << h.origin << ", object "
 			    << h.object;
@@ -180,7 +208,9 @@ std::string format_summary(const Manifest &m)
 			out << "  exec queue " << q.id << ": vm " << q.vm << ", width " << q.width << ", "
 			    << q.num_placements << " placements\n";
 	}
-	return out.str();
+	// every other string of the manifest (driver, origin, format, ...: gpuwatch writes them from
+	// the kernel's values, but a manifest may come from elsewhere) through the same filter
+	return printable(out.str(), true);
 }
 
 } // namespace gw::manifest
