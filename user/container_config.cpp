@@ -82,6 +82,31 @@ std::string merge_criu_conf(const std::string &existing, const std::string &libd
 	return out;
 }
 
+std::string read_criu_conf(const std::string &path)
+{
+	constexpr std::size_t kMax = 1 << 20;
+	struct stat st {
+	};
+	if (::lstat(path.c_str(), &st) != 0) {
+		if (errno == ENOENT)
+			return "";
+		throw Error("cannot read " + path + ": " + errno_text(errno));
+	}
+	// write_file_atomic renames a new regular file over the name: it would replace a symlink
+	// (not its target) or a device node (/dev/zero, in a test) with it
+	if (!S_ISREG(st.st_mode))
+		throw Error(path + " is not a regular file (" +
+			    (S_ISLNK(st.st_mode) ? "a symbolic link: give the file it names" : "left as it is") + ")");
+	if (static_cast<std::size_t>(st.st_size) > kMax)
+		throw Error(path + " is larger than 1 MiB: not a CRIU configuration container-config rewrites");
+	auto text = read_text(path, kMax + 1);
+	if (!text)
+		throw Error("cannot read " + path + ": " + errno_text(errno));
+	if (text->size() > kMax)
+		throw Error(path + " is larger than 1 MiB: not a CRIU configuration container-config rewrites");
+	return *text;
+}
+
 std::optional<std::vector<int>> parse_criu_version(const std::string &text)
 {
 	std::smatch m;
@@ -118,13 +143,7 @@ int run_container_config(const ContainerConfigOptions &opts)
 			   std::to_string((*version)[2]);
 
 	// the CRIU configuration every CRIU reads (default), or the one given
-	std::string existing;
-	if (::access(opts.criu_conf.c_str(), F_OK) == 0) {
-		auto text = read_text(opts.criu_conf, 1 << 20);
-		if (!text)
-			throw Error("cannot read " + opts.criu_conf + ": " + errno_text(errno));
-		existing = *text;
-	}
+	std::string existing = read_criu_conf(opts.criu_conf);
 	std::vector<std::string> added;
 	std::string merged;
 	try {

@@ -26,6 +26,11 @@ struct ContainerConfigOptions {
 std::string merge_criu_conf(const std::string &existing, const std::string &libdir,
 			    const std::optional<std::string> &action_script, std::vector<std::string> *added);
 
+// The CRIU configuration file container-config is to merge into: its text, "" when there is
+// none. Throws gw::Error for anything it must not replace with a regular file of its own (a
+// symlink, a device, a FIFO, a directory) or could not keep whole (more than 1 MiB).
+std::string read_criu_conf(const std::string &path);
+
 // "3.17.1" -> {3, 17, 1}; nullopt if `criu --version` output has no "Version: X.Y[.Z]".
 std::optional<std::vector<int>> parse_criu_version(const std::string &version_output);
 // Whether that CRIU runs shell action scripts when driven over RPC (3.19 and later).

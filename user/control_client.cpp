@@ -38,39 +38,102 @@ sockaddr_un unix_addr(const std::string &path)
 	return a;
 }
 
-std::vector<DaemonInfo> list_daemons(const std::string &run_dir)
+namespace
+{
+
+// A registration file read through a descriptor that is what was checked: a regular file of
+// at most 64 KiB that root (or this user) owns and nobody else may write; never through a
+// symlink, never blocking on a FIFO.
+std::optional<std::string> read_registration(const fs::path &p)
+{
+	UniqueFd fd(::open(p.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+	struct stat st {
+	};
+	if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || !owned_and_not_shared(st) ||
+	    st.st_size > (64 << 10))
+		return std::nullopt;
+	std::string text(static_cast<std::size_t>(st.st_size), '\0');
+	std::size_t got = 0;
+	while (got < text.size()) {
+		ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return std::nullopt;
+		got += static_cast<std::size_t>(n);
+	}
+	return text;
+}
+
+} // namespace
+
+std::vector<DaemonInfo> list_daemons(const std::string &run_dir, std::vector<std::string> *skipped)
 {
 	std::vector<DaemonInfo> out;
+	auto skip = [&](const std::string &why) {
+		if (skipped)
+			skipped->push_back(why);
+	};
+	struct stat dst {
+	};
+	if (::stat(run_dir.c_str(), &dst) != 0)
+		return out; // no run directory: no daemon ever registered
+	if (!S_ISDIR(dst.st_mode) || !owned_and_not_shared(dst)) {
+		skip("run directory " + run_dir + " is not a directory that only root may write: its registrations " +
+		     "are not trusted");
+		return out;
+	}
 	std::error_code ec;
 	for (const auto &ent : fs::directory_iterator(run_dir, ec)) {
 		if (ent.path().extension() != ".json")
 			continue;
-		auto text = read_text(ent.path().string());
-		if (!text)
+		std::string name = ent.path().filename().string();
+		auto text = read_registration(ent.path());
+		if (!text) {
+			skip("registration " + name + " is not a regular file that only root may write: ignored");
 			continue;
+		}
 		DaemonInfo d;
-		try { // a registration being written or left half-written is skipped
+		try { // registrations are written whole (rename): one that does not read is damaged
 			nlohmann::json j = jsonin::parse(*text);
 			jsonin::Obj o(j, "");
 			d.pid = o.req_u32("pid");
+			d.start_time = o.opt_u64("start_time", 0);
 			d.cgroup = o.req_str("cgroup", 4096);
 			d.manifest = o.req_str("manifest", 4096);
 			d.socket = o.req_str("socket", 4096);
-		} catch (const jsonin::FormatError &) {
+		} catch (const jsonin::FormatError &e) {
+			skip("registration " + name + ": " + e.what() + ": ignored");
 			continue;
 		}
-		if (d.pid == 0 || (::kill(d.pid, 0) != 0 && errno == ESRCH))
-			continue; /* stale registration */
+		fs::path sock(d.socket);
+		if (d.pid == 0 || sock.filename() != std::to_string(d.pid) + ".sock" ||
+		    !fs::equivalent(sock.parent_path(), run_dir, ec)) {
+			skip("registration " + name + " names a socket outside the run directory (" + d.socket +
+			     "): ignored");
+			continue;
+		}
+		uint64_t started = proc_start_time(d.pid);
+		if (started == 0 || (d.start_time != 0 && started != d.start_time)) {
+			skip("registration " + name + " is stale: daemon " + std::to_string(d.pid) +
+			     (started == 0 ? " is gone" : " is gone and its pid was reused"));
+			continue;
+		}
 		out.push_back(std::move(d));
 	}
 	return out;
 }
 
-std::optional<DaemonInfo> daemon_for_pid(const std::string &run_dir, uint32_t pid)
+std::optional<DaemonInfo> daemon_for_pid(const std::string &run_dir, uint32_t pid, std::vector<std::string> *skipped)
 {
+	// no daemon, no question: a host without cgroup v2 (where no daemon can run) answers
+	// "none" rather than failing on the pid's cgroup, so a checkpoint without GPU goes on
+	std::vector<DaemonInfo> daemons = list_daemons(run_dir, skipped);
+	if (daemons.empty())
+		return std::nullopt;
 	std::string cg = cgroup_v2_dir_of_pid(pid);
 	std::optional<DaemonInfo> best;
-	for (auto &d : list_daemons(run_dir)) {
+	for (auto &d : daemons) {
 		bool inside =
 			cg == d.cgroup || (cg.size() > d.cgroup.size() &&
 					   cg.compare(0, d.cgroup.size(), d.cgroup) == 0 && cg[d.cgroup.size()] == '/');
@@ -88,6 +151,13 @@ manifest::Manifest sync(const DaemonInfo &d, int timeout_ms)
 	sockaddr_un a = unix_addr(d.socket);
 	if (::connect(s.get(), reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0)
 		throw Error("gpuwatch daemon " + std::to_string(d.pid) + " (" + d.socket + "): " + errno_text(errno));
+	ucred peer{};
+	socklen_t len = sizeof(peer);
+	if (::getsockopt(s.get(), SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.pid != static_cast<pid_t>(d.pid) ||
+	    (peer.uid != 0 && peer.uid != ::geteuid()))
+		throw Error("gpuwatch daemon " + std::to_string(d.pid) + " (" + d.socket +
+			    "): the process listening there is not the daemon that registered (pid " +
+			    std::to_string(peer.pid) + ", uid " + std::to_string(peer.uid) + ")");
 	const char req[] = "sync\n";
 	if (::send(s.get(), req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)sizeof(req) - 1)
 		throw Error("gpuwatch daemon " + std::to_string(d.pid) +

@@ -36,6 +36,7 @@ CriuPaths find_criu_paths()
 
 // A CRIU configuration line's option name and value ("libdir /x" -> {"libdir", "/x"}); option
 // names may be written with leading dashes. Comments and blank lines give an empty name.
+// (Single quotes are not CRIU's: 'x' is the value with its quotes.)
 std::pair<std::string, std::string> criu_conf_option(const std::string &line)
 {
 	std::size_t b = line.find_first_not_of(" \t");
@@ -50,10 +51,12 @@ std::pair<std::string, std::string> criu_conf_option(const std::string &line)
 		if (v != std::string::npos)
 			value = line.substr(v);
 	}
-	while (!value.empty() && (value.back() == ' ' || value.back() == '\t' || value.back() == '\r'))
-		value.pop_back();
-	if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
-		value = value.substr(1, value.size() - 2);
+	// as CRIU's parse_statement: the value is one word, or a "quoted string"; a word that
+	// starts with '#' starts a comment ("libdir /x # why" sets /x)
+	if (!value.empty() && value.front() == '"' && value.find('"', 1) != std::string::npos)
+		value = value.substr(1, value.find('"', 1) - 1);
+	else if (value = value.substr(0, value.find_first_of(" \t\r")); !value.empty() && value.front() == '#')
+		value.clear();
 	return {name, value};
 }
 

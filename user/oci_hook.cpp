@@ -29,24 +29,58 @@ namespace gw
 {
 // --- oci-hook --------------------------------------------------------------------------------
 
+namespace
+{
+
+// 226, also when written 226.0 (JSON does not tell the two apart; runtimes may write either)
+bool is_drm_major(const json &v)
+{
+	return v.is_number() && v.get<double>() == static_cast<double>(gw::kDrmMajor);
+}
+
+// /dev/dri or a path under it, however written (/dev//dri/, /dev/./dri/card0)
+bool under_dev_dri(const json &v)
+{
+	if (!v.is_string())
+		return false;
+	std::string p = std::filesystem::path(v.get<std::string>()).lexically_normal().string();
+	return p == "/dev/dri" || p == "/dev/dri/" || p.rfind("/dev/dri/", 0) == 0;
+}
+
+template <typename F> bool any_of(const json &parent, const char *key, F &&pred)
+{
+	auto a = parent.find(key);
+	if (a == parent.end() || !a->is_array())
+		return false;
+	for (const json &e : *a)
+		if (e.is_object() && pred(e))
+			return true;
+	return false;
+}
+
+} // namespace
+
 bool oci_config_has_drm_device(const json &config)
 {
+	if (!config.is_object())
+		return false;
+	// a device node the runtime creates: DRM's character major, or a /dev/dri path
 	auto linux_ = config.find("linux");
-	if (linux_ == config.end() || !linux_->is_object())
-		return false;
-	auto devices = linux_->find("devices");
-	if (devices == linux_->end() || !devices->is_array())
-		return false;
-	for (const json &d : *devices) {
-		if (!d.is_object())
-			continue;
-		auto major = d.find("major");
-		auto type = d.find("type");
-		if (major != d.end() && major->is_number_integer() && major->get<int64_t>() == gw::kDrmMajor &&
-		    (type == d.end() || (type->is_string() && type->get<std::string>() == "c")))
-			return true;
-	}
-	return false;
+	if (linux_ != config.end() && linux_->is_object() && any_of(*linux_, "devices", [](const json &d) {
+		    auto type = d.find("type");
+		    bool chr =
+			    type == d.end() ||
+			    (type->is_string() && (type->get<std::string>() == "c" || type->get<std::string>() == "u"));
+		    auto major = d.find("major");
+		    return chr && ((major != d.end() && is_drm_major(*major)) ||
+				   (major == d.end() && d.contains("path") && under_dev_dri(d["path"])));
+	    }))
+		return true;
+	// the host's /dev/dri (or one node of it) bind-mounted in
+	return any_of(config, "mounts", [](const json &m) {
+		return (m.contains("source") && under_dev_dri(m["source"])) ||
+		       (m.contains("destination") && under_dev_dri(m["destination"]));
+	});
 }
 
 namespace
@@ -112,12 +146,15 @@ std::optional<pid_t> recorded_daemon(const HookPaths &p)
 	auto text = read_text(p.pidfile, 64);
 	if (!text)
 		return std::nullopt;
+	// "PID START": the daemon's pid and start time (proc_start_time); a daemon killed by
+	// SIGKILL leaves the file behind, and its pid may name another process now
 	char *end = nullptr;
 	long pid = std::strtol(text->c_str(), &end, 10);
+	unsigned long long start = std::strtoull(end, nullptr, 10);
 	if (pid <= 1 || pid > 0x3fffffff)
 		return std::nullopt;
-	if (proc_comm(static_cast<uint32_t>(pid)) != "gpuwatch")
-		return std::nullopt; // gone, or the pid now belongs to someone else
+	if (proc_comm(static_cast<uint32_t>(pid)) != "gpuwatch" || proc_start_time(static_cast<uint32_t>(pid)) != start)
+		return std::nullopt; // gone, or the pid now belongs to another process
 	return static_cast<pid_t>(pid);
 }
 
@@ -220,11 +257,16 @@ pid_t start_daemon(const HookPaths &p, uint32_t pid, const std::string &run_dir,
 	}
 }
 
+// The largest config.json read (a larger one is not read: nothing of it is followed).
+constexpr std::size_t kMaxOciConfig = 256u << 20;
+
 json read_json_file(const std::string &path, std::size_t max)
 {
-	auto text = read_text(path, max);
+	auto text = read_text(path, max + 1);
 	if (!text)
 		throw Error("cannot read " + path + ": " + errno_text(errno));
+	if (text->size() > max)
+		throw Error(path + " is larger than " + std::to_string(max >> 20) + " MiB");
 	json j = json::parse(*text, nullptr, false);
 	if (j.is_discarded() || !j.is_object())
 		throw Error(path + ": not a JSON object");
@@ -249,7 +291,18 @@ int run_oci_hook(const std::string &stage, const std::string &run_dir)
 	auto bundle = state.find("bundle");
 	if (bundle == state.end() || !bundle->is_string() || bundle->get<std::string>().empty())
 		throw Error("oci-hook prestart: the OCI state of container " + id + " names no bundle");
-	json config = read_json_file(bundle->get<std::string>() + "/config.json", 16 << 20);
+	// every container runs this hook, GPU or not: a config.json it cannot read whole (larger than
+	// the bound: the runtime writes the container's whole environment and annotations there) is
+	// said on stderr, and the container starts unfollowed rather than refused
+	std::string config_path = bundle->get<std::string>() + "/config.json";
+	json config;
+	try {
+		config = read_json_file(config_path, kMaxOciConfig);
+	} catch (const Error &e) {
+		std::cerr << "gpuwatch oci-hook: container " << id << ": " << e.what()
+			  << ": not followed (a DRM device it has would go unseen)\n";
+		return 0;
+	}
 	if (!oci_config_has_drm_device(config))
 		return 0; // not ours: no daemon, nothing written
 	auto pid = state.find("pid");
@@ -278,7 +331,9 @@ std::optional<pid_t> follow_container(const std::string &run_dir, const std::str
 		if (::mkdir(d.c_str(), 0700) != 0 && errno != EEXIST)
 			throw Error("cannot create " + d + ": " + errno_text(errno));
 	pid_t d = start_daemon(paths, pid, run_dir, gpuwatch);
-	write_file_atomic(paths.pidfile, std::to_string(d) + "\n", 0600);
+	write_file_atomic(paths.pidfile,
+			  std::to_string(d) + " " + std::to_string(proc_start_time(static_cast<uint32_t>(d))) + "\n",
+			  0600);
 	return d;
 }
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <linux/magic.h>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -43,6 +44,16 @@ UniqueFd::~UniqueFd()
 		::close(fd_);
 }
 
+bool is_utf8(const std::string &s)
+{
+	try {
+		(void)nlohmann::json(s).dump(); // the strict encoder refuses invalid UTF-8 (type_error 316)
+		return true;
+	} catch (const nlohmann::json::type_error &) {
+		return false;
+	}
+}
+
 CgroupDir open_cgroup_v2(const std::string &path)
 {
 	struct statfs sfs {
@@ -50,9 +61,16 @@ CgroupDir open_cgroup_v2(const std::string &path)
 	struct stat st {
 	};
 	CgroupDir cg;
-	cg.path = fs::path(path).lexically_normal().string();
-	if (cg.path.size() > 1 && cg.path.back() == '/')
-		cg.path.pop_back();
+	// the path the kernel gives for the cgroup (/proc/PID/cgroup): a symlink to it would be
+	// registered under a name no task's cgroup matches, and the pre-dump would find no daemon
+	std::error_code ec;
+	cg.path = fs::canonical(path, ec).string();
+	if (ec)
+		throw Error("cgroup " + path + ": " + ec.message());
+	if (!is_utf8(cg.path))
+		throw Error("cgroup " + path +
+			    ": its path is not valid UTF-8, which the manifest and the daemon's "
+			    "registration (JSON) cannot hold");
 	if (::stat(cg.path.c_str(), &st) != 0)
 		throw Error("cgroup " + path + ": " + errno_text(errno));
 	if (!S_ISDIR(st.st_mode))
@@ -234,6 +252,26 @@ std::string self_exe()
 	if (ec)
 		throw Error("cannot find the gpuwatch binary (/proc/self/exe): " + ec.message());
 	return exe.string();
+}
+
+uint64_t proc_start_time(uint32_t pid)
+{
+	auto st = read_text("/proc/" + std::to_string(pid) + "/stat", 4096);
+	auto rp = st ? st->rfind(')') : std::string::npos;
+	if (rp == std::string::npos || rp + 2 > st->size())
+		return 0;
+	std::istringstream in(st->substr(rp + 2)); // fields from 3 (state) on; comm may hold ')'
+	std::string f;
+	for (int i = 3; i < 22 && in >> f; i++) {
+	}
+	uint64_t v = 0;
+	in >> v;
+	return v;
+}
+
+bool owned_and_not_shared(const struct stat &st)
+{
+	return (st.st_uid == 0 || st.st_uid == ::geteuid()) && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
 std::string proc_comm(uint32_t pid)

@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <sys/stat.h>
 #include <utility>
 #include <vector>
 
@@ -39,13 +40,16 @@ private:
 };
 
 struct CgroupDir {
-	std::string path; // absolute, as given (cleaned)
+	std::string path; // absolute, symlinks resolved (the name /proc/PID/cgroup gives)
 	uint64_t id = 0;  // cgroup id == inode number of the directory
 	UniqueFd fd;      // O_RDONLY|O_DIRECTORY, for the BPF cgroup array
 };
 
-// Opens a cgroup v2 directory; throws Error naming the path and the problem.
+// Opens a cgroup v2 directory; throws Error naming the path and the problem (not there, not
+// cgroup v2, a path that is not valid UTF-8).
 CgroupDir open_cgroup_v2(const std::string &path);
+// s is valid UTF-8 (what JSON text can hold)
+bool is_utf8(const std::string &s);
 // Where the cgroup v2 filesystem is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified on a
 // v1/v2 hybrid); throws Error if it is not mounted.
 std::string cgroup2_mount_point();
@@ -73,6 +77,12 @@ std::vector<std::string> names_in_dir(int dirfd, const std::string &prefix, cons
 // The running binary (/proc/self/exe); throws Error.
 std::string self_exe();
 std::string proc_comm(uint32_t pid); // "" if the process is gone
+// Field 22 of /proc/PID/stat (start time in clock ticks since boot), 0 if the process is gone:
+// with the pid, a process's identity (a pid alone is reused).
+uint64_t proc_start_time(uint32_t pid);
+// A file or directory root (or this process's user) owns that nobody else may write: what a
+// root daemon, plugin or hook may trust in a run directory.
+bool owned_and_not_shared(const struct stat &st);
 // The whole of a small file (a /proc or sysfs file) read with read(2), at most `max` bytes;
 // nullopt if it cannot be opened or read (a process that has just exited: ESRCH), never throws.
 std::optional<std::string> read_text(const std::string &path, std::size_t max = 1 << 20);

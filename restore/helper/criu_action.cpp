@@ -124,10 +124,18 @@ int pre_dump()
 		write_file_atomic(dir + "/" + gwaction::kDumpMarker, gwaction::dump_marker(static_cast<uint32_t>(criu)),
 				  0600);
 	}
-	auto daemon = control::daemon_for_pid(control::default_run_dir(), pid);
+	std::vector<std::string> skipped; // registrations not trusted, or stale: said, never used
+	auto daemon = control::daemon_for_pid(control::default_run_dir(), pid, &skipped);
+	for (const std::string &why : skipped)
+		log(why);
 	if (!daemon) {
-		log("no gpuwatch daemon follows process " + std::to_string(pid) + " (" + cgroup_v2_dir_of_pid(pid) +
-		    "): the dump goes on without a manifest; the CRIU plugin falls back to what it can probe");
+		std::string cg;
+		try {
+			cg = " (" + cgroup_v2_dir_of_pid(pid) + ")";
+		} catch (const Error &) { // no cgroup v2 here: no daemon could follow anything
+		}
+		log("no gpuwatch daemon follows process " + std::to_string(pid) + cg +
+		    ": the dump goes on without a manifest; the CRIU plugin falls back to what it can probe");
 		i915_predump_if_needed(pid, criu, dir, nullptr);
 		return 0;
 	}
@@ -187,10 +195,16 @@ int check_nodes()
 			auto dev = choose_equivalent_device(n, &why);
 			if (!dev)
 				throw Error(why);
-			if (action::create_node_in_root(pid, n, dev->minor))
+			struct stat host {
+			};
+			bool have = ::stat(dev->path().c_str(), &host) == 0 && S_ISCHR(host.st_mode) &&
+				    host.st_rdev == makedev(kDrmMajor, dev->minor);
+			std::string bounded;
+			SavedDevice node = action::as_host_allows(n, have ? &host : nullptr, &bounded);
+			if (action::create_node_in_root(pid, node, dev->minor))
 				log("created " + n.path + " (" + std::to_string(kDrmMajor) + ":" +
 				    std::to_string(dev->minor) + ", " + dev->driver + ") in the root of process " +
-				    std::to_string(pid) + ": " + why);
+				    std::to_string(pid) + ": " + why + (bounded.empty() ? "" : "; " + bounded));
 		} catch (const std::exception &e) {
 			log(std::string("post-restore: ") + e.what());
 		}

@@ -74,17 +74,7 @@ uint32_t inner_pid(uint32_t id)
 
 uint64_t start_time(uint32_t pid)
 {
-	std::string st = slurp("/proc/" + std::to_string(pid) + "/stat");
-	auto rp = st.rfind(')');
-	if (rp == std::string::npos)
-		return 0;
-	std::istringstream in(st.substr(rp + 2));
-	std::string f;
-	for (int i = 3; i < 22 && in >> f; i++) {
-	}
-	uint64_t v = 0;
-	in >> v;
-	return v;
+	return gw::proc_start_time(pid);
 }
 
 std::vector<uint32_t> read_ids(const std::string &path)

@@ -27,10 +27,15 @@ void from_daemons(DumpSession &s)
 {
 	std::string run = gw::control::default_run_dir();
 	std::set<uint32_t> asked;
+	std::set<std::string> said; // registrations not trusted, or stale: said once, never used
 	for (const Task &t : s.tasks) {
 		std::optional<gw::control::DaemonInfo> d;
 		try {
-			d = gw::control::daemon_for_pid(run, t.pid);
+			std::vector<std::string> skipped;
+			d = gw::control::daemon_for_pid(run, t.pid, &skipped);
+			for (const std::string &why : skipped)
+				if (said.insert(why).second)
+					log_warn("%s", why.c_str());
 		} catch (const std::exception &e) {
 			log_warn("cannot look for the daemon following pid %u in %s: %s", t.pid, run.c_str(), e.what());
 		}
@@ -70,7 +75,8 @@ void acquire_manifests(DumpSession &s)
 		for (std::size_t i = 0; image_exists(manifest_image_name(i)); ++i) {
 			std::string name = manifest_image_name(i);
 			try {
-				s.manifests.push_back(gw::manifest::parse(read_image(name, 256 << 20), name));
+				s.manifests.push_back(
+					gw::manifest::parse(read_image(name, gw::manifest::kMaxManifestBytes), name));
 			} catch (const std::exception &e) {
 				log_warn("%s in the image directory is unusable: %s", name.c_str(), e.what());
 			}

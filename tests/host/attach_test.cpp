@@ -5,9 +5,12 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -208,6 +211,49 @@ TEST_F(HostTest, NonCgroupV2DirectoryIsRefused)
 	EXPECT_FALSE(exists(m));
 }
 
+// Issue 16, finding 6: attach through a symlink to the cgroup registered the symlink's path,
+// which no task's /proc/PID/cgroup names: the pre-dump found no daemon and the dump silently
+// went degraded. The registration and the manifest name the cgroup by its real path.
+TEST_F(HostTest, SymlinkedCgroupIsRegisteredByItsRealPath)
+{
+	std::string link = dir_ + "/cg-link", m = dir_ + "/m.json", run = dir_ + "/run";
+	ASSERT_EQ(symlink(cg_.c_str(), link.c_str()), 0);
+	int early = 0;
+	pid_t pid = start_attach({"--cgroup", link, "--manifest", m, "--run-dir", run}, m, &early);
+	ASSERT_GT(pid, 0) << "attach failed, status " << early;
+	auto daemons = gw::control::list_daemons(run);
+	ASSERT_EQ(daemons.size(), 1u);
+	EXPECT_EQ(daemons[0].cgroup, cg_);
+	pid_t child = idle_child_in_cgroup();
+	ASSERT_GT(child, 0);
+	auto d = gw::control::daemon_for_pid(run, child);
+	EXPECT_TRUE(d.has_value()) << "a task of the cgroup finds no daemon";
+	EXPECT_EQ(gw::manifest::to_json(gw::manifest::read_file(m))["cgroup"], cg_);
+	kill(child, SIGKILL);
+	waitpid(child, nullptr, 0);
+	kill(pid, SIGTERM);
+	waitpid(pid, nullptr, 0);
+}
+
+// Issue 16, finding 6: a cgroup whose name is not UTF-8 made attach exit with nlohmann's
+// type_error and leave its socket behind. Now one line, and nothing in the run directory.
+TEST_F(HostTest, CgroupNotUtf8IsRefusedWithNothingLeftBehind)
+{
+	std::string bad = cg_ + "/bad\xff", m = dir_ + "/m.json", rundir = dir_ + "/run";
+	ASSERT_EQ(mkdir(bad.c_str(), 0755), 0) << bad;
+	Outcome r = run({kBin, "attach", "--cgroup", bad, "--manifest", m, "--run-dir", rundir});
+	rmdir(bad.c_str());
+	EXPECT_NE(r.status, 0);
+	EXPECT_NE(r.err.find("not valid UTF-8"), std::string::npos) << r.err;
+	EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+	EXPECT_FALSE(exists(m));
+	std::size_t left = 0;
+	if (exists(rundir))
+		for ([[maybe_unused]] const auto &e : std::filesystem::directory_iterator(rundir))
+			left++;
+	EXPECT_EQ(left, 0u) << "files left in " << rundir;
+}
+
 TEST_F(HostTest, UnwritableManifestDirectoryIsRefusedBeforeAttaching)
 {
 	Outcome r = run({kBin, "attach", "--cgroup", cg_, "--manifest", dir_ + "/no/such/dir/m.json"});
@@ -243,6 +289,104 @@ TEST(ShowTest, MalformedManifestIsAOneLineError)
 	r = run({kBin, "show", "/nonexistent/manifest.json"});
 	EXPECT_EQ(r.status, 1);
 	EXPECT_NE(r.err.find("No such file or directory"), std::string::npos) << r.err;
+}
+
+// Issue 16, finding 5: registrations are trusted only when nobody but root can have planted
+// them, and only while the process that registered lives (a daemon killed by SIGKILL left its
+// registration; once its pid was reused every checkpoint of that cgroup failed).
+TEST(RegistrationTrust, StaleForeignAndPlantedRegistrationsAreSkippedAndSaid)
+{
+	char tmpl[] = "/tmp/gw-run.XXXXXX";
+	ASSERT_NE(mkdtemp(tmpl), nullptr);
+	std::string run = tmpl;
+	auto reg = [&](const std::string &file, uint32_t pid, uint64_t start, const std::string &socket) {
+		std::ofstream(run + "/" + file) << nlohmann::json{
+			{"pid", pid},
+			{"start_time", start},
+			{"cgroup", "/sys/fs/cgroup/x"},
+			{"manifest", run + "/m.json"},
+			{"socket", socket}}.dump();
+		chmod((run + "/" + file).c_str(), 0600);
+	};
+	uint32_t self = static_cast<uint32_t>(getpid());
+	uint64_t started = gw::proc_start_time(self);
+	ASSERT_NE(started, 0u);
+	std::string sock = run + "/" + std::to_string(self) + ".sock";
+	reg("live.json", self, started, sock);
+	reg("reused.json", self, started + 1, sock); // this pid, another process's start
+	reg("elsewhere.json", self, started, "/tmp/x/" + std::to_string(self) + ".sock");
+	std::vector<std::string> skipped;
+	auto ds = gw::control::list_daemons(run, &skipped);
+	ASSERT_EQ(ds.size(), 1u);
+	EXPECT_EQ(ds[0].start_time, started);
+	std::string all;
+	for (const auto &w : skipped)
+		all += w + "\n";
+	EXPECT_NE(all.find("registration reused.json is stale: daemon " + std::to_string(self) +
+			   " is gone and its pid was reused"),
+		  std::string::npos)
+		<< all;
+	EXPECT_NE(all.find("registration elsewhere.json names a socket outside the run directory"), std::string::npos)
+		<< all;
+	// no daemon listens on the live registration's socket: the test process is not one
+	int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	sockaddr_un a{};
+	a.sun_family = AF_UNIX;
+	std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", sock.c_str());
+	ASSERT_EQ(bind(l, reinterpret_cast<sockaddr *>(&a), sizeof(a)), 0);
+	ASSERT_EQ(listen(l, 1), 0);
+	gw::control::DaemonInfo other = ds[0];
+	other.pid = 1; // registered as pid 1, but the listener is this process
+	try {
+		gw::control::sync(other, 1000);
+		ADD_FAILURE() << "synced with a process that is not the registered daemon";
+	} catch (const gw::Error &e) {
+		EXPECT_NE(std::string(e.what()).find("is not the daemon that registered (pid " + std::to_string(self)),
+			  std::string::npos)
+			<< e.what();
+	}
+	close(l);
+	// a run directory others may write: none of its registrations counts
+	chmod(run.c_str(), 0777);
+	skipped.clear();
+	EXPECT_TRUE(gw::control::list_daemons(run, &skipped).empty());
+	ASSERT_EQ(skipped.size(), 1u);
+	EXPECT_NE(skipped[0].find("is not a directory that only root may write"), std::string::npos) << skipped[0];
+	chmod(run.c_str(), 0700);
+	// a registration another user owns (root only: chown)
+	if (geteuid() == 0) {
+		ASSERT_EQ(chown((run + "/live.json").c_str(), 65534, 65534), 0);
+		skipped.clear();
+		EXPECT_TRUE(gw::control::list_daemons(run, &skipped).empty());
+		all.clear();
+		for (const auto &w : skipped)
+			all += w + "\n";
+		EXPECT_NE(all.find("registration live.json is not a regular file that only root may write"),
+			  std::string::npos)
+			<< all;
+	}
+	std::filesystem::remove_all(run);
+}
+
+// Issue 16, finding 9: the OCI hook runs for every container; one whose config.json was over
+// 16 MiB was refused, GPU or not. A container without a DRM device starts, whatever its size.
+TEST(OciHookTest, LargeConfigWithoutDrmDeviceStartsTheContainer)
+{
+	char tmpl[] = "/tmp/gw-bundle.XXXXXX";
+	ASSERT_NE(mkdtemp(tmpl), nullptr);
+	std::string b = tmpl;
+	{
+		std::ofstream c(b + "/config.json");
+		c << R"({"ociVersion": "1.0.2", "annotations": {"big": ")" << std::string(17u << 20, 'x')
+		  << R"("}, "linux": {"devices": [{"path": "/dev/fuse", "type": "c", "major": 10, "minor": 229}]}})";
+		std::ofstream(b + "/state.json")
+			<< R"({"ociVersion": "1.0.2", "id": "gw-host-large", "status": "created", "pid": 1, "bundle": ")"
+			<< b << R"("})";
+	}
+	Outcome r = run({"/bin/sh", "-c", kBin + " oci-hook prestart < " + b + "/state.json"});
+	std::system(("rm -rf " + b).c_str());
+	EXPECT_EQ(r.status, 0) << r.err;
+	EXPECT_EQ(r.err, "");
 }
 
 } // namespace

@@ -2,7 +2,11 @@
 // rule, the hook definition and the OCI config/state checks.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "container_config.hpp"
 #include "containers.hpp"
@@ -45,6 +49,53 @@ TEST(CriuConf, MergingTwiceChangesNothing)
 	// the same setting written with dashes, '=' or quotes is recognised too
 	EXPECT_EQ(gw::merge_criu_conf("--libdir=\"/opt/gw/criu\"\n", "/opt/gw/criu", std::nullopt, &added),
 		  "--libdir=\"/opt/gw/criu\"\n");
+}
+
+// Issue 16, finding 8: "libdir /x # comment" was read as the directory "/x # comment". CRIU
+// reads one word (or a quoted string) and takes a word starting with '#' as a comment.
+TEST(CriuConf, ValuesAreReadAsCriuReadsThem)
+{
+	std::vector<std::string> added;
+	EXPECT_EQ(gw::merge_criu_conf("libdir /opt/gw/criu # gpuwatch\n", "/opt/gw/criu", std::nullopt, &added),
+		  "libdir /opt/gw/criu # gpuwatch\n");
+	EXPECT_TRUE(added.empty());
+	EXPECT_EQ(gw::criu_conf_option("libdir \"/a b\" # c"), (std::pair<std::string, std::string>{"libdir", "/a b"}));
+	EXPECT_EQ(gw::criu_conf_option("  --action-script /x\t\r"),
+		  (std::pair<std::string, std::string>{"action-script", "/x"}));
+	EXPECT_EQ(gw::criu_conf_option("libdir #/x"), (std::pair<std::string, std::string>{"libdir", ""}));
+	EXPECT_THROW(gw::merge_criu_conf("libdir /usr/lib/criu # not ours\n", "/opt/gw/criu", std::nullopt, nullptr),
+		     gw::Error);
+}
+
+// Issue 16, finding 8: `container-config --criu-conf` replaced a symlink or a device node with
+// a regular file (the host's /dev/zero, in a test), and kept only the first MiB of a larger
+// file. It now refuses them, and changes nothing.
+TEST(CriuConf, OnlyARegularFileOfAtMost1MiBIsRewritten)
+{
+	char tmpl[] = "/tmp/gw-criu-conf-XXXXXX";
+	ASSERT_NE(::mkdtemp(tmpl), nullptr);
+	std::string d = tmpl;
+	auto error_of = [](const std::string &path) {
+		try {
+			gw::read_criu_conf(path);
+		} catch (const gw::Error &e) {
+			return std::string(e.what());
+		}
+		return std::string();
+	};
+	EXPECT_EQ(gw::read_criu_conf(d + "/absent.conf"), "");
+	std::ofstream(d + "/default.conf") << "tcp-established\n";
+	EXPECT_EQ(gw::read_criu_conf(d + "/default.conf"), "tcp-established\n");
+	ASSERT_EQ(::symlink((d + "/default.conf").c_str(), (d + "/link.conf").c_str()), 0);
+	EXPECT_EQ(error_of(d + "/link.conf"),
+		  d + "/link.conf is not a regular file (a symbolic link: give the file it names)");
+	ASSERT_EQ(::mkfifo((d + "/fifo.conf").c_str(), 0600), 0);
+	EXPECT_EQ(error_of(d + "/fifo.conf"), d + "/fifo.conf is not a regular file (left as it is)");
+	EXPECT_EQ(error_of("/dev/zero"), "/dev/zero is not a regular file (left as it is)");
+	std::ofstream(d + "/big.conf") << std::string((1 << 20) + 1, '#');
+	EXPECT_EQ(error_of(d + "/big.conf"),
+		  d + "/big.conf is larger than 1 MiB: not a CRIU configuration container-config rewrites");
+	std::filesystem::remove_all(d);
 }
 
 TEST(CriuConf, AnotherPluginDirectoryIsRefusedNotReplaced)
@@ -94,6 +145,17 @@ TEST(OciHook, OnlyADrmCharacterDeviceMakesAContainerOurs)
 	EXPECT_FALSE(gw::oci_config_has_drm_device(block));
 	json junk = json::parse(R"({"linux": {"devices": [7, {"major": "226"}]}})");
 	EXPECT_FALSE(gw::oci_config_has_drm_device(junk));
+	// issue 16, finding 9: 226.0, and GPU access by bind mount, left the container unfollowed
+	EXPECT_TRUE(gw::oci_config_has_drm_device(json::parse(
+		R"({"linux": {"devices": [{"path": "/dev/dri/card1", "type": "c", "major": 226.0, "minor": 1}]}})")));
+	EXPECT_FALSE(gw::oci_config_has_drm_device(json::parse(
+		R"({"linux": {"devices": [{"path": "/dev/x", "type": "c", "major": 226.5, "minor": 1}]}})")));
+	EXPECT_TRUE(gw::oci_config_has_drm_device(json::parse(
+		R"({"mounts": [{"destination": "/proc", "source": "proc"}, {"destination": "/dev/dri", "source": "/dev/dri", "options": ["rbind"]}]})")));
+	EXPECT_TRUE(gw::oci_config_has_drm_device(json::parse(
+		R"({"mounts": [{"destination": "/dev/dri/renderD128", "source": "/dev//dri/renderD128"}]})")));
+	EXPECT_FALSE(gw::oci_config_has_drm_device(
+		json::parse(R"({"mounts": [{"destination": "/dev/drifter", "source": "/srv/dri"}]})")));
 }
 
 TEST(OciHook, ContainerIdMustBeAPlainName)

@@ -119,7 +119,7 @@ i915_image() {
 daemon_of() { # CONTAINER: pid of the daemon the hook recorded, if it runs
 	local id pid
 	id=$(pm inspect -f '{{.Id}}' "$1" 2>/dev/null) || return 1
-	pid=$(cat "/run/gpuwatch/containers/$id/daemon.pid" 2>/dev/null) || return 1
+	read -r pid _ <"/run/gpuwatch/containers/$id/daemon.pid" 2>/dev/null || return 1 # "PID START-TIME"
 	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && echo "$pid"
 }
 manifest_of() { echo "/run/gpuwatch/containers/$(pm inspect -f '{{.Id}}' "$1")/manifest.json"; }

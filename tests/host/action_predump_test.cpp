@@ -1,0 +1,72 @@
+// Host tests (root) of the action script's pre-dump as CRIU runs it: it is loaded into every
+// checkpoint a host makes, GPU or not, and must never fail one that has no DRM state.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "host_util.hpp"
+
+namespace
+{
+
+// A cgroup v2 mount point of this mount namespace, "" if none is left.
+std::string cgroup2_mount()
+{
+	std::ifstream in("/proc/self/mounts");
+	std::string dev, dir, type, rest;
+	while (in >> dev >> dir >> type && std::getline(in, rest))
+		if (type == "cgroup2")
+			return dir;
+	return "";
+}
+
+// Issue 16, finding 12: with no cgroup v2 mounted (cgroup-v1-only hosts, CRIU in a mount
+// namespace without it) every dump with gpuwatch's options failed ("Pre dump script failed":
+// the pre-dump asked for the task's cgroup v2 directory before looking for daemons).
+TEST(ActionPreDump, NoCgroupV2AndNoDaemonLetsTheDumpGoOn)
+{
+	if (geteuid() != 0)
+		GTEST_SKIP() << "needs root: a mount namespace without cgroup v2";
+	char img[] = "/tmp/gw-img.XXXXXX", run[] = "/tmp/gw-run.XXXXXX";
+	ASSERT_NE(mkdtemp(img), nullptr);
+	ASSERT_NE(mkdtemp(run), nullptr);
+	char out[] = "/tmp/gw-act-out.XXXXXX";
+	int ofd = mkstemp(out);
+	ASSERT_GE(ofd, 0);
+	pid_t child = fork();
+	if (child == 0) {
+		dup2(ofd, 1);
+		dup2(ofd, 2);
+		// a mount namespace of its own whose cgroup v2 mounts are gone
+		if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+			_exit(90);
+		for (std::string m; !(m = cgroup2_mount()).empty();)
+			if (umount2(m.c_str(), MNT_DETACH) != 0)
+				_exit(91);
+		setenv("CRTOOLS_SCRIPT_ACTION", "pre-dump", 1);
+		setenv("CRTOOLS_IMAGE_DIR", img, 1);
+		setenv("CRTOOLS_INIT_PID", std::to_string(getppid()).c_str(), 1);
+		setenv("GPUWATCH_RUN_DIR", run, 1);
+		execl(GPUWATCH_ACTION_BIN, "gpuwatch-criu-action", nullptr);
+		_exit(127);
+	}
+	int st = 0;
+	waitpid(child, &st, 0);
+	std::string log = gwhost::slurp(out);
+	close(ofd);
+	unlink(out);
+	std::filesystem::remove_all(img);
+	std::filesystem::remove_all(run);
+	ASSERT_TRUE(WIFEXITED(st));
+	ASSERT_LT(WEXITSTATUS(st), 90) << "could not set up a mount namespace without cgroup v2: " << WEXITSTATUS(st);
+	EXPECT_EQ(WEXITSTATUS(st), 0) << log;
+	EXPECT_NE(log.find("no gpuwatch daemon follows process"), std::string::npos) << log;
+	EXPECT_EQ(log.find("/sys/fs/cgroup"), std::string::npos) << "cgroup v2 was still mounted: " << log;
+}
+
+} // namespace
