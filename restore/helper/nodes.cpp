@@ -1,6 +1,7 @@
 #include "nodes.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
@@ -38,6 +39,28 @@ static void check_path(const std::string &path, uint32_t major)
 	if (major != kDrmMajor)
 		throw Error("refusing device node " + path + ": major " + std::to_string(major) + " is not DRM (" +
 			    std::to_string(kDrmMajor) + ")");
+}
+
+static std::string mode_owner(uint32_t mode, uint32_t uid, uint32_t gid)
+{
+	char buf[64];
+	std::snprintf(buf, sizeof buf, "mode %03o, owner %u:%u", mode & 0777, uid, gid);
+	return buf;
+}
+
+SavedDevice as_host_allows(const SavedDevice &node, const struct stat *host, std::string *why)
+{
+	SavedDevice n = node;
+	n.mode = (node.mode ? node.mode & 0777 : 0660) & (host ? host->st_mode & 0777 : 0660);
+	n.uid = host ? host->st_uid : 0;
+	n.gid = host ? host->st_gid : 0;
+	why->clear();
+	if ((node.mode & 0777) != n.mode || node.uid != n.uid || node.gid != n.gid)
+		*why = "the image gives " + mode_owner(node.mode, node.uid, node.gid) + ", this host's node " +
+		       (host ? "has " + mode_owner(host->st_mode, host->st_uid, host->st_gid)
+			     : std::string("was not found")) +
+		       ": created as " + mode_owner(n.mode, n.uid, n.gid);
+	return n;
 }
 
 bool create_node_in_root(uint32_t pid, const SavedDevice &node, uint32_t minor)

@@ -5,11 +5,18 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <sys/stat.h>
 
 #include "drm_devices.hpp"
 
 namespace gw::action
 {
+
+// The node as it may be created on this host: the image's mode no looser than the host's own
+// node of that device (`host`, its stat; null: none found, 0660), and the host node's owner.
+// An image may come from elsewhere: its mode and owner are not trusted. When that changes
+// anything, `why` says what (else it is left empty).
+SavedDevice as_host_allows(const SavedDevice &node, const struct stat *host, std::string *why);
 
 // Creates `node.path` inside /proc/PID/root as a character device of (226, minor) with
 // node.mode/uid/gid, creating /dev/dri if needed. Refuses (throws gw::Error) any path that is

@@ -134,8 +134,10 @@ std::string device_key(const SavedDevice &saved)
 	return saved.path + "|" + std::to_string(saved.minor) + "|" + saved.driver + "|" + saved.pci_id;
 }
 
-// host device (minor) for each saved device, chosen at init in CRIU's own mount namespace
+// host device (minor) for each saved device, chosen at init in CRIU's own mount namespace,
+// and the host's node of it (its mode and owner bound the node a restore creates)
 std::map<std::string, uint32_t> g_host_minor;
+std::map<std::string, struct stat> g_host_node;
 
 // A restored container's /dev may lack the node (it was bind-mounted from the host, or the
 // runtime creates device nodes itself): create it, inside the task's own mount namespace,
@@ -148,15 +150,18 @@ void ensure_node(const SavedDevice &saved)
 	auto it = g_host_minor.find(device_key(saved));
 	if (it == g_host_minor.end())
 		return; /* no host equivalent either: choose_device reports it */
-	SavedDevice n = saved;
+	auto host = g_host_node.find(device_key(saved));
+	std::string why;
+	SavedDevice n = gw::action::as_host_allows(saved, host == g_host_node.end() ? nullptr : &host->second, &why);
 	n.minor = it->second;
-	n.mode = saved.mode ? (saved.mode & 0777) : 0660;
 	UniqueFd root(open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
 	if (!root)
 		throw Error("cannot open the restored root: " + gw::errno_text(errno));
 	if (gw::action::create_node_at(root.get(), n, it->second))
-		log_warn("%s was missing in the restored mount namespace: created it as %u:%u (mode %03o, owner %u:%u)",
-			 saved.path.c_str(), gw::kDrmMajor, it->second, n.mode, n.uid, n.gid);
+		log_warn("%s was missing in the restored mount namespace: created it as %u:%u (mode %03o, owner "
+			 "%u:%u)%s%s",
+			 saved.path.c_str(), gw::kDrmMajor, it->second, n.mode, n.uid, n.gid, why.empty() ? "" : ": ",
+			 why.c_str());
 }
 
 } // namespace
@@ -165,8 +170,14 @@ void plan_host_devices(const std::vector<SavedDevice> &saved)
 {
 	for (const SavedDevice &d : saved) {
 		gw::DeviceChoice choice;
-		if (auto c = find_equivalent(d, &choice))
+		if (auto c = find_equivalent(d, &choice)) {
 			g_host_minor[device_key(d)] = c->minor;
+			struct stat st {
+			};
+			if (::stat(c->path().c_str(), &st) == 0 && S_ISCHR(st.st_mode) &&
+			    st.st_rdev == makedev(gw::kDrmMajor, c->minor))
+				g_host_node[device_key(d)] = st;
+		}
 	}
 }
 

@@ -55,6 +55,7 @@ UniqueFd signalled_sync_file(int fd)
 
 UniqueFd perf_open(int fd, const FenceImage &f)
 {
+	check_perf_allowed();
 	std::vector<uint64_t> props;
 	for (const auto &[k, v] : f.properties) {
 		props.push_back(k);
@@ -75,6 +76,22 @@ UniqueFd perf_open(int fd, const FenceImage &f)
 }
 
 } // namespace
+
+// A perf stream is reopened by the plugin as root, before CRIU gives the task its credentials,
+// with properties from the image: where the driver gates streams (i915's perf_stream_paranoid,
+// 1 by default: CAP_PERFMON needed for system-wide ones) that would open for an image what its
+// task may not have been allowed to. There only the administrator's GPUWATCH_RESTORE_PERF_STREAMS=1
+// lets it; a driver without the knob (the gwi915 test fixture) does not gate them.
+void check_perf_allowed(const std::string &paranoid_sysctl)
+{
+	auto paranoid = gw::read_text(paranoid_sysctl, 64);
+	if (!paranoid || paranoid->empty() || paranoid->front() == '0' ||
+	    env_u64("GPUWATCH_RESTORE_PERF_STREAMS", 0) == 1)
+		return;
+	throw Error("not reopened: i915 perf_stream_paranoid is on, and the restore (root, before the task's "
+		    "credentials are back) cannot tell whether the task may open such a stream itself; set "
+		    "GPUWATCH_RESTORE_PERF_STREAMS=1 for CRIU to trust the image's");
+}
 
 int dump_fence_file(int lfd, uint32_t id)
 {

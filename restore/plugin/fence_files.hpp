@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace gwcriu
 {
@@ -13,5 +14,8 @@ namespace gwcriu
 int dump_fence_file(int lfd, uint32_t id);
 // RESTORE_EXT_FILE: an fd, -ENOTSUP (no such image) or -1 (logged).
 int restore_fence_file(uint32_t id);
+// Throws Error where the driver gates perf streams (the sysctl reads non-zero) and the
+// administrator did not set GPUWATCH_RESTORE_PERF_STREAMS=1: see fence_files.cpp.
+void check_perf_allowed(const std::string &paranoid_sysctl = "/proc/sys/dev/i915/perf_stream_paranoid");
 
 } // namespace gwcriu

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <map>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -250,14 +252,21 @@ int map_back_late(int pid, uint32_t vpid)
 		gwremote::RemoteTask t = gwremote::RemoteTask::attach(pid);
 		for (const VmaRec *v : mine) {
 			int prot = prot_bits(v->prot);
+			// the fd number is the image's: it must name a DRM file of the task before any
+			// ioctl or mapping goes through it
+			UniqueFd fd(pidfd_getfd_of(pid, v->late->fd));
+			if (!fd)
+				throw Error("cannot reach fd " + std::to_string(v->late->fd) +
+					    " of the task: " + gw::errno_text(errno));
+			struct stat st {
+			};
+			if (fstat(fd.get(), &st) != 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) != gw::kDrmMajor)
+				throw Error("fd " + std::to_string(v->late->fd) +
+					    " of the task, which the image names for a mapping, is not a DRM file");
 			if (v->late->kind == "shmem") {
 				gwremote::map_legacy(t, v->start, v->length, prot, v->late->fd, *v->handle, v->delta,
 						     v->late->wc);
 			} else {
-				UniqueFd fd(pidfd_getfd_of(pid, v->late->fd));
-				if (!fd)
-					throw Error("cannot reach fd " + std::to_string(v->late->fd) +
-						    " of the task: " + gw::errno_text(errno));
 				uint64_t off = 0;
 				if (int e = i915::mmap_offset(fd.get(), *v->handle, *v->late->mmap_type, &off); e != 0)
 					throw Error("no mmap offset for handle " + std::to_string(*v->handle) + ": " +

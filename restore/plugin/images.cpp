@@ -107,6 +107,47 @@ uint64_t max_object_size()
 {
 	return env_u64("GPUWATCH_MAX_OBJECT_SIZE", uint64_t{1} << 40);
 }
+uint64_t max_fillers()
+{
+	return env_u64("GPUWATCH_MAX_FILLERS", 65536);
+}
+
+namespace
+{
+// numbers from 1 up to the highest of `ids` (ascending) that are not among them
+template <class C, class Id> uint64_t holes(const C &ids, Id id)
+{
+	uint64_t present = 0, last = 0;
+	for (const auto &e : ids)
+		if (uint64_t v = id(e); v >= 1)
+			present++, last = std::max(last, v);
+	return last - present;
+}
+} // namespace
+
+uint64_t fillers_needed(const FileImage &f)
+{
+	uint64_t n = holes(f.handles, [](const HandleRec &h) { return h.handle; });
+	if (f.i915)
+		n += holes(f.i915->vms, [](uint32_t v) { return v; }) +
+		     holes(f.i915->contexts, [](const I915Context &c) { return c.id; });
+	if (f.xe)
+		n += holes(f.xe->vms, [](const XeVm &v) { return v.id; }) +
+		     holes(f.xe->queues, [](const XeQueue &q) { return q.id; });
+	return n;
+}
+
+void check_filler_budget(const std::vector<const FileImage *> &files)
+{
+	uint64_t total = 0;
+	for (const FileImage *f : files)
+		total += fillers_needed(*f);
+	if (total > max_fillers())
+		throw ImageError("the files need " + std::to_string(total) +
+				 " filler objects (holes in their handle, VM, context and queue numbers), more than "
+				 "GPUWATCH_MAX_FILLERS (" +
+				 std::to_string(max_fillers()) + ")");
+}
 
 std::string file_image_name(uint32_t id)
 {

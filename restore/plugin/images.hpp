@@ -40,6 +40,9 @@ struct ImageError : Error {
 uint32_t max_handle();
 uint64_t max_object_size();
 constexpr std::size_t kMaxJsonImage = 64 << 20;
+// The filler objects a restore may create in all (GPUWATCH_MAX_FILLERS, default 65536): holes
+// in handle, VM, context and exec-queue numbers are filled, then the fillers closed.
+uint64_t max_fillers();
 
 // pid: as CRIU's dump saw it; vpid: in the task's own pid namespace (what getpid() returns
 // in the restored task). fds: the task's fd numbers for the file (kcmp-verified at dump).
@@ -160,6 +163,14 @@ struct DmabufImage {
 	std::vector<Holder> holders;
 	std::vector<std::string> degraded;
 };
+
+// How many filler objects restoring f creates: the numbers below each of its highest handle,
+// i915 VM and context, and xe VM and exec queue ids that are not its own.
+uint64_t fillers_needed(const FileImage &f);
+// Throws ImageError when the files together need more fillers than max_fillers(): an image
+// with one handle numbered 65536 would otherwise make the restore create 65535 objects, as
+// root, per file, before anything else could refuse it.
+void check_filler_budget(const std::vector<const FileImage *> &files);
 
 // An i915 mapping CRIU 3.17 cannot dump (anon_inode:i915.gem, or the legacy GEM_MMAP shmem
 // mapping): the action script replaced it with a placeholder before the dump

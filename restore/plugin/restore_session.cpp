@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <new>
 #include <set>
+#include <tuple>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -106,6 +107,12 @@ void load(RestoreImages &im)
 		}
 		im.files.emplace(f.criu_id, std::move(f));
 	}
+	{
+		std::vector<const FileImage *> all;
+		for (const auto &[id, f] : im.files)
+			all.push_back(&f);
+		check_filler_budget(all);
+	}
 	for (const std::string &name : dmabuf_images) {
 		DmabufImage d = parse_dmabuf_image(read_image(name, kMaxJsonImage), name, im.devices);
 		if (name != dmabuf_image_name(d.criu_id))
@@ -122,6 +129,17 @@ void load(RestoreImages &im)
 		return;
 	}
 	im.vmas = parse_vmas_image(read_image(kVmasImage, kMaxJsonImage), kVmasImage, im.devices);
+	// what the mappings are checked against, indexed once: the work stays linear in the images'
+	// size (a scan of every handle and fd per mapping made 10^5 mappings cost minutes as root)
+	std::set<std::tuple<uint32_t, uint32_t, uint64_t>> handles; // file, handle, buffer
+	std::set<std::tuple<uint32_t, uint32_t, int>> held_fds;     // file, vpid, fd
+	for (const auto &[id, f] : im.files) {
+		for (const HandleRec &h : f.handles)
+			handles.emplace(id, h.handle, h.object);
+		for (const Holder &h : f.holders)
+			for (int fd : h.fds)
+				held_fds.emplace(id, h.vpid, fd);
+	}
 	for (const VmaRec &v : im.vmas) {
 		std::string where = std::string(kVmasImage) + " (mapping " + std::to_string(v.start) + ")";
 		if (v.file) {
@@ -130,10 +148,7 @@ void load(RestoreImages &im)
 				throw ImageError(where + ": names file " + std::to_string(*v.file) +
 						 ", which has no image");
 			if (v.handle) {
-				bool ok = false;
-				for (const HandleRec &h : f->second.handles)
-					ok |= h.handle == *v.handle && h.object == v.object;
-				if (!ok)
+				if (!handles.count({*v.file, *v.handle, v.object}))
 					throw ImageError(where + ": handle " + std::to_string(*v.handle) +
 							 " is not in file " + std::to_string(*v.file) +
 							 " with buffer " + std::to_string(v.object));
@@ -142,14 +157,10 @@ void load(RestoreImages &im)
 			throw ImageError(where + ": has a handle but no file");
 		}
 		if (v.late) {
-			bool held = false;
-			for (const Holder &h : im.files.at(*v.file).holders)
-				for (int fd : h.fds)
-					held |= h.vpid == v.vpid && fd == v.late->fd;
-			if (!held)
+			if (!v.file || !held_fds.count({*v.file, v.vpid, v.late->fd}))
 				throw ImageError(where + ": its fd " + std::to_string(v.late->fd) +
-						 " is not one of file " + std::to_string(*v.file) + "'s fds in task " +
-						 std::to_string(v.vpid));
+						 " is not one of file " + std::to_string(v.file.value_or(0)) +
+						 "'s fds in task " + std::to_string(v.vpid));
 		}
 		if (v.object) {
 			note_size(im, v.object, v.object_size, where);

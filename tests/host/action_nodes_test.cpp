@@ -107,3 +107,37 @@ TEST_F(ChrootedChild, DoesNotFollowSymlinksTheContainerPlanted)
 }
 
 } // namespace
+
+// Issue 16, finding 3: nodes were created with the image's mode and owner, as root, whatever
+// the host's own node allowed. Now no looser than the host's node, with its owner.
+TEST(NodeBounds, NoLooserThanTheHostsNode)
+{
+	gw::SavedDevice img;
+	img.path = "/dev/dri/renderD128";
+	img.mode = 020666;
+	img.uid = 1000;
+	img.gid = 1000;
+	struct stat host {
+	};
+	host.st_mode = S_IFCHR | 0660;
+	host.st_uid = 0;
+	host.st_gid = 44;
+	std::string why;
+	gw::SavedDevice n = gw::action::as_host_allows(img, &host, &why);
+	EXPECT_EQ(n.mode, 0660u);
+	EXPECT_EQ(n.uid, 0u);
+	EXPECT_EQ(n.gid, 44u);
+	EXPECT_EQ(why,
+		  "the image gives mode 666, owner 1000:1000, this host's node has mode 660, owner 0:44: created as "
+		  "mode 660, owner 0:44");
+	img.mode = 020640;
+	img.uid = 0;
+	img.gid = 44;
+	n = gw::action::as_host_allows(img, &host, &why);
+	EXPECT_EQ(n.mode, 0640u) << "a stricter image mode is kept";
+	EXPECT_EQ(why, "");
+	n = gw::action::as_host_allows(img, nullptr, &why);
+	EXPECT_EQ(n.mode, 0640u & 0660u);
+	EXPECT_EQ(n.gid, 0u);
+	EXPECT_NE(why.find("this host's node was not found"), std::string::npos) << why;
+}

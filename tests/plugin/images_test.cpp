@@ -253,6 +253,51 @@ TEST(Images, RefusesTruncatedText)
 	}
 }
 
+// Issue 16, finding 1: a 600 KB file image whose handle params nested 300 000 deep crashed root
+// `criu restore` with SIGSEGV (a recursive copy of the parsed params); now one line.
+TEST(Images, RefusesDeeplyNestedParams)
+{
+	std::string text = gwcriu::to_json(sample_file(), test_index()).dump();
+	const std::string bpp = "\"bpp\":32";
+	std::size_t at = text.find(bpp);
+	ASSERT_NE(at, std::string::npos) << text;
+	std::string deep = "\"bpp\":" + std::string(300000, '[') + std::string(300000, ']');
+	text.replace(at, bpp.size(), deep);
+	try {
+		gwcriu::parse_file_image(text, "gpuwatch-file-9.json", test_devices());
+		ADD_FAILURE() << "accepted params nested 300000 deep";
+	} catch (const ImageError &e) {
+		EXPECT_STREQ(e.what(), "gpuwatch-file-9.json: nests deeper than 64 levels");
+	}
+}
+
+// Issue 16, finding 4: one handle (VM, context, queue) numbered 65536 made the restore create
+// 65535 filler objects as root, per file. The images' fillers together are bounded, before any
+// is created.
+TEST(Images, FillersAreBoundedForAllFilesTogether)
+{
+	FileImage f = sample_file(); // handles 1 and 3: one hole
+	EXPECT_EQ(gwcriu::fillers_needed(f), 1u);
+	f.xe = gwcriu::XeFileState{};
+	f.xe->vms.push_back({});
+	f.xe->vms.back().id = 4; // VMs 1..3 missing
+	f.xe->queues.push_back({});
+	f.xe->queues.back().id = 1;
+	EXPECT_EQ(gwcriu::fillers_needed(f), 4u);
+	FileImage high = sample_file();
+	high.handles = {{32769, 4096, "dumb", 7, false, json::object()}};
+	EXPECT_EQ(gwcriu::fillers_needed(high), 32768u);
+	EXPECT_NO_THROW(gwcriu::check_filler_budget({&high, &f}));
+	try {
+		gwcriu::check_filler_budget({&high, &high, &f});
+		ADD_FAILURE() << "two files of 32768 fillers each were accepted";
+	} catch (const ImageError &e) {
+		EXPECT_STREQ(e.what(),
+			     "the files need 65540 filler objects (holes in their handle, VM, context and queue "
+			     "numbers), more than GPUWATCH_MAX_FILLERS (65536)");
+	}
+}
+
 TEST(Images, RefusesBadMappings)
 {
 	auto error = [](const std::function<void(VmaRec &)> &damage) -> std::string {
