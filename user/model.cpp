@@ -90,10 +90,11 @@ void Model::add_process(uint32_t tgid, std::string comm)
 
 void Model::remove_process(uint32_t tgid)
 {
+	ModelOps ops{*this};
+	ops.drop_pending(tgid);
 	auto it = procs_.find(tgid);
 	if (it == procs_.end())
 		return;
-	ModelOps ops{*this};
 	ops.uncount_mappings(it->second);
 	procs_.erase(it);
 	ops.gc();

@@ -255,6 +255,9 @@ public:
 	void add_process(uint32_t tgid, std::string comm); // no-op if known (comm updated)
 	void remove_process(uint32_t tgid);                // as if it exited
 	bool has_process(uint32_t tgid) const;
+	// Records waiting for their follow-up (an ext record for its ioctl, the origin of an fd
+	// not yet installed): none outlives its process.
+	std::size_t pending_records() const { return pending_ext_.size() + pending_origin_.size(); }
 	std::vector<uint32_t> pids() const;
 
 	// Kernel counters (lost events, failed reads): nonzero makes the manifest incomplete.

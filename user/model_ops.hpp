@@ -59,6 +59,7 @@ struct ModelOps {
 	// object reference counts (GemObject::handles, ::mappings)
 	void count_mapping(const Mapping &mp, int delta);
 	void uncount_mappings(const Process &p);
+	void drop_pending(uint32_t tgid); // the pending tables' entries of a process that is gone
 	void count_handle(uint64_t object, int delta);
 
 	// fds and mappings (model_tasks.cpp)

@@ -377,8 +377,18 @@ ApplyStatus ModelOps::on_exec(const gw_ev_exec &ev)
 	return ApplyStatus::ok;
 }
 
+// What waited for a follow-up record of a process's threads waits no more once it is gone:
+// an ext record whose ioctl never came (the thread died first), the origin of an fd never
+// installed.
+void ModelOps::drop_pending(uint32_t tgid)
+{
+	std::erase_if(m.pending_ext_, [&](const auto &kv) { return kv.second.hdr.tgid == tgid; });
+	std::erase_if(m.pending_origin_, [&](const auto &kv) { return kv.first.first == tgid; });
+}
+
 ApplyStatus ModelOps::on_exit(const gw_ev_exit &ev)
 {
+	drop_pending(ev.hdr.tgid);
 	auto it = m.procs_.find(ev.hdr.tgid);
 	if (it == m.procs_.end())
 		return ApplyStatus::unknown_process;

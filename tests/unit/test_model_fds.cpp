@@ -164,6 +164,26 @@ TEST(ModelFds, ExitDropsTheProcessAndItsFiles)
 	EXPECT_TRUE(w.manifest()["processes"].empty());
 }
 
+// Issue 16, finding 11: an ext record whose ioctl never came (its thread died first) stayed in
+// the model for ever; so did the origin of an fd never installed.
+TEST(ModelFds, ExitDropsWhatWaitedForItsThreads)
+{
+	World w;
+	w.proc(100);
+	w.proc(200);
+	w.open(100, 3, kCard);
+	auto x = gw::abi::make_record<gw_ev_ioctl_ext>(100);
+	x.hdr.tid = 103; // a thread of 100 that dies before its ioctl record
+	ASSERT_EQ(w.apply(x), ApplyStatus::ok);
+	auto y = gw::abi::make_record<gw_ev_ioctl_ext>(200);
+	ASSERT_EQ(w.apply(y), ApplyStatus::ok);
+	EXPECT_EQ(w.m.pending_records(), 2u);
+	ASSERT_EQ(w.exit(100), ApplyStatus::ok);
+	EXPECT_EQ(w.m.pending_records(), 1u) << "200's record is still its own";
+	ASSERT_EQ(w.exit(200), ApplyStatus::ok);
+	EXPECT_EQ(w.m.pending_records(), 0u);
+}
+
 TEST(ModelFds, FileLivesWhileMappedAfterClose)
 {
 	World w;
