@@ -201,10 +201,14 @@ int check_nodes()
 				    host.st_rdev == makedev(kDrmMajor, dev->minor);
 			std::string bounded;
 			SavedDevice node = action::as_host_allows(n, have ? &host : nullptr, &bounded);
+			char mode[8];
+			std::snprintf(mode, sizeof mode, "%03o", node.mode);
 			if (action::create_node_in_root(pid, node, dev->minor))
 				log("created " + n.path + " (" + std::to_string(kDrmMajor) + ":" +
-				    std::to_string(dev->minor) + ", " + dev->driver + ") in the root of process " +
-				    std::to_string(pid) + ": " + why + (bounded.empty() ? "" : "; " + bounded));
+				    std::to_string(dev->minor) + ", " + dev->driver + ", mode " + mode + ", owner " +
+				    std::to_string(node.uid) + ":" + std::to_string(node.gid) +
+				    ") in the root of process " + std::to_string(pid) + ": " + why +
+				    (bounded.empty() ? "" : "; " + bounded));
 		} catch (const std::exception &e) {
 			log(std::string("post-restore: ") + e.what());
 		}

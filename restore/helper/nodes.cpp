@@ -59,7 +59,7 @@ SavedDevice as_host_allows(const SavedDevice &node, const struct stat *host, std
 		*why = "the image gives " + mode_owner(node.mode, node.uid, node.gid) + ", this host's node " +
 		       (host ? "has " + mode_owner(host->st_mode, host->st_uid, host->st_gid)
 			     : std::string("was not found")) +
-		       ": created as " + mode_owner(n.mode, n.uid, n.gid);
+		       ": no looser than that";
 	return n;
 }
 

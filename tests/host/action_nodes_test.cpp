@@ -128,8 +128,8 @@ TEST(NodeBounds, NoLooserThanTheHostsNode)
 	EXPECT_EQ(n.uid, 0u);
 	EXPECT_EQ(n.gid, 44u);
 	EXPECT_EQ(why,
-		  "the image gives mode 666, owner 1000:1000, this host's node has mode 660, owner 0:44: created as "
-		  "mode 660, owner 0:44");
+		  "the image gives mode 666, owner 1000:1000, this host's node has mode 660, owner 0:44: no looser "
+		  "than that");
 	img.mode = 020640;
 	img.uid = 0;
 	img.gid = 44;
