@@ -197,8 +197,7 @@ int check_nodes()
 				throw Error(why);
 			struct stat host {
 			};
-			bool have = ::stat(dev->path().c_str(), &host) == 0 && S_ISCHR(host.st_mode) &&
-				    host.st_rdev == makedev(kDrmMajor, dev->minor);
+			bool have = action::stat_host_node(dev->path(), dev->minor, &host);
 			std::string bounded;
 			SavedDevice node = action::as_host_allows(n, have ? &host : nullptr, &bounded);
 			char mode[8];

@@ -63,6 +63,11 @@ SavedDevice as_host_allows(const SavedDevice &node, const struct stat *host, std
 	return n;
 }
 
+bool stat_host_node(const std::string &path, uint32_t minor, struct stat *st)
+{
+	return ::stat(path.c_str(), st) == 0 && S_ISCHR(st->st_mode) && st->st_rdev == makedev(kDrmMajor, minor);
+}
+
 bool create_node_in_root(uint32_t pid, const SavedDevice &node, uint32_t minor)
 {
 	check_path(node.path, node.major);

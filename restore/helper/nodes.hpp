@@ -17,6 +17,9 @@ namespace gw::action
 // An image may come from elsewhere: its mode and owner are not trusted. When that changes
 // anything, `why` says what (else it is left empty).
 SavedDevice as_host_allows(const SavedDevice &node, const struct stat *host, std::string *why);
+// This host's node of DRM device `minor` at `path` (the chosen device's): true, with its stat,
+// when `path` is that character device.
+bool stat_host_node(const std::string &path, uint32_t minor, struct stat *st);
 
 // Creates `node.path` inside /proc/PID/root as a character device of (226, minor) with
 // node.mode/uid/gid, creating /dev/dri if needed. Refuses (throws gw::Error) any path that is

@@ -174,8 +174,7 @@ void plan_host_devices(const std::vector<SavedDevice> &saved)
 			g_host_minor[device_key(d)] = c->minor;
 			struct stat st {
 			};
-			if (::stat(c->path().c_str(), &st) == 0 && S_ISCHR(st.st_mode) &&
-			    st.st_rdev == makedev(gw::kDrmMajor, c->minor))
+			if (gw::action::stat_host_node(c->path(), c->minor, &st))
 				g_host_node[device_key(d)] = st;
 		}
 	}
