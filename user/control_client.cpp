@@ -7,6 +7,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -65,6 +67,51 @@ std::optional<std::string> read_registration(const fs::path &p)
 	return text;
 }
 
+// Connected to the daemon's socket, and the peer is root (or this user); else "" and `why`.
+UniqueFd connect_daemon(const DaemonInfo &d, ucred &peer, std::string &why)
+{
+	UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+	if (!s) {
+		why = "control socket: " + errno_text(errno);
+		return {};
+	}
+	sockaddr_un a = unix_addr(d.socket);
+	if (::connect(s.get(), reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0) {
+		why = errno_text(errno);
+		return {};
+	}
+	socklen_t len = sizeof(peer);
+	if (::getsockopt(s.get(), SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 ||
+	    (peer.uid != 0 && peer.uid != ::geteuid())) {
+		why = "the process listening there is not root's (uid " + std::to_string(peer.uid) + ")";
+		return {};
+	}
+	return s;
+}
+
+// The manifest of a daemon in another pid namespace, in this namespace's pids: each task is
+// found among the followed cgroups' tasks (cgroup.procs names them as this namespace does) by
+// its own pid namespace and its pid there, which no namespace renames.
+void rename_pids(manifest::Manifest &m, const DaemonInfo &d)
+{
+	std::set<uint32_t> here;
+	std::set<uint64_t> ids;
+	scan_cgroup_tree(d.cgroup, here, ids);
+	std::map<PidNsKey, uint32_t> local;
+	for (uint32_t pid : here)
+		if (PidNsKey k = pid_ns_key(pid); k.ns)
+			local.emplace(k, pid);
+	std::vector<manifest::Process> kept;
+	for (manifest::Process &p : m.processes) {
+		auto it = p.pid_ns ? local.find({p.pid_ns, static_cast<uint32_t>(p.ns_pid)}) : local.end();
+		if (it == local.end())
+			continue; // not visible here (or an older daemon's record): CRIU here cannot dump it
+		p.pid = it->second;
+		kept.push_back(std::move(p));
+	}
+	m.processes = std::move(kept);
+}
+
 } // namespace
 
 std::vector<DaemonInfo> list_daemons(const std::string &run_dir, std::vector<std::string> *skipped)
@@ -84,6 +131,7 @@ std::vector<DaemonInfo> list_daemons(const std::string &run_dir, std::vector<std
 		return out;
 	}
 	std::error_code ec;
+	const uint64_t my_ns = own_pid_ns();
 	for (const auto &ent : fs::directory_iterator(run_dir, ec)) {
 		if (ent.path().extension() != ".json")
 			continue;
@@ -99,6 +147,7 @@ std::vector<DaemonInfo> list_daemons(const std::string &run_dir, std::vector<std
 			jsonin::Obj o(j, "");
 			d.pid = o.req_u32("pid");
 			d.start_time = o.opt_u64("start_time", 0);
+			d.pid_ns = o.opt_u64("pid_ns", 0);
 			d.cgroup = o.req_str("cgroup", 4096);
 			d.manifest = o.req_str("manifest", 4096);
 			d.socket = o.req_str("socket", 4096);
@@ -111,6 +160,18 @@ std::vector<DaemonInfo> list_daemons(const std::string &run_dir, std::vector<std
 		    !fs::equivalent(sock.parent_path(), run_dir, ec)) {
 			skip("registration " + name + " names a socket outside the run directory (" + d.socket +
 			     "): ignored");
+			continue;
+		}
+		d.elsewhere = d.pid_ns != 0 && my_ns != 0 && d.pid_ns != my_ns;
+		if (d.elsewhere) { // its pid names nothing here: it is alive when root answers on its socket
+			ucred peer{};
+			std::string why;
+			if (!connect_daemon(d, peer, why)) {
+				skip("registration " + name + " is stale: daemon " + std::to_string(d.pid) +
+				     " (of another pid namespace) does not answer on " + d.socket + ": " + why);
+				continue;
+			}
+			out.push_back(std::move(d));
 			continue;
 		}
 		uint64_t started = proc_start_time(d.pid);
@@ -145,16 +206,13 @@ std::optional<DaemonInfo> daemon_for_pid(const std::string &run_dir, uint32_t pi
 
 manifest::Manifest sync(const DaemonInfo &d, int timeout_ms)
 {
-	UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-	if (!s)
-		throw Error("control socket: " + errno_text(errno));
-	sockaddr_un a = unix_addr(d.socket);
-	if (::connect(s.get(), reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0)
-		throw Error("gpuwatch daemon " + std::to_string(d.pid) + " (" + d.socket + "): " + errno_text(errno));
 	ucred peer{};
-	socklen_t len = sizeof(peer);
-	if (::getsockopt(s.get(), SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.pid != static_cast<pid_t>(d.pid) ||
-	    (peer.uid != 0 && peer.uid != ::geteuid()))
+	std::string why;
+	UniqueFd s = connect_daemon(d, peer, why);
+	if (!s)
+		throw Error("gpuwatch daemon " + std::to_string(d.pid) + " (" + d.socket + "): " + why);
+	// in another pid namespace, the peer's pid is its pid here (0 if it has none)
+	if (!d.elsewhere && peer.pid != static_cast<pid_t>(d.pid))
 		throw Error("gpuwatch daemon " + std::to_string(d.pid) + " (" + d.socket +
 			    "): the process listening there is not the daemon that registered (pid " +
 			    std::to_string(peer.pid) + ", uid " + std::to_string(peer.uid) + ")");
@@ -184,7 +242,10 @@ manifest::Manifest sync(const DaemonInfo &d, int timeout_ms)
 	if (reply.rfind("ok", 0) != 0)
 		throw Error("gpuwatch daemon " + std::to_string(d.pid) + ": sync failed: " + reply);
 	try {
-		return manifest::read_file(d.manifest);
+		manifest::Manifest m = manifest::read_file(d.manifest);
+		if (d.elsewhere)
+			rename_pids(m, d);
+		return m;
 	} catch (const ManifestError &e) {
 		throw Error(e.what());
 	}

@@ -20,6 +20,8 @@ namespace gw::control
 struct DaemonInfo {
 	uint32_t pid = 0;        // the daemon's pid
 	uint64_t start_time = 0; // its start time (proc_start_time), 0: not registered (older daemon)
+	uint64_t pid_ns = 0;     // its pid namespace (inode), 0: not registered (older daemon)
+	bool elsewhere = false;  // in a pid namespace other than this process's: `pid` is not ours
 	std::string cgroup;      // the followed cgroup v2 directory
 	std::string manifest;    // its manifest file
 	std::string socket;      // its control socket
@@ -31,16 +33,20 @@ std::string default_run_dir();
 // Client side: the registrations of live daemons. Trusted only when the run directory and the
 // registration are root's (or this user's) and nobody else may write them, the socket is the
 // run directory's <pid>.sock, and the process with that pid started when the daemon that
-// registered did (a daemon killed by SIGKILL leaves its registration; its pid is reused). What
-// is skipped, and why, is added to `skipped` (one line each) when given.
+// registered did (a daemon killed by SIGKILL leaves its registration; its pid is reused). A
+// daemon of another pid namespace (CRIU run in one) cannot be found by its pid: it counts when
+// root answers on its socket. What is skipped, and why, is added to `skipped` (one line each)
+// when given.
 std::vector<DaemonInfo> list_daemons(const std::string &run_dir, std::vector<std::string> *skipped = nullptr);
 // The daemon following the cgroup that pid is in (the deepest followed ancestor), if any.
 std::optional<DaemonInfo> daemon_for_pid(const std::string &run_dir, uint32_t pid,
 					 std::vector<std::string> *skipped = nullptr);
 // Asks the daemon to drain and reconcile, then returns its freshly written manifest. The
 // process listening on the socket must be the one that registered (SO_PEERCRED: its pid, and
-// root or this user). Throws gw::Error with one line (daemon gone, not the daemon that
-// registered, timeout, malformed reply or manifest).
+// root or this user). A daemon of another pid namespace names the tasks by its pids: they are
+// renamed to this namespace's (each task's own namespace and pid there, which the manifest
+// records), and the tasks not visible here are left out. Throws gw::Error with one line
+// (daemon gone, not the daemon that registered, timeout, malformed reply or manifest).
 manifest::Manifest sync(const DaemonInfo &d, int timeout_ms = 10000);
 
 } // namespace gw::control

@@ -29,6 +29,7 @@ Registration::Registration(const std::string &run_dir, const std::string &cgroup
 			    "(GPUWATCH_RUN_DIR)");
 	info_.pid = ::getpid();
 	info_.start_time = proc_start_time(info_.pid);
+	info_.pid_ns = own_pid_ns();
 	info_.cgroup = cgroup;
 	info_.manifest = fs::absolute(manifest).lexically_normal().string();
 	std::string base = run_dir + "/" + std::to_string(info_.pid);
@@ -38,13 +39,11 @@ Registration::Registration(const std::string &run_dir, const std::string &cgroup
 	if (!is_utf8(info_.cgroup) || !is_utf8(info_.manifest))
 		throw Error("manifest path " + info_.manifest + " or cgroup " + info_.cgroup +
 			    ": not valid UTF-8, which the registration (JSON) cannot hold");
-	std::string text = nlohmann::json{{"pid", info_.pid},
-					  {"start_time", info_.start_time},
-					  {"cgroup", info_.cgroup},
-					  {"manifest", info_.manifest},
-					  {"socket", info_.socket}}
-				   .dump() +
-			   "\n";
+	std::string text =
+		nlohmann::json{{"pid", info_.pid},       {"start_time", info_.start_time}, {"pid_ns", info_.pid_ns},
+			       {"cgroup", info_.cgroup}, {"manifest", info_.manifest},     {"socket", info_.socket}}
+			.dump() +
+		"\n";
 
 	::unlink(info_.socket.c_str()); /* a stale one from a dead daemon that had our pid */
 	listen_ = UniqueFd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));

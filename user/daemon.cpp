@@ -251,6 +251,12 @@ private:
 	{
 		manifest::Manifest m = model_.manifest();
 		m.hooks = tracer_->hooks().manifest_paths();
+		// each task as a reader in another pid namespace names it (CRIU in one: control::sync)
+		for (manifest::Process &p : m.processes) {
+			PidNsKey k = pid_ns_key(static_cast<uint32_t>(p.pid));
+			p.pid_ns = k.ns;
+			p.ns_pid = k.pid;
+		}
 		write_file_atomic(opts_.manifest, manifest::serialize(m));
 	}
 

@@ -338,6 +338,24 @@ uint32_t inner_pid(const std::string &status_text, uint32_t pid)
 	return last;
 }
 
+PidNsKey pid_ns_key(uint32_t pid)
+{
+	std::string dir = "/proc/" + std::to_string(pid);
+	struct stat st {
+	};
+	auto status = read_text(dir + "/status", 64 << 10);
+	if (!status || ::stat((dir + "/ns/pid").c_str(), &st) != 0)
+		return {};
+	return {static_cast<uint64_t>(st.st_ino), inner_pid(*status, pid)};
+}
+
+uint64_t own_pid_ns()
+{
+	struct stat st {
+	};
+	return ::stat("/proc/self/ns/pid", &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
+}
+
 std::string prot_string(uint32_t prot)
 {
 	std::string s;

@@ -90,6 +90,16 @@ std::optional<std::string> read_text(const std::string &path, std::size_t max = 
 std::string status_field(const std::string &status_text, const char *key);
 // The pid in the task's own (innermost) pid namespace: the last NSpid entry; `pid` if none.
 uint32_t inner_pid(const std::string &status_text, uint32_t pid);
+// A task as every pid namespace names it: its own (innermost) pid namespace, the inode of
+// /proc/PID/ns/pid, and its pid there (the last NSpid). {0, 0} when the task is gone.
+struct PidNsKey {
+	uint64_t ns = 0;
+	uint32_t pid = 0;
+	bool operator<(const PidNsKey &o) const { return ns != o.ns ? ns < o.ns : pid < o.pid; }
+};
+PidNsKey pid_ns_key(uint32_t pid);
+// The inode of this process's pid namespace (0 if /proc does not say).
+uint64_t own_pid_ns();
 // PROT_* bits as "rwx" letters ("" for PROT_NONE).
 std::string prot_string(uint32_t prot);
 // "/dev/dri/<name>" from /sys/dev/char/M:m; else DRM's numbering (drm_node_path_of_minor),

@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <cstring>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -174,6 +177,70 @@ TEST_F(HostTest, ControlSocketSyncsAndRegistrationIsRemovedOnStop)
 	EXPECT_TRUE(gw::control::list_daemons(run).empty());
 	EXPECT_FALSE(exists(run + "/" + std::to_string(pid) + ".sock"));
 	EXPECT_THROW(gw::control::sync(daemons[0], 1000), gw::Error);
+}
+
+// Issue 16, finding 12: CRIU run in a pid namespace of its own (zdtm does) found no daemon:
+// the registration's pid names nothing there, so every registration read as stale and a GPU
+// dump went on without the manifest. The client here runs as a new pid namespace's init with
+// its own /proc, asks for the daemon of a task of that namespace, and syncs with it.
+TEST_F(HostTest, ClientInAnotherPidNamespaceFindsTheDaemon)
+{
+	std::string m = dir_ + "/manifest.json", run = dir_ + "/run";
+	int early = 0;
+	pid_t pid = start_attach({"--cgroup", cg_, "--manifest", m, "--run-dir", run}, m, &early);
+	ASSERT_GT(pid, 0) << "attach failed, status " << early;
+	int out[2];
+	ASSERT_EQ(pipe(out), 0);
+	pid_t outer = fork();
+	if (outer == 0) {
+		close(out[0]);
+		auto say = [&](const std::string &s) {
+			(void)!write(out[1], s.data(), s.size());
+			_exit(0);
+		};
+		if (unshare(CLONE_NEWPID | CLONE_NEWNS) != 0 ||
+		    mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+			say(std::string("unshare: ") + strerror(errno));
+		pid_t init = fork();
+		if (init == 0) {
+			if (mount("proc", "/proc", "proc", 0, nullptr) != 0)
+				say(std::string("mount proc: ") + strerror(errno));
+			pid_t task = idle_child_in_cgroup(); // a pid of this namespace
+			std::string r;
+			try {
+				std::vector<std::string> skipped;
+				auto d = gw::control::daemon_for_pid(run, static_cast<uint32_t>(task), &skipped);
+				if (!d) {
+					r = "no daemon:";
+					for (const auto &w : skipped)
+						r += " " + w;
+				} else {
+					gw::manifest::Manifest man = gw::control::sync(*d);
+					r = std::string(d->elsewhere ? "elsewhere" : "same namespace") + ", daemon " +
+					    std::to_string(d->pid) + ", cgroup " + man.cgroup;
+				}
+			} catch (const std::exception &e) {
+				r = std::string("error: ") + e.what();
+			}
+			kill(task, SIGKILL);
+			waitpid(task, nullptr, 0);
+			say(r);
+		}
+		waitpid(init, nullptr, 0);
+		_exit(0);
+	}
+	close(out[1]);
+	std::string got;
+	char buf[512];
+	for (ssize_t n; (n = read(out[0], buf, sizeof(buf))) > 0;)
+		got.append(buf, n);
+	close(out[0]);
+	waitpid(outer, nullptr, 0);
+	kill(pid, SIGTERM);
+	waitpid(pid, nullptr, 0);
+	if (got.rfind("unshare: ", 0) == 0)
+		GTEST_SKIP() << "no pid namespace here: " << got;
+	EXPECT_EQ(got, "elsewhere, daemon " + std::to_string(pid) + ", cgroup " + cg_);
 }
 
 TEST_F(HostTest, AttachByPidFollowsThatProcessCgroup)

@@ -443,6 +443,8 @@ Manifest read_manifest(const json &j)
 		Process p;
 		p.pid = o.req_u64("pid");
 		p.comm = o.req_str("comm");
+		p.pid_ns = o.opt_u64("pid_ns", 0);
+		p.ns_pid = o.opt_u64("ns_pid", 0, UINT32_MAX);
 		const json &fds = o.req_array("fds");
 		const json &mmaps = o.req_array("mmaps");
 		o.each(fds, "fds", [&](const Obj &d) { p.fds.push_back(read_fd(d, ids)); });

@@ -270,8 +270,13 @@ struct Mmap {
 };
 
 struct Process {
-	uint64_t pid = 0;
+	uint64_t pid = 0; // as the daemon sees it (its pid namespace)
 	std::string comm;
+	// The task's own (innermost) pid namespace (the inode of /proc/PID/ns/pid) and its pid
+	// there (the last NSpid): the same task in every namespace's view, so a reader in another
+	// pid namespace (CRIU in one) finds its pids (control::sync). 0: not recorded.
+	uint64_t pid_ns = 0;
+	uint64_t ns_pid = 0;
 	std::vector<Fd> fds;
 	std::vector<Mmap> mmaps;
 

@@ -233,7 +233,12 @@ json to_json(const Manifest &m)
 					 {"handle", opt(mp.handle)},
 					 {"object", opt(mp.object)},
 					 {"via", mp.via}});
-		procs.push_back({{"pid", p.pid}, {"comm", p.comm}, {"fds", fds}, {"mmaps", mmaps}});
+		json pj = {{"pid", p.pid}, {"comm", p.comm}, {"fds", fds}, {"mmaps", mmaps}};
+		if (p.pid_ns) {
+			pj["pid_ns"] = p.pid_ns;
+			pj["ns_pid"] = p.ns_pid;
+		}
+		procs.push_back(std::move(pj));
 	}
 	for (const File &f : m.files)
 		files.push_back(file_json(f));

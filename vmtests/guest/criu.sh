@@ -281,6 +281,56 @@ sc_criu_baseline() {
 	final_check --cgroup "$cg"
 }
 
+# CRIU in a pid namespace of its own, with its own /proc (as CRIU's zdtm runs it, or a tool in
+# a container): the daemon, in the root namespace, registered a pid that names nothing there,
+# and its manifest names the tasks by root-namespace pids. The dump must still find the daemon
+# (it answers on its socket), save its manifest in the namespace's pids, and the restored
+# workload must get every handle back: wl_criu is not told to accept losses, which a dump
+# without the manifest (the degraded path) would cause. Workload, dump, restore and the
+# checks after run inside the namespace (criu_pidns_inner); the manifest checks, which compare
+# root-namespace pids, are not made there.
+sc_criu_pidns() {
+	local cg rc
+	criu_need plugin || return $?
+	cg_make cg "gwt-$NAME" || return 1
+	gw_start "$cg" || return 1
+	rm -f "$WORK/inner.reason"
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	unshare --pid --fork --mount-proc bash -c "$(declare -f); $(declare -p WORK WL_DIR VMTESTS CRIU CRIU_TIMEOUT \
+		PHASE_TIMEOUT CRIU_GW_ARGS CG_ROOT NAME 2>/dev/null); CLEANUP_PIDS=(); criu_pidns_inner '$cg'" \
+		>"$WORK/inner.out" 2>&1
+	rc=$?
+	indent "$WORK/inner.out" 20
+	criu_timings
+	[ $rc = 0 ] || { fail "in a pid namespace: $(cat "$WORK/inner.reason" 2>/dev/null)"; return 1; }
+	grep -E 'gpuwatch: .*(synced the manifest of daemon|manifest of daemon .* saved|stale)' "$WORK/dump.log" |
+		sed 's/^([0-9. ]*) /    /' | head -n 4
+	grep -qE 'gpuwatch: .*synced the manifest of daemon' "$WORK/dump.log" ||
+		{ fail "criu in a pid namespace did not sync the daemon's manifest (dump.log)"; return 1; }
+	if grep -qE 'gpuwatch: .*(stale|no manifest|degraded)' "$WORK/dump.log"; then
+		fail "criu in a pid namespace: $(grep -m1 -E 'gpuwatch: .*(stale|no manifest|degraded)' "$WORK/dump.log" |
+			sed 's/^([0-9. ]*) //' | cut -c1-200)"
+		return 1
+	fi
+	criu_keep_images "$WORK/img"
+	gw_stop
+}
+
+# criu_pidns_inner CG: sc_criu_pidns's steps, run as the init of a new pid namespace; the
+# reason of a failure goes to $WORK/inner.reason
+criu_pidns_inner() {
+	local cg=$1 dir=$WORK/wl rc=0
+	REASON=
+	{ crwl_start "$cg" "$dir" && crwl_wait "$dir" ready.1 && crwl_truth "$dir" 1 &&
+		echo "workload: pids $(crwl_pids "$dir" | tr '\n' ' ')in the namespace" &&
+		crwl_dump "$dir" "$WORK/img" "${CRIU_GW_ARGS[@]}" &&
+		crwl_restore "$dir" "$WORK/img" "$WORK/restore.log" "${CRIU_GW_ARGS[@]}" &&
+		crwl_in_cgroup "$dir" "$cg" && crwl_run_rest "$dir" 0; } || rc=1
+	echo "$REASON" >"$WORK/inner.reason"
+	[ $rc = 0 ] || crwl_kill "$dir"
+	return $rc
+}
+
 # dump, restore with gpuwatch's CRIU options; options:
 #   --check-manifest  the daemon's manifest matches the workload's truth before the dump, after
 #                     the restore and after more work (no filler handles), then empties

@@ -29,6 +29,7 @@ SCENARIOS=(
 	"criu_degraded             sc_criu_cycle --no-daemon"
 	"criu_node_missing         sc_criu_node_missing"
 	"criu_corrupt              sc_criu_corrupt"
+	"criu_pidns                sc_criu_pidns"
 	# i915 checkpoint/restore (guest/criu_i915.sh): gwi915, the kernel's state before and after
 	"criu_i915_selfcheck       sc_criu_i915_selfcheck"
 	"criu_i915                 sc_criu_i915"
