@@ -1,5 +1,7 @@
 #include "criu_args.hpp"
 
+#include <algorithm>
+
 #include <filesystem>
 #include <sstream>
 #include <unistd.h>
@@ -88,6 +90,17 @@ std::string criu_args(const CriuPaths &p, const std::string &global_conf)
 		out = "--libdir " + p.plugin_dir;
 	if (!script)
 		out += (out.empty() ? "" : " ") + std::string("--action-script ") + p.action_script;
+	return out;
+}
+
+std::vector<std::string> plugins_replaced(const std::string &criu_dir)
+{
+	std::vector<std::string> out;
+	std::error_code ec;
+	for (const auto &e : fs::directory_iterator(criu_dir, ec))
+		if (e.path().extension() == ".so" && e.path().filename() != "gpuwatch_criu.so")
+			out.push_back(e.path().filename().string());
+	std::sort(out.begin(), out.end());
 	return out;
 }
 

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace gw
 {
@@ -26,6 +27,12 @@ std::string global_criu_conf();
 // sets already: CRIU runs an action script once per `action-script` it is given, and would run
 // it twice. Throws gw::Error for paths CRIU's option parsing would split.
 std::string criu_args(const CriuPaths &p, const std::string &global_conf = "");
+
+// CRIU's own plugin directory (CR_PLUGIN_DEFAULT), which --libdir replaces.
+constexpr const char *kCriuPluginDir = "/usr/lib/criu";
+// The plugins (*.so) of `criu_dir` other than gpuwatch's: what CRIU no longer loads once
+// gpuwatch's --libdir is given (Debian 13 ships amdgpu_plugin.so and cuda_plugin.so there).
+std::vector<std::string> plugins_replaced(const std::string &criu_dir = kCriuPluginDir);
 
 // A CRIU configuration line's option name and value ("libdir /x" -> {"libdir", "/x"}, leading
 // dashes dropped); comments and blank lines give an empty name.

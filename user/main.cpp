@@ -101,7 +101,21 @@ int main(int argc, char **argv)
 			return gw::run_check(copts);
 		}
 		if (cargs->parsed()) {
-			std::cout << gw::criu_args(gw::find_criu_paths(), gw::global_criu_conf()) << "\n";
+			std::string args = gw::criu_args(gw::find_criu_paths(), gw::global_criu_conf());
+			std::cout << args << "\n";
+			// --libdir replaces CRIU's own plugin directory: say what that drops (stderr,
+			// which $(gpuwatch criu-args) leaves alone)
+			if (args.find("--libdir") != std::string::npos)
+				if (auto gone = gw::plugins_replaced(); !gone.empty()) {
+					std::string names;
+					for (const auto &n : gone)
+						names += (names.empty() ? "" : ", ") + n;
+					std::cerr << "gpuwatch criu-args: --libdir replaces CRIU's plugin directory "
+						  << gw::kCriuPluginDir << ": " << names
+						  << " there are not loaded with these options (link a plugin you need "
+						     "into "
+						     "gpuwatch's directory)\n";
+				}
 			return 0;
 		}
 		if (ccfg->parsed())

@@ -2,6 +2,7 @@
 #include "criu_abi.hpp"
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -126,6 +127,47 @@ const CriuAbi &criu_abi()
 {
 	static const CriuAbi abi = detect();
 	return abi;
+}
+
+std::string libdir_of_cmdline(const std::vector<std::string> &argv, const std::string &cwd)
+{
+	std::string dir;
+	for (std::size_t i = 1; i < argv.size(); ++i) {
+		const std::string &a = argv[i];
+		if ((a == "--libdir" || a == "-L") && i + 1 < argv.size())
+			dir = argv[++i];
+		else if (a.rfind("--libdir=", 0) == 0)
+			dir = a.substr(9);
+		else if (a.size() > 2 && a.rfind("-L", 0) == 0)
+			dir = a.substr(2);
+	}
+	if (!dir.empty() && dir[0] != '/')
+		dir = cwd + "/" + dir;
+	return dir;
+}
+
+std::string plugin_missing_from_libdir(pid_t criu)
+{
+	std::string proc = "/proc/" + std::to_string(criu);
+	auto cmdline = gw::read_text(proc + "/cmdline", 1 << 20);
+	if (!cmdline)
+		return "";
+	std::vector<std::string> argv;
+	for (std::size_t at = 0; at < cmdline->size();) {
+		std::size_t end = cmdline->find('\0', at);
+		if (end == std::string::npos)
+			end = cmdline->size();
+		argv.push_back(cmdline->substr(at, end - at));
+		at = end + 1;
+	}
+	char cwd[PATH_MAX];
+	ssize_t n = ::readlink((proc + "/cwd").c_str(), cwd, sizeof(cwd) - 1);
+	std::string dir = libdir_of_cmdline(argv, n > 0 ? std::string(cwd, static_cast<std::size_t>(n)) : "/");
+	if (dir.empty() || ::access((dir + "/gpuwatch_criu.so").c_str(), F_OK) == 0)
+		return "";
+	return "criu was given --libdir " + dir + ", which holds no gpuwatch_criu.so: CRIU takes one plugin " +
+	       "directory (the last --libdir), so gpuwatch's plugin is not loaded; give gpuwatch's options " +
+	       "last, or link gpuwatch_criu.so into " + dir;
 }
 
 } // namespace gwaction

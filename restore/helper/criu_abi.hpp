@@ -16,6 +16,8 @@
 
 #include <cstddef>
 #include <string>
+#include <sys/types.h>
+#include <vector>
 
 namespace gwaction
 {
@@ -46,5 +48,13 @@ const CriuAbi &criu_abi();
 // script), read from its ELF dynamic symbol table. Throws gw::Error (one line) when the file
 // cannot be read as ELF.
 CriuAbi criu_abi_of_binary(const std::string &path);
+
+// The plugin directory a criu command line names: the last --libdir/-L (CRIU keeps one), made
+// absolute against `cwd`; "" when it names none (configuration files, CRIU_LIBS_DIR or the
+// default decide then, and `criu swrk` takes its options over RPC).
+std::string libdir_of_cmdline(const std::vector<std::string> &argv, const std::string &cwd);
+// One line when the criu with this pid was given, on its command line, a plugin directory
+// without gpuwatch_criu.so (a tool's own --libdir after gpuwatch's replaces it); else "".
+std::string plugin_missing_from_libdir(pid_t criu);
 
 } // namespace gwaction

@@ -109,6 +109,22 @@ void i915_predump_if_needed(uint32_t pid, pid_t criu, const std::string &dir, co
 	gwaction::i915_predump(pid, criu, dir, m);
 }
 
+// Whether a process holds a DRM character device or a dma-buf fd.
+bool holds_drm(uint32_t pid)
+{
+	std::error_code ec;
+	for (const auto &ent : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+		struct stat st {
+		};
+		if (::stat(ent.path().c_str(), &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == kDrmMajor)
+			return true;
+		std::string target = std::filesystem::read_symlink(ent.path(), ec).string();
+		if (!ec && target.rfind("/dmabuf:", 0) == 0)
+			return true;
+	}
+	return false;
+}
+
 int pre_dump()
 {
 	uint32_t pid = init_pid();
@@ -123,6 +139,16 @@ int pre_dump()
 			log("removed " + std::to_string(n) + " gpuwatch image(s) of an earlier dump from " + dir);
 		write_file_atomic(dir + "/" + gwaction::kDumpMarker, gwaction::dump_marker(static_cast<uint32_t>(criu)),
 				  0600);
+	}
+	/* a tool's own --libdir after gpuwatch's: CRIU would fail on the first DRM file with an
+	 * error that does not say why; say it before anything is frozen */
+	if (std::string why = gwaction::plugin_missing_from_libdir(criu); !why.empty()) {
+		bool drm = false;
+		for (uint32_t p : gwaction::process_tree(pid))
+			drm = drm || holds_drm(p);
+		if (drm)
+			throw Error(why + "; the dumped processes hold DRM files, which CRIU cannot save without it");
+		log(why + " (no DRM file among the dumped processes: the dump goes on)");
 	}
 	std::vector<std::string> skipped; // registrations not trusted, or stale: said, never used
 	auto daemon = control::daemon_for_pid(control::default_run_dir(), pid, &skipped);
@@ -213,22 +239,6 @@ int check_nodes()
 		}
 	}
 	return 0;
-}
-
-// Whether a process holds a DRM character device or a dma-buf fd.
-bool holds_drm(uint32_t pid)
-{
-	std::error_code ec;
-	for (const auto &ent : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
-		struct stat st {
-		};
-		if (::stat(ent.path().c_str(), &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == kDrmMajor)
-			return true;
-		std::string target = std::filesystem::read_symlink(ent.path(), ec).string();
-		if (!ec && target.rfind("/dmabuf:", 0) == 0)
-			return true;
-	}
-	return false;
 }
 
 int parse_signal(const std::string &s)

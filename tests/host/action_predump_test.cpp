@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "criu_abi.hpp"
 #include "host_util.hpp"
 
 namespace
@@ -67,6 +68,56 @@ TEST(ActionPreDump, NoCgroupV2AndNoDaemonLetsTheDumpGoOn)
 	EXPECT_EQ(WEXITSTATUS(st), 0) << log;
 	EXPECT_NE(log.find("no gpuwatch daemon follows process"), std::string::npos) << log;
 	EXPECT_EQ(log.find("/sys/fs/cgroup"), std::string::npos) << "cgroup v2 was still mounted: " << log;
+}
+
+// Issue 16, finding 12: `$(gpuwatch criu-args)` gives --libdir, and CRIU keeps one: a tool's
+// own --libdir after it drops gpuwatch's plugin while its action script still runs. The plugin
+// directory criu was given is read from its command line, as CRIU reads it (the last one).
+TEST(ActionPreDump, LibdirOfCriuCommandLine)
+{
+	using gwaction::libdir_of_cmdline;
+	EXPECT_EQ(libdir_of_cmdline({"criu", "dump", "-t", "1"}, "/w"), "");
+	EXPECT_EQ(libdir_of_cmdline({"criu", "dump", "--libdir", "/a", "-L", "/b"}, "/w"), "/b");
+	EXPECT_EQ(libdir_of_cmdline({"criu", "-L/c", "dump"}, "/w"), "/c");
+	EXPECT_EQ(libdir_of_cmdline({"criu", "dump", "--libdir=rel"}, "/w"), "/w/rel");
+	EXPECT_EQ(libdir_of_cmdline({"--libdir", "/argv0-is-not-an-option"}, "/w"), "");
+}
+
+// The pre-dump says so, and (no DRM file among the dumped processes here) lets the dump go on.
+// With DRM files it refuses the dump in one line: the VM suite's criu_baseline runs that.
+TEST(ActionPreDump, ForeignLibdirIsSaid)
+{
+	char img[] = "/tmp/gw-img.XXXXXX", run[] = "/tmp/gw-run.XXXXXX", out[] = "/tmp/gw-act-out.XXXXXX";
+	ASSERT_NE(mkdtemp(img), nullptr);
+	ASSERT_NE(mkdtemp(run), nullptr);
+	int ofd = mkstemp(out);
+	ASSERT_GE(ofd, 0);
+	pid_t child = fork();
+	if (child == 0) {
+		dup2(ofd, 1);
+		dup2(ofd, 2);
+		setenv("CRTOOLS_SCRIPT_ACTION", "pre-dump", 1);
+		setenv("CRTOOLS_IMAGE_DIR", img, 1);
+		setenv("CRTOOLS_INIT_PID", std::to_string(getpid()).c_str(), 1);
+		setenv("GPUWATCH_RUN_DIR", run, 1);
+		// the action script's parent (criu, here a shell) was given --libdir /nonexistent-plugins
+		execl("/bin/sh", "sh", "-c", "\"$0\"; exit $?", GPUWATCH_ACTION_BIN, "--libdir", "/nonexistent-plugins",
+		      nullptr);
+		_exit(127);
+	}
+	int st = 0;
+	waitpid(child, &st, 0);
+	std::string log = gwhost::slurp(out);
+	close(ofd);
+	unlink(out);
+	std::filesystem::remove_all(img);
+	std::filesystem::remove_all(run);
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(WEXITSTATUS(st), 0) << log;
+	EXPECT_NE(log.find("criu was given --libdir /nonexistent-plugins, which holds no gpuwatch_criu.so"),
+		  std::string::npos)
+		<< log;
+	EXPECT_NE(log.find("no DRM file among the dumped processes: the dump goes on"), std::string::npos) << log;
 }
 
 } // namespace

@@ -185,6 +185,20 @@ TEST(CriuArgs, WhatTheGlobalConfigurationSetsIsNotRepeated)
 	EXPECT_THROW(gw::criu_args({"/opt/my dir", "/x"}, ""), gw::Error);
 }
 
+// Issue 16, finding 12: gpuwatch's --libdir replaces CRIU's own plugin directory; criu-args
+// names the plugins that are then not loaded (Debian 13: amdgpu_plugin.so, cuda_plugin.so).
+TEST(CriuArgs, PluginsTheLibdirReplacesAreNamed)
+{
+	char tmpl[] = "/tmp/gw-criu-lib.XXXXXX";
+	ASSERT_NE(mkdtemp(tmpl), nullptr);
+	std::string d = tmpl;
+	for (const char *f : {"cuda_plugin.so", "amdgpu_plugin.so", "gpuwatch_criu.so", "README"})
+		std::ofstream(d + "/" + f) << "x";
+	EXPECT_EQ(gw::plugins_replaced(d), (std::vector<std::string>{"amdgpu_plugin.so", "cuda_plugin.so"}));
+	EXPECT_TRUE(gw::plugins_replaced(d + "/absent").empty());
+	std::filesystem::remove_all(d);
+}
+
 TEST(Containers, IdFromTheRuntimesCgroupName)
 {
 	const std::string id(64, 'a');

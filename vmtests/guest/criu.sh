@@ -277,6 +277,20 @@ sc_criu_baseline() {
 	fi
 	grep -E "$CRIU_DUMP_ERRORS" "$WORK/dump.log" | head -n1 | sed 's/^([0-9. ]*) /    plain CRIU: /'
 	rm -rf "$WORK/img"
+	# gpuwatch's options, then a tool's own --libdir (CRIU keeps the last): gpuwatch's plugin is
+	# not loaded. The action script's pre-dump says why in one line, before anything is frozen.
+	if criu_need plugin; then
+		mkdir -p "$WORK/img"
+		criu_run "dump (--libdir after)" "$WORK/dump-libdir.log" dump -t "$(cat "$dir/pid.parent")" \
+			-D "$WORK/img" --shell-job "${CRIU_GW_ARGS[@]}" --libdir "$WORK/no-plugins"
+		local said="criu was given --libdir $WORK/no-plugins, which holds no gpuwatch_criu.so"
+		[ "$CRIU_RC" != 0 ] || { fail "criu dumped the DRM workload without gpuwatch's plugin"; return 1; }
+		grep -qF "$said" "$WORK/dump-libdir.log" || { criu_show "$WORK/dump-libdir.log"
+			fail "dump with another --libdir after gpuwatch's: no line saying gpuwatch's plugin is not loaded$(criu_why "$WORK/dump-libdir.log")"
+			return 1; }
+		grep -F "$said" "$WORK/dump-libdir.log" | head -n1 | sed 's/^[^:]*: /    /' | cut -c1-200
+		rm -rf "$WORK/img"
+	fi
 	crwl_run_rest "$dir" 1 --cgroup "$cg" || return 1
 	final_check --cgroup "$cg"
 }
