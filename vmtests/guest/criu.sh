@@ -310,7 +310,7 @@ sc_criu_pidns() {
 	gw_start "$cg" || return 1
 	rm -f "$WORK/inner.reason"
 	# shellcheck disable=SC2016 # expanded by the inner bash
-	unshare --pid --fork --mount-proc bash -c "$(declare -f); $(declare -p WORK WL_DIR VMTESTS CRIU CRIU_TIMEOUT \
+	unshare --pid --fork --mount-proc bash -c "$(declare -f); $(declare -p WORK WL_DIR VMTESTS PYTHON GUEST_LIB CRIU CRIU_TIMEOUT \
 		PHASE_TIMEOUT CRIU_GW_ARGS CG_ROOT NAME 2>/dev/null); CLEANUP_PIDS=(); criu_pidns_inner '$cg'" \
 		>"$WORK/inner.out" 2>&1
 	rc=$?
