@@ -10,7 +10,8 @@ usage: hook_paths.py check CHECK.json PATH    `gpuwatch check --json` put every 
                                               checks' **/manifest.N.json) equals,
                                               normalised, the one at the same place under DIR_B
 
-Normalised: "cgroup", "hooks" and "generation" dropped; pids replaced by their rank;
+Normalised: "cgroup", "hooks" and "generation" dropped; pids replaced by their rank (a
+process's "pid_ns" dropped, its "ns_pid" by whether it is its pid);
 mappings sorted by address, their start replaced by their rank and their offset (a fake
 offset the driver picks) dropped; handles' "mmap_offsets" replaced by their count, their
 "mmap_types" (keyed by fake offset) by the sorted types, a userptr's "user_ptr" (a heap
@@ -121,6 +122,9 @@ def normalise(m):
     procs = m.get("processes", [])
     rank = {pid: i for i, pid in enumerate(sorted(p.get("pid") for p in procs))}
     for p in procs:
+        if "ns_pid" in p:  # a task's pid in its own namespace: its host pid, or not
+            p["ns_pid"] = "pid" if p["ns_pid"] == p.get("pid") else "other"
+        p.pop("pid_ns", None)
         p["pid"] = rank[p.get("pid")]
         maps = sorted(p.get("mmaps", []), key=lambda x: x.get("start", 0))
         for i, x in enumerate(maps):
