@@ -33,10 +33,20 @@
 #define GW_MAP_FIXED                    0x10
 #define GW_MAP_ANONYMOUS                0x20
 
+/* this thread's scratch (NULL, counted as a lost record, when the kernel cannot give it: no
+ * memory, or its storage lock is held by a program this one interrupted) */
+static __always_inline struct gw_pending *gw_thread_scratch(void)
+{
+	struct gw_pending *p =
+		bpf_task_storage_get(&gw_scratch, bpf_get_current_task_btf(), NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!p)
+		GW_COUNT(pending_full);
+	return p;
+}
+
 static __always_inline struct gw_pending *gw_scratch_get(u32 sc)
 {
-	u32 zero = 0;
-	struct gw_pending *p = bpf_map_lookup_elem(&gw_scratch, &zero);
+	struct gw_pending *p = gw_thread_scratch();
 	if (p)
 		p->sc = sc;
 	return p;
@@ -54,13 +64,12 @@ static __always_inline void gw_pending_put(struct gw_pending *p)
 static __always_inline struct gw_pending *gw_pending_take2(u32 sc, u32 sc2)
 {
 	u32 tid = (u32)bpf_get_current_pid_tgid();
-	u32 zero = 0;
 	struct gw_pending *p = bpf_map_lookup_elem(&gw_pending_map, &tid);
 	struct gw_pending *s;
 
 	if (!p)
 		return NULL;
-	s = bpf_map_lookup_elem(&gw_scratch, &zero);
+	s = gw_thread_scratch();
 	if (s)
 		__builtin_memcpy(s, p, sizeof(*s));
 	bpf_map_delete_elem(&gw_pending_map, &tid);

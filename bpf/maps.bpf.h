@@ -98,11 +98,15 @@ struct {
 	__type(value, u8);
 } gw_snap_pids SEC(".maps");
 
-/* per-CPU scratch for a pending record (too large for the 512-byte stack with the rest) */
+/* the scratch for a pending record (too large for the 512-byte stack with the rest): the
+ * thread's own (task storage), not the CPU's. fentry/fexit and syscall-tracepoint programs run
+ * migrate-disabled but preemptible on preemptible kernels, and they call helpers while they
+ * fill it: a per-CPU scratch could be overwritten by another task's program on the same CPU
+ * in the middle. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct gw_pending);
 } gw_scratch SEC(".maps");
 
