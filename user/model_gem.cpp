@@ -76,7 +76,10 @@ void Handle::set_params(nlohmann::json p)
 
 ApplyStatus ModelOps::on_ioctl(const gw_ev_ioctl &ev)
 {
-	if (ev.file == 0 || ev.aux_file == ev.file)
+	// a successful ioctl went through an fd (the kernel's is an unsigned int, and a number
+	// from 2^31 on is never open): a negative one is not the tracer's (issue 16, finding 10:
+	// it left a file no fd held, which only a full collection dropped)
+	if (ev.file == 0 || ev.aux_file == ev.file || ev.fd < 0)
 		return malformed();
 	Process *p = process(ev.hdr.tgid);
 	if (!p)

@@ -88,6 +88,20 @@ TEST(ModelStatus, ForkFromAKnownParentIsApplied)
 	EXPECT_EQ(w.fork(100, 100), ApplyStatus::malformed);
 }
 
+// Issue 16, finding 10 (found again by tests/fuzz/fuzz_records): an ioctl record with a
+// negative fd on a file no fd held made the model keep that file, which only a full collection
+// dropped (the GW_MODEL_CHECK_GC oracle aborted). No successful ioctl has a negative fd.
+TEST(ModelStatus, IoctlWithANegativeFdIsMalformed)
+{
+	World w;
+	w.proc(100);
+	w.open(100, 3, kCard);
+	auto r = create_dumb_rec(100, -1071618894, kCard2, 1);
+	EXPECT_EQ(w.apply(r), ApplyStatus::malformed);
+	EXPECT_EQ(w.m.malformed_records(), 1u);
+	EXPECT_EQ(w.m.manifest().files.size(), 1u) << "the unknown file of the record was kept";
+}
+
 std::vector<std::byte> raw(const void *p, std::size_t n)
 {
 	std::vector<std::byte> v(n);
