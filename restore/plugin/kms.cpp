@@ -321,7 +321,7 @@ std::vector<std::string> kms_restore(int fd, const KmsState &k)
 		if (got == want)
 			continue;
 		const KmsBlob &b =
-			*std::find_if(k.blobs.begin(), k.blobs.end(), [&](const KmsBlob &x) { return x.id == want; });
+			*std::find_if(k.blobs.begin(), k.blobs.end(), [w = want](const KmsBlob &x) { return x.id == w; });
 		uint32_t again = add_blob_as(fd, b);
 		if (again == want) {
 			drmModeDestroyPropertyBlob(fd, got);
