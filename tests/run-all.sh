@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds gpuwatch and runs every test layer: unit tests (no root), host tests (root, the
-# running kernel), and the VM suites (virtme-ng, vgem and the test drivers) in each lane
-# (vmtests/lanes/lane.sh): debian12 (kernel 6.1, CRIU 3.17, podman 4.3) and debian13 (kernel
-# 6.12, CRIU 4.1, podman 5.4, runc and crun). Prints each lane's counts and times, then one
+# running kernel), the fuzz targets briefly (tests/fuzz/run.sh), and the VM suites
+# (virtme-ng, vgem and the test drivers) in each lane (vmtests/lanes/lane.sh): debian12
+# (kernel 6.1, CRIU 3.17, podman 4.3) and debian13 (kernel 6.12, CRIU 4.1, podman 5.4, runc
+# and crun). Prints each lane's counts and times, then one
 # summary line "N passed, N failed, N skipped", and exits non-zero if anything failed.
 #   env GPUWATCH_SKIP_VM=1   no VM suite (each counts as skipped)
 #   env LANES="debian12 debian13"   the lanes to run (default both)
@@ -21,6 +22,16 @@ p=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* +Passed' "$ctest_log")
 f=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*(\*\*\*Failed|\*\*\*Exception|\*\*\*Timeout|Not Run)' "$ctest_log")
 s=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*\*\*\*Skipped' "$ctest_log")
 rm -f "$ctest_log"
+passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+
+# the libFuzzer targets, briefly (tests/fuzz/run.sh: a clang build of its own in build-fuzz/,
+# each target 20000 executions from its committed seeds); each target counts as a test
+fuzz_log=$(mktemp)
+BUILD_FUZZ=${BUILD_FUZZ:-build-fuzz} tests/fuzz/run.sh 2>&1 | tee "$fuzz_log"
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$fuzz_log" | tail -n 1)
+rm -f "$fuzz_log"
+[ -n "$line" ] || line="0 passed, 1 failed, 0 skipped"
+read -r p _ f _ s _ <<<"$line"
 passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 
 # run_vm LANE NAME CMD...: a VM suite that ends with "N passed, N failed, N skipped"; appends

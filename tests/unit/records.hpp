@@ -4,7 +4,10 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <span>
 #include <fcntl.h>
 #include <map>
 #include <optional>
@@ -12,6 +15,8 @@
 #include <string>
 #include <type_traits>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include <drm.h>
 #include <drm_mode.h>
@@ -205,11 +210,28 @@ IntelCall intel_call(UserMem &mem, uint32_t tgid, int fd, uint64_t file, uint8_t
 	return IntelCall{capture_ext(mem, tgid, file, drv, cmd, ev.in, arg), ev};
 }
 
+// With GW_RECORD_SEEDS=DIR, every record a World applies is appended to DIR/<test name>: the
+// record streams of the unit tests are the seed corpus of tests/fuzz/fuzz_records.
+inline void record_seed(std::span<const std::byte> b)
+{
+	static const char *dir = std::getenv("GW_RECORD_SEEDS");
+	if (!dir)
+		return;
+	const auto *t = ::testing::UnitTest::GetInstance()->current_test_info();
+	std::string name = t ? std::string(t->test_suite_name()) + "." + t->name() : "outside-a-test";
+	std::ofstream(std::string(dir) + "/" + name, std::ios::app | std::ios::binary)
+		.write(reinterpret_cast<const char *>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
 // Applies records to a Model and offers one call per event.
 struct World {
 	gw::Model m{"/sys/fs/cgroup/test"};
 
-	template <class T> ApplyStatus apply(const T &rec) { return m.apply(gw::abi::record_bytes(rec)); }
+	template <class T> ApplyStatus apply(const T &rec)
+	{
+		record_seed(gw::abi::record_bytes(rec));
+		return m.apply(gw::abi::record_bytes(rec));
+	}
 
 	void proc(uint32_t pid, const char *comm = "app") { m.add_process(pid, comm); }
 
