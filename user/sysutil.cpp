@@ -338,6 +338,22 @@ uint32_t inner_pid(const std::string &status_text, uint32_t pid)
 	return last;
 }
 
+std::optional<std::vector<std::string>> proc_cmdline(const std::string &pid)
+{
+	auto text = read_text("/proc/" + pid + "/cmdline", 1 << 20);
+	if (!text)
+		return std::nullopt;
+	std::vector<std::string> args;
+	for (std::size_t at = 0; at < text->size();) {
+		std::size_t end = text->find('\0', at);
+		if (end == std::string::npos)
+			end = text->size();
+		args.push_back(text->substr(at, end - at));
+		at = end + 1;
+	}
+	return args;
+}
+
 PidNsKey pid_ns_key(uint32_t pid)
 {
 	std::string dir = "/proc/" + std::to_string(pid);

@@ -90,6 +90,9 @@ std::optional<std::string> read_text(const std::string &path, std::size_t max = 
 std::string status_field(const std::string &status_text, const char *key);
 // The pid in the task's own (innermost) pid namespace: the last NSpid entry; `pid` if none.
 uint32_t inner_pid(const std::string &status_text, uint32_t pid);
+// The arguments of a process (/proc/PID/cmdline, or "/proc/self/cmdline" for `self`), split at
+// their NULs; nullopt when it cannot be read (the process is gone).
+std::optional<std::vector<std::string>> proc_cmdline(const std::string &pid);
 // A task as every pid namespace names it: its own (innermost) pid namespace, the inode of
 // /proc/PID/ns/pid, and its pid there (the last NSpid). {0, 0} when the task is gone.
 struct PidNsKey {

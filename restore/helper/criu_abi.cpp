@@ -149,20 +149,12 @@ std::string libdir_of_cmdline(const std::vector<std::string> &argv, const std::s
 std::string plugin_missing_from_libdir(pid_t criu)
 {
 	std::string proc = "/proc/" + std::to_string(criu);
-	auto cmdline = gw::read_text(proc + "/cmdline", 1 << 20);
-	if (!cmdline)
+	auto argv = gw::proc_cmdline(std::to_string(criu));
+	if (!argv)
 		return "";
-	std::vector<std::string> argv;
-	for (std::size_t at = 0; at < cmdline->size();) {
-		std::size_t end = cmdline->find('\0', at);
-		if (end == std::string::npos)
-			end = cmdline->size();
-		argv.push_back(cmdline->substr(at, end - at));
-		at = end + 1;
-	}
 	char cwd[PATH_MAX];
 	ssize_t n = ::readlink((proc + "/cwd").c_str(), cwd, sizeof(cwd) - 1);
-	std::string dir = libdir_of_cmdline(argv, n > 0 ? std::string(cwd, static_cast<std::size_t>(n)) : "/");
+	std::string dir = libdir_of_cmdline(*argv, n > 0 ? std::string(cwd, static_cast<std::size_t>(n)) : "/");
 	if (dir.empty() || ::access((dir + "/gpuwatch_criu.so").c_str(), F_OK) == 0)
 		return "";
 	return "criu was given --libdir " + dir + ", which holds no gpuwatch_criu.so: CRIU takes one plugin " +

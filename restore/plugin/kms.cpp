@@ -320,8 +320,8 @@ std::vector<std::string> kms_restore(int fd, const KmsState &k)
 	for (auto &[want, got] : blob_ids) {
 		if (got == want)
 			continue;
-		const KmsBlob &b =
-			*std::find_if(k.blobs.begin(), k.blobs.end(), [w = want](const KmsBlob &x) { return x.id == w; });
+		const KmsBlob &b = *std::find_if(k.blobs.begin(), k.blobs.end(),
+						 [w = want](const KmsBlob &x) { return x.id == w; });
 		uint32_t again = add_blob_as(fd, b);
 		if (again == want) {
 			drmModeDestroyPropertyBlob(fd, got);

@@ -72,17 +72,10 @@ template <typename F> int guarded(const char *hook, F &&body)
 // fails on such a mapping with its own error.
 uint32_t predump_tree_from_cmdline()
 {
-	auto cmd = gwcriu::read_text("/proc/self/cmdline", 1 << 16);
+	auto cmd = gw::proc_cmdline("self");
 	if (!cmd)
 		return 0;
-	std::vector<std::string> args;
-	for (std::size_t i = 0; i < cmd->size();) {
-		std::size_t z = cmd->find('\0', i);
-		if (z == std::string::npos)
-			z = cmd->size();
-		args.push_back(cmd->substr(i, z - i));
-		i = z + 1;
-	}
+	const std::vector<std::string> &args = *cmd;
 	for (std::size_t i = 0; i < args.size(); ++i) {
 		std::string v;
 		if ((args[i] == "-t" || args[i] == "--tree") && i + 1 < args.size())

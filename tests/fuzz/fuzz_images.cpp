@@ -34,21 +34,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	try {
 		gwcriu::Devices devs = gwcriu::parse_devices_image(devices, "gpuwatch-devices.json");
 		switch (kind) {
-		case 0:
-			gwcriu::parse_file_image(text, "gpuwatch-file-1.json", devs);
-			break;
-		case 1:
-			gwcriu::parse_dmabuf_image(text, "gpuwatch-dmabuf-2.json", devs);
-			break;
-		case 2:
-			gwcriu::parse_vmas_image(text, "gpuwatch-vmas.json", devs);
-			break;
-		case 3:
-			gwcriu::parse_fence_image(text, "gpuwatch-fence-3.json", devs);
-			break;
-		default:
-			gwcriu::parse_devices_image(text, "gpuwatch-devices.json");
-			break;
+		case 0: gwcriu::parse_file_image(text, "gpuwatch-file-1.json", devs); break;
+		case 1: gwcriu::parse_dmabuf_image(text, "gpuwatch-dmabuf-2.json", devs); break;
+		case 2: gwcriu::parse_vmas_image(text, "gpuwatch-vmas.json", devs); break;
+		case 3: gwcriu::parse_fence_image(text, "gpuwatch-fence-3.json", devs); break;
+		default: gwcriu::parse_devices_image(text, "gpuwatch-devices.json"); break;
 		}
 	} catch (const gw::Error &) {
 	}

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sched.h>
 #include <sys/mount.h>
@@ -26,6 +27,44 @@ std::string cgroup2_mount()
 	return "";
 }
 
+// Runs the action script's pre-dump (stdout and stderr captured) with a fresh image and run
+// directory, in a child that `setup` prepares first and `exec` replaces (default: the action
+// script itself). Returns the wait status and the output.
+struct ActionRun {
+	int status = 0;
+	std::string log;
+};
+ActionRun run_predump(const std::function<void()> &setup, const std::function<void()> &exec = {})
+{
+	char img[] = "/tmp/gw-img.XXXXXX", run[] = "/tmp/gw-run.XXXXXX", out[] = "/tmp/gw-act-out.XXXXXX";
+	ActionRun r;
+	if (!mkdtemp(img) || !mkdtemp(run))
+		return {-1, "mkdtemp failed"};
+	int ofd = mkstemp(out);
+	pid_t child = fork();
+	if (child == 0) {
+		dup2(ofd, 1);
+		dup2(ofd, 2);
+		setup();
+		setenv("CRTOOLS_SCRIPT_ACTION", "pre-dump", 1);
+		setenv("CRTOOLS_IMAGE_DIR", img, 1);
+		setenv("CRTOOLS_INIT_PID", std::to_string(getpid()).c_str(), 1);
+		setenv("GPUWATCH_RUN_DIR", run, 1);
+		if (exec)
+			exec();
+		else
+			execl(GPUWATCH_ACTION_BIN, "gpuwatch-criu-action", nullptr);
+		_exit(127);
+	}
+	waitpid(child, &r.status, 0);
+	r.log = gwhost::slurp(out);
+	close(ofd);
+	unlink(out);
+	std::filesystem::remove_all(img);
+	std::filesystem::remove_all(run);
+	return r;
+}
+
 // Issue 16, finding 12: with no cgroup v2 mounted (cgroup-v1-only hosts, CRIU in a mount
 // namespace without it) every dump with gpuwatch's options failed ("Pre dump script failed":
 // the pre-dump asked for the task's cgroup v2 directory before looking for daemons).
@@ -33,41 +72,20 @@ TEST(ActionPreDump, NoCgroupV2AndNoDaemonLetsTheDumpGoOn)
 {
 	if (geteuid() != 0)
 		GTEST_SKIP() << "needs root: a mount namespace without cgroup v2";
-	char img[] = "/tmp/gw-img.XXXXXX", run[] = "/tmp/gw-run.XXXXXX";
-	ASSERT_NE(mkdtemp(img), nullptr);
-	ASSERT_NE(mkdtemp(run), nullptr);
-	char out[] = "/tmp/gw-act-out.XXXXXX";
-	int ofd = mkstemp(out);
-	ASSERT_GE(ofd, 0);
-	pid_t child = fork();
-	if (child == 0) {
-		dup2(ofd, 1);
-		dup2(ofd, 2);
+	ActionRun r = run_predump([] {
 		// a mount namespace of its own whose cgroup v2 mounts are gone
 		if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
 			_exit(90);
 		for (std::string m; !(m = cgroup2_mount()).empty();)
 			if (umount2(m.c_str(), MNT_DETACH) != 0)
 				_exit(91);
-		setenv("CRTOOLS_SCRIPT_ACTION", "pre-dump", 1);
-		setenv("CRTOOLS_IMAGE_DIR", img, 1);
-		setenv("CRTOOLS_INIT_PID", std::to_string(getppid()).c_str(), 1);
-		setenv("GPUWATCH_RUN_DIR", run, 1);
-		execl(GPUWATCH_ACTION_BIN, "gpuwatch-criu-action", nullptr);
-		_exit(127);
-	}
-	int st = 0;
-	waitpid(child, &st, 0);
-	std::string log = gwhost::slurp(out);
-	close(ofd);
-	unlink(out);
-	std::filesystem::remove_all(img);
-	std::filesystem::remove_all(run);
-	ASSERT_TRUE(WIFEXITED(st));
-	ASSERT_LT(WEXITSTATUS(st), 90) << "could not set up a mount namespace without cgroup v2: " << WEXITSTATUS(st);
-	EXPECT_EQ(WEXITSTATUS(st), 0) << log;
-	EXPECT_NE(log.find("no gpuwatch daemon follows process"), std::string::npos) << log;
-	EXPECT_EQ(log.find("/sys/fs/cgroup"), std::string::npos) << "cgroup v2 was still mounted: " << log;
+	});
+	ASSERT_TRUE(WIFEXITED(r.status)) << r.log;
+	ASSERT_LT(WEXITSTATUS(r.status), 90)
+		<< "could not set up a mount namespace without cgroup v2: " << WEXITSTATUS(r.status);
+	EXPECT_EQ(WEXITSTATUS(r.status), 0) << r.log;
+	EXPECT_NE(r.log.find("no gpuwatch daemon follows process"), std::string::npos) << r.log;
+	EXPECT_EQ(r.log.find("/sys/fs/cgroup"), std::string::npos) << "cgroup v2 was still mounted: " << r.log;
 }
 
 // Issue 16, finding 12: `$(gpuwatch criu-args)` gives --libdir, and CRIU keeps one: a tool's
@@ -87,37 +105,18 @@ TEST(ActionPreDump, LibdirOfCriuCommandLine)
 // With DRM files it refuses the dump in one line: the VM suite's criu_baseline runs that.
 TEST(ActionPreDump, ForeignLibdirIsSaid)
 {
-	char img[] = "/tmp/gw-img.XXXXXX", run[] = "/tmp/gw-run.XXXXXX", out[] = "/tmp/gw-act-out.XXXXXX";
-	ASSERT_NE(mkdtemp(img), nullptr);
-	ASSERT_NE(mkdtemp(run), nullptr);
-	int ofd = mkstemp(out);
-	ASSERT_GE(ofd, 0);
-	pid_t child = fork();
-	if (child == 0) {
-		dup2(ofd, 1);
-		dup2(ofd, 2);
-		setenv("CRTOOLS_SCRIPT_ACTION", "pre-dump", 1);
-		setenv("CRTOOLS_IMAGE_DIR", img, 1);
-		setenv("CRTOOLS_INIT_PID", std::to_string(getpid()).c_str(), 1);
-		setenv("GPUWATCH_RUN_DIR", run, 1);
-		// the action script's parent (criu, here a shell) was given --libdir /nonexistent-plugins
-		execl("/bin/sh", "sh", "-c", "\"$0\"; exit $?", GPUWATCH_ACTION_BIN, "--libdir", "/nonexistent-plugins",
-		      nullptr);
-		_exit(127);
-	}
-	int st = 0;
-	waitpid(child, &st, 0);
-	std::string log = gwhost::slurp(out);
-	close(ofd);
-	unlink(out);
-	std::filesystem::remove_all(img);
-	std::filesystem::remove_all(run);
-	ASSERT_TRUE(WIFEXITED(st));
-	EXPECT_EQ(WEXITSTATUS(st), 0) << log;
-	EXPECT_NE(log.find("criu was given --libdir /nonexistent-plugins, which holds no gpuwatch_criu.so"),
+	// the action script's parent (criu, here a shell) was given --libdir /nonexistent-plugins
+	ActionRun r = run_predump([] {},
+				  [] {
+					  execl("/bin/sh", "sh", "-c", "\"$0\"; exit $?", GPUWATCH_ACTION_BIN,
+						"--libdir", "/nonexistent-plugins", nullptr);
+				  });
+	ASSERT_TRUE(WIFEXITED(r.status)) << r.log;
+	EXPECT_EQ(WEXITSTATUS(r.status), 0) << r.log;
+	EXPECT_NE(r.log.find("criu was given --libdir /nonexistent-plugins, which holds no gpuwatch_criu.so"),
 		  std::string::npos)
-		<< log;
-	EXPECT_NE(log.find("no DRM file among the dumped processes: the dump goes on"), std::string::npos) << log;
+		<< r.log;
+	EXPECT_NE(r.log.find("no DRM file among the dumped processes: the dump goes on"), std::string::npos) << r.log;
 }
 
 } // namespace
