@@ -238,7 +238,12 @@ void ModelOps::verify_collect() const
 	if (copy.files_.size() != m.files_.size() || copy.objects_.size() != m.objects_.size() ||
 	    copy.dmabufs_.size() != m.dmabufs_.size() || copy.flinks_.size() != m.flinks_.size() ||
 	    copy.others_.size() != m.others_.size()) {
-		std::fprintf(stderr, "model: collect() left garbage gc() finds\n");
+		std::fprintf(stderr,
+			     "model: collect() left garbage gc() finds (files %zu -> %zu, objects %zu -> %zu, "
+			     "dma-bufs %zu -> %zu, flinks %zu -> %zu, others %zu -> %zu)\n",
+			     m.files_.size(), copy.files_.size(), m.objects_.size(), copy.objects_.size(),
+			     m.dmabufs_.size(), copy.dmabufs_.size(), m.flinks_.size(), copy.flinks_.size(),
+			     m.others_.size(), copy.others_.size());
 		std::abort();
 	}
 #endif

@@ -39,8 +39,8 @@ void ModelOps::install_fd(Process &p, int fd, FdEntry e)
 		FdEntry &old = it->second;
 		if (old.kfile == e.kfile && old.cloexec == e.cloexec && old.dmabuf == e.dmabuf)
 			return;
-		if (old.kfile != e.kfile)
-			need_gc = true;
+		if (old.kfile != e.kfile || old.dmabuf != e.dmabuf)
+			need_gc = true; // what the old entry held may be held by nothing now
 		old = e;
 	}
 	changed = true;
@@ -53,7 +53,9 @@ void ModelOps::learn_fd(Process &p, int fd, uint64_t kfile, bool dmabuf)
 	if (fd < 0)
 		return;
 	auto it = p.fds.find(fd);
-	if (it == p.fds.end() || it->second.kfile != kfile)
+	// the same kernel file as another kind (a dma-buf's file freed and its address reused by a
+	// DRM file, with the close missed) is another file
+	if (it == p.fds.end() || it->second.kfile != kfile || it->second.dmabuf != dmabuf)
 		install_fd(p, fd, FdEntry{kfile, false, dmabuf});
 }
 

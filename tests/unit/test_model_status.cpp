@@ -102,6 +102,23 @@ TEST(ModelStatus, IoctlWithANegativeFdIsMalformed)
 	EXPECT_EQ(w.m.manifest().files.size(), 1u) << "the unknown file of the record was kept";
 }
 
+// Found by tests/fuzz/fuzz_records: an ioctl through an fd the model knew as a dma-buf of the
+// same kernel file (the dma-buf freed, its address reused by a DRM file, the close missed) left
+// the DRM file held by no fd and the fd still a dma-buf's.
+TEST(ModelStatus, IoctlThroughAnFdKnownAsADmaBufMakesItTheDrmFile)
+{
+	World w;
+	w.proc(200);
+	ASSERT_EQ(w.apply(fd_rec(200, 3, kRender, GW_FD_OPEN, false, 128, GW_FILE_DMABUF)), ApplyStatus::ok);
+	ASSERT_EQ(w.apply(create_dumb_rec(200, 3, kRender, 1)), ApplyStatus::ok);
+	auto m = w.m.manifest();
+	ASSERT_EQ(m.processes.size(), 1u);
+	ASSERT_EQ(m.processes[0].fds.size(), 1u);
+	EXPECT_EQ(m.processes[0].fds[0].kind, gw::manifest::Fd::Kind::drm);
+	ASSERT_EQ(m.files.size(), 1u);
+	EXPECT_EQ(m.files[0].handles.size(), 1u);
+}
+
 std::vector<std::byte> raw(const void *p, std::size_t n)
 {
 	std::vector<std::byte> v(n);
