@@ -67,7 +67,7 @@ std::optional<std::string> read_registration(const fs::path &p)
 	return text;
 }
 
-// Connected to the daemon's socket, and the peer is root (or this user); else "" and `why`.
+// A connection to the daemon's socket whose peer is root (or this user); else an empty fd, and `why`.
 UniqueFd connect_daemon(const DaemonInfo &d, ucred &peer, std::string &why)
 {
 	UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
