@@ -47,11 +47,44 @@ criu_run() {
 	local what=$1 log=$2 t0 t1 ms
 	shift 2
 	t0=$(date +%s%N)
-	timeout -k 5 "$CRIU_TIMEOUT" env ${CRIU_ENV[@]+"${CRIU_ENV[@]}"} "$CRIU" "$@" -v4 -o "$log" >>"$WORK/criu.out" 2>&1
+	env ${CRIU_ENV[@]+"${CRIU_ENV[@]}"} "$CRIU" "$@" -v4 -o "$log" <&0 >>"$WORK/criu.out" 2>&1 &
+	local pid=$! watch
+	criu_watch "$pid" "$what" "$log" &
+	watch=$!
+	wait "$pid"
 	CRIU_RC=$?
+	kill "$watch" 2>/dev/null
+	wait "$watch" 2>/dev/null
 	t1=$(date +%s%N)
 	ms=$(((t1 - t0) / 1000000))
 	printf '%-28s %3d.%d s  exit %d\n' "$what" $((ms / 1000)) $((ms % 1000 / 100)) "$CRIU_RC" >>"$WORK/timings.txt"
+}
+
+# criu_watch PID WHAT LOG: once criu (PID) has run CRIU_TIMEOUT seconds, reports where it hangs,
+# before anything is killed, then kills it (criu_run kills the watch when criu ends)
+criu_watch() {
+	trap 'kill $CRIU_WATCH_SLEEP 2>/dev/null; exit 0' TERM
+	sleep "$CRIU_TIMEOUT" &
+	CRIU_WATCH_SLEEP=$!
+	wait "$CRIU_WATCH_SLEEP"
+	criu_hang_report "$2" "$3" >>"$WORK/timings.txt"
+	kill -TERM "$1" 2>/dev/null
+	sleep 5
+	kill -KILL "$1" 2>/dev/null
+}
+
+# criu_hang_report WHAT LOG: criu ran past CRIU_TIMEOUT: every process's state and kernel
+# wait channel, the kernel stacks of criu's and the workload's tasks and the criu log's tail
+criu_hang_report() {
+	local p
+	echo "$1: still running after $CRIU_TIMEOUT s; the tasks, then the kernel stacks of criu's:"
+	ps -eo pid,ppid,stat,wchan:32,comm | awk '$1 != 2 && $2 != 2 { print "  " $0 }'    # no kernel threads
+	for p in $(pgrep -x criu) $(pgrep -f 'wl_|gwt-') ; do
+		echo "  -- $p $(cat "/proc/$p/comm" 2>/dev/null)"
+		sed 's/^/     /' "/proc/$p/stack" 2>/dev/null | head -n 12
+	done
+	echo "  -- the last lines of $(basename "$2"):"
+	tail -n 25 "$2" 2>/dev/null | sed 's/^/     /'
 }
 
 # criu_why LOG: ": " + the last real error of a criu log (CRIU prints harmless ones while probing)
