@@ -8,6 +8,9 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+#include <cerrno>
+
 #include "sysutil.hpp"
 
 namespace gwaction
@@ -23,7 +26,11 @@ std::string slurp(const std::string &path)
 }
 } // namespace
 
-std::set<uint32_t> process_tree(uint32_t root)
+namespace
+{
+/* every task's parent, from /proc/<pid>/stat: the whole of /proc, for kernels without
+ * CONFIG_PROC_CHILDREN */
+std::set<uint32_t> process_tree_by_scan(uint32_t root)
 {
 	std::map<uint32_t, std::vector<uint32_t>> children;
 	std::error_code ec;
@@ -46,6 +53,33 @@ std::set<uint32_t> process_tree(uint32_t root)
 		for (uint32_t c : children[p])
 			if (tree.insert(c).second)
 				todo.push_back(c);
+	}
+	return tree;
+}
+} // namespace
+
+/* Each thread's /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN, as CRIU reads them):
+ * work in the size of the tree, not of the host's process table, which every checkpoint, GPU
+ * or not, would otherwise pay for. The tree is frozen or seized when CRIU runs the script. */
+std::set<uint32_t> process_tree(uint32_t root)
+{
+	const std::string probe = "/proc/" + std::to_string(root) + "/task/" + std::to_string(root) + "/children";
+	if (access(probe.c_str(), R_OK) != 0 && errno == ENOENT &&
+	    access(("/proc/" + std::to_string(root)).c_str(), F_OK) == 0)
+		return process_tree_by_scan(root);
+	std::set<uint32_t> tree{root};
+	std::vector<uint32_t> todo{root};
+	while (!todo.empty()) {
+		uint32_t p = todo.back();
+		todo.pop_back();
+		for (uint32_t t : threads_of(p)) {
+			std::istringstream in(
+				slurp("/proc/" + std::to_string(p) + "/task/" + std::to_string(t) + "/children"));
+			uint32_t c;
+			while (in >> c)
+				if (tree.insert(c).second)
+					todo.push_back(c);
+		}
 	}
 	return tree;
 }
