@@ -30,6 +30,8 @@ SCENARIOS=(
 	"criu_node_missing         sc_criu_node_missing"
 	"criu_corrupt              sc_criu_corrupt"
 	"criu_pidns                sc_criu_pidns"
+	# checkpoints with no DRM state (guest/criu_citizen.sh): plain, criu-args, a conf file
+	"criu_citizen              sc_criu_citizen"
 	# i915 checkpoint/restore (guest/criu_i915.sh): gwi915, the kernel's state before and after
 	"criu_i915_selfcheck       sc_criu_i915_selfcheck"
 	"criu_i915                 sc_criu_i915"
@@ -111,6 +113,7 @@ SCENARIOS=(
 	"criu_scratch_device       sc_scratch_device"
 )
 . "$VMTESTS/guest/criu.sh"
+. "$VMTESTS/guest/criu_citizen.sh"
 . "$VMTESTS/guest/criu_dummydrm.sh"
 . "$VMTESTS/guest/i915.sh"
 . "$VMTESTS/guest/criu_i915.sh"

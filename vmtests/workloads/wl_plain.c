@@ -56,10 +56,10 @@ static void fail(const char *fmt, ...)
 	va_end(ap);
 }
 
-#define CHECK(cond, ...)                                                                          \
-	do {                                                                                      \
-		if (!(cond))                                                                      \
-			fail(__VA_ARGS__);                                                        \
+#define CHECK(cond, ...)                                                                                               \
+	do {                                                                                                           \
+		if (!(cond))                                                                                           \
+			fail(__VA_ARGS__);                                                                             \
 	} while (0)
 
 static void dir_path(char *out, size_t n, const char *name)
@@ -155,7 +155,7 @@ static void case_pipe(void)
 static void case_unix(void)
 {
 	int st[2], dg[2], l, cl, a;
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	char buf[64];
 
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, st) || socketpair(AF_UNIX, SOCK_DGRAM, 0, dg))
@@ -188,7 +188,7 @@ static void case_unix(void)
 /* ---- inet: a TCP listener and a bound UDP socket on loopback ----------------------------- */
 static void case_inet(void)
 {
-	struct sockaddr_in t = { .sin_family = AF_INET }, u = { .sin_family = AF_INET };
+	struct sockaddr_in t = {.sin_family = AF_INET}, u = {.sin_family = AF_INET};
 	socklen_t len = sizeof(t);
 	int l, us, cl, a;
 	char buf[8];
@@ -202,8 +202,8 @@ static void case_inet(void)
 		wl_die("inet sockets (is lo up?)");
 	handshake();
 	cl = socket(AF_INET, SOCK_STREAM, 0);
-	CHECK(cl >= 0 && connect(cl, (struct sockaddr *)&t, sizeof(t)) == 0, "cannot connect to the TCP listener (port %d)",
-	      ntohs(t.sin_port));
+	CHECK(cl >= 0 && connect(cl, (struct sockaddr *)&t, sizeof(t)) == 0,
+	      "cannot connect to the TCP listener (port %d)", ntohs(t.sin_port));
 	a = accept(l, NULL, NULL);
 	CHECK(a >= 0 && write(cl, "tcp", 3) == 3 && read(a, buf, 3) == 3 && !memcmp(buf, "tcp", 3),
 	      "the restored TCP listener does not accept");
@@ -215,7 +215,7 @@ static void case_inet(void)
 static void case_tty(void)
 {
 	int m, s;
-	struct winsize ws = { .ws_row = 37, .ws_col = 111 }, got;
+	struct winsize ws = {.ws_row = 37, .ws_col = 111}, got;
 	struct termios tio, now;
 	char buf[16];
 
@@ -241,9 +241,9 @@ static void on_alarm(int sig)
 
 static void case_timers(void)
 {
-	struct itimerspec arm = { .it_interval = { 1000, 0 }, .it_value = { 500, 0 } }, got;
-	struct itimerval iv = { .it_interval = { 900, 0 }, .it_value = { 400, 0 } }, ivgot;
-	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1 };
+	struct itimerspec arm = {.it_interval = {1000, 0}, .it_value = {500, 0}}, got;
+	struct itimerval iv = {.it_interval = {900, 0}, .it_value = {400, 0}}, ivgot;
+	struct sigevent sev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1};
 	timer_t pt;
 	int tfd;
 
@@ -273,7 +273,7 @@ static void case_locks(void)
 {
 	char a[300], b[300];
 	int fa, fb;
-	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 10, .l_len = 10 };
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 10, .l_len = 10};
 	pid_t c;
 
 	dir_path(a, sizeof(a), "flock.file");
@@ -287,7 +287,7 @@ static void case_locks(void)
 	if (c < 0)
 		wl_die("fork");
 	if (c == 0) {
-		struct flock q = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 100 };
+		struct flock q = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 100};
 		int ga = open(a, O_RDWR), gb = open(b, O_RDWR);
 
 		if (ga < 0 || gb < 0)
@@ -359,7 +359,8 @@ static void case_mmap(void)
 	CHECK(same(priv, 2), "the private anonymous mapping changed");
 	CHECK(same(fpriv, 3), "the private file mapping lost its private copy");
 	CHECK(same(fshared, 4), "the shared file mapping changed");
-	CHECK(pread(f, disk, 1, 64) == 1 && disk[0] == (unsigned char)(1 * 31 + 4), "the file under the mappings changed");
+	CHECK(pread(f, disk, 1, 64) == 1 && disk[0] == (unsigned char)(1 * 31 + 4),
+	      "the file under the mappings changed");
 	CHECK(write(go_child[1], "x", 1) == 1, "cannot wake the child");
 	int rc = reap(c);
 	CHECK(rc == 0, "the child (private copy check) exited %d", rc);
@@ -520,9 +521,9 @@ static const struct {
 	const char *name;
 	void (*run)(void);
 } cases[] = {
-	{ "pipe", case_pipe },	   { "unix", case_unix }, { "inet", case_inet },   { "tty", case_tty },
-	{ "timers", case_timers }, { "locks", case_locks }, { "mmap", case_mmap }, { "threads", case_threads },
-	{ "tree", case_tree },	   { "cgroup", case_cgroup }, { "ns", case_ns },
+	{"pipe", case_pipe},     {"unix", case_unix},     {"inet", case_inet}, {"tty", case_tty},
+	{"timers", case_timers}, {"locks", case_locks},   {"mmap", case_mmap}, {"threads", case_threads},
+	{"tree", case_tree},     {"cgroup", case_cgroup}, {"ns", case_ns},
 };
 
 int main(int argc, char **argv)
