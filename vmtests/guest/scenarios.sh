@@ -19,6 +19,7 @@ SCENARIOS=(
 	"descendant_cgroup    sc_descendant"
 	"moved_in             sc_moved_in"
 	"running_at_attach    sc_running_at_attach"
+	"churn                sc_churn"
 	# i915 (guest/i915.sh): the gwi915 fixture, a VA-API-like workload, the kernel as truth
 	"i915_va              sc_i915_va"
 	"i915_va_at_attach    sc_i915_va --at-attach"
@@ -113,6 +114,7 @@ SCENARIOS=(
 	"criu_scratch_device       sc_scratch_device"
 )
 . "$VMTESTS/guest/criu.sh"
+. "$VMTESTS/guest/churn.sh"
 . "$VMTESTS/guest/criu_citizen.sh"
 . "$VMTESTS/guest/criu_dummydrm.sh"
 . "$VMTESTS/guest/i915.sh"
