@@ -14,14 +14,22 @@ namespace
 
 int ready_pipe[2];
 
-void *fork_from_thread(void *)
+/* a child that waits to be killed; its pid goes to ready_pipe when `tell` */
+pid_t idle_child(bool tell)
 {
-	pid_t g = fork();
-	if (g == 0) {
+	pid_t c = fork();
+	if (c == 0) {
 		pause();
 		_exit(0);
 	}
-	(void)!write(ready_pipe[1], &g, sizeof(g));
+	if (tell)
+		(void)!write(ready_pipe[1], &c, sizeof(c));
+	return c;
+}
+
+void *fork_from_thread(void *)
+{
+	idle_child(true);
 	return nullptr;
 }
 
@@ -33,12 +41,7 @@ TEST(ProcTree, ChildrenGrandchildrenAndAThreadsChild)
 	pid_t a = fork();
 	ASSERT_GE(a, 0);
 	if (a == 0) { // the root: one child of its own, one from a second thread
-		pid_t c = fork();
-		if (c == 0) {
-			pause();
-			_exit(0);
-		}
-		(void)!write(ready_pipe[1], &c, sizeof(c));
+		idle_child(true);
 		pthread_t t;
 		if (pthread_create(&t, nullptr, fork_from_thread, nullptr))
 			_exit(1);
@@ -51,11 +54,7 @@ TEST(ProcTree, ChildrenGrandchildrenAndAThreadsChild)
 	pid_t kids[3];
 	for (pid_t &k : kids)
 		ASSERT_EQ(read(ready_pipe[0], &k, sizeof(k)), (ssize_t)sizeof(k));
-	pid_t other = fork(); // not in the tree
-	if (other == 0) {
-		pause();
-		_exit(0);
-	}
+	pid_t other = idle_child(false); // not in the tree
 	std::set<uint32_t> want{(uint32_t)a, (uint32_t)kids[0], (uint32_t)kids[1], (uint32_t)kids[2]};
 	EXPECT_EQ(gwaction::process_tree((uint32_t)a), want);
 	EXPECT_EQ(gwaction::process_tree((uint32_t)kids[0]), std::set<uint32_t>{(uint32_t)kids[0]});
