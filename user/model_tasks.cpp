@@ -37,9 +37,9 @@ void ModelOps::install_fd(Process &p, int fd, FdEntry e)
 	auto [it, inserted] = p.fds.try_emplace(fd, e);
 	if (!inserted) {
 		FdEntry &old = it->second;
-		if (old.kfile == e.kfile && old.cloexec == e.cloexec && old.dmabuf == e.dmabuf)
+		if (old.kfile == e.kfile && old.cloexec == e.cloexec && old.dmabuf == e.dmabuf && old.other == e.other)
 			return;
-		if (old.kfile != e.kfile || old.dmabuf != e.dmabuf)
+		if (old.kfile != e.kfile || old.dmabuf != e.dmabuf || old.other != e.other)
 			need_gc = true; // what the old entry held may be held by nothing now
 		old = e;
 	}
@@ -53,9 +53,9 @@ void ModelOps::learn_fd(Process &p, int fd, uint64_t kfile, bool dmabuf)
 	if (fd < 0)
 		return;
 	auto it = p.fds.find(fd);
-	// the same kernel file as another kind (a dma-buf's file freed and its address reused by a
-	// DRM file, with the close missed) is another file
-	if (it == p.fds.end() || it->second.kfile != kfile || it->second.dmabuf != dmabuf)
+	// the same kernel file as another kind (a dma-buf's, sync_file's or perf stream's file freed
+	// and its address reused by a DRM file, with the close missed) is another file
+	if (it == p.fds.end() || it->second.kfile != kfile || it->second.dmabuf != dmabuf || it->second.other != 0)
 		install_fd(p, fd, FdEntry{kfile, false, dmabuf});
 }
 

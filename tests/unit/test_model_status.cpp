@@ -119,6 +119,20 @@ TEST(ModelStatus, IoctlThroughAnFdKnownAsADmaBufMakesItTheDrmFile)
 	EXPECT_EQ(m.files[0].handles.size(), 1u);
 }
 
+TEST(ModelStatus, IoctlThroughAnFdKnownAsASyncFileMakesItTheDrmFile)
+{
+	World w; // found by fuzz_records: fd 3 a sync_file, then a DRM ioctl on its kernel file through fd 3
+	w.proc(200);
+	ASSERT_EQ(w.apply(fd_rec(200, 3, kRender, GW_FD_OPEN, false, 128, GW_FILE_SYNC)), ApplyStatus::ok);
+	ASSERT_EQ(w.apply(create_dumb_rec(200, 3, kRender, 1)), ApplyStatus::ok);
+	auto m = w.m.manifest();
+	ASSERT_EQ(m.processes.size(), 1u);
+	ASSERT_EQ(m.processes[0].fds.size(), 1u);
+	EXPECT_EQ(m.processes[0].fds[0].kind, gw::manifest::Fd::Kind::drm);
+	ASSERT_EQ(m.files.size(), 1u);
+	EXPECT_EQ(m.files[0].handles.size(), 1u);
+}
+
 std::vector<std::byte> raw(const void *p, std::size_t n)
 {
 	std::vector<std::byte> v(n);
