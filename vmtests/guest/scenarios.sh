@@ -20,6 +20,7 @@ SCENARIOS=(
 	"moved_in             sc_moved_in"
 	"running_at_attach    sc_running_at_attach"
 	"churn                sc_churn"
+	"vgem_unload          sc_vgem_unload"
 	# i915 (guest/i915.sh): the gwi915 fixture, a VA-API-like workload, the kernel as truth
 	"i915_va              sc_i915_va"
 	"i915_va_at_attach    sc_i915_va --at-attach"
@@ -31,6 +32,12 @@ SCENARIOS=(
 	"criu_node_missing         sc_criu_node_missing"
 	"criu_corrupt              sc_criu_corrupt"
 	"criu_pidns                sc_criu_pidns"
+	# faults (guest/criu_faults.sh)
+	"criu_enospc               sc_criu_enospc"
+	"criu_daemon_killed        sc_criu_daemon_killed"
+	# randomized DRM state, 25 seeds each (guest/criu_random.sh); run only when named (lane_skips)
+	"criu_random_vgem_1        sc_criu_random 1 25"
+	"criu_random_vgem_2        sc_criu_random 26 25"
 	# checkpoints with no DRM state (guest/criu_citizen.sh): plain, criu-args, a conf file
 	"criu_citizen              sc_criu_citizen"
 	# i915 checkpoint/restore (guest/criu_i915.sh): gwi915, the kernel's state before and after
@@ -82,6 +89,8 @@ SCENARIOS=(
 	"criu_roundtrip_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_criu_cycle"
 	"criu_daemon_after_restore_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_criu_cycle --check-manifest"
 	"criu_degraded_virtio_gpu  sc_on_driver virtio_gpu virtio_gpu sc_criu_cycle --no-daemon"
+	"criu_random_virtio_gpu_1  sc_on_driver virtio_gpu virtio_gpu sc_criu_random 51 25"
+	"criu_random_virtio_gpu_2  sc_on_driver virtio_gpu virtio_gpu sc_criu_random 76 25"
 	"criu_node_missing_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_criu_node_missing"
 	"criu_corrupt_virtio_gpu   sc_on_driver virtio_gpu virtio_gpu sc_criu_corrupt"
 	"two_opens_bochs           sc_on_driver bochs bochs-drm sc_simple wl_two_opens"
@@ -116,6 +125,8 @@ SCENARIOS=(
 . "$VMTESTS/guest/criu.sh"
 . "$VMTESTS/guest/churn.sh"
 . "$VMTESTS/guest/criu_citizen.sh"
+. "$VMTESTS/guest/criu_random.sh"
+. "$VMTESTS/guest/criu_faults.sh"
 . "$VMTESTS/guest/criu_dummydrm.sh"
 . "$VMTESTS/guest/i915.sh"
 . "$VMTESTS/guest/criu_i915.sh"
@@ -134,9 +145,13 @@ runs_once() {
 	esac
 }
 
-# Scenarios one lane runs (debian12), unless ONLY names them: they test the suite's own
-# checkers, not the stack (criu_i915_selfcheck runs no CRIU).
+# Scenarios one lane runs (debian12), unless ONLY names them: criu_i915_selfcheck tests the
+# suite's own checkers, not the stack (it runs no CRIU). The randomized seeds run only when
+# named: they find a restore defect not fixed yet (a buffer two files share is remade in the
+# first file restored, not in the one that made it: its origin and a dma-buf's exporter
+# change; CHANGELOG, issue 16), and would fail every run.
 lane_skips() {
+	[[ "$1" == criu_random_* ]] && return 0
 	[ "${LANE:-debian12}" != debian12 ] && [ "$1" = criu_i915_selfcheck ]
 }
 

@@ -53,32 +53,6 @@
 
 bool degraded, other_node, have_prime;
 
-/* Restored mappings have new fake offsets, and the node may have changed: update the model
- * (for the truth of later phases) from what the kernel says now. */
-static void refresh_model(void)
-{
-	for (int i = 0; i < wl.nmaps; i++) {
-		struct vma v;
-
-		if (find_vma(wl.maps[i].start, &v))
-			wl.maps[i].offset = v.offset;
-	}
-	for (int fi = 0; fi < wl.nfiles; fi++) {
-		int fd = fd_of_file(fi);
-		char p[64], link[64] = "";
-		struct stat st;
-
-		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-		if (fd < 0 || fstat(fd, &st) != 0 || readlink(p, link, sizeof(link) - 1) <= 0)
-			continue;
-		snprintf(wl.files[fi].path, sizeof(wl.files[fi].path), "%s", link);
-		wl.files[fi].maj = major(st.st_rdev);
-		wl.files[fi].min = minor(st.st_rdev);
-	}
-	for (int fi = 0; fi < wl.nfiles; fi++)
-		wl.files[fi].ngrants = 0;
-}
-
 /* ---- work after restore ------------------------------------------------------------------ */
 
 static void expect_handle(const char *what, uint32_t got, uint32_t want)
@@ -87,21 +61,6 @@ static void expect_handle(const char *what, uint32_t got, uint32_t want)
 		note(true, "%s: handle %u", what, got);
 	else
 		note(got == want, "%s: handle %u (lowest free: %u)", what, got, want);
-}
-
-static void check_buffer_rw(int fd, uint32_t handle, uint64_t size, unsigned seed)
-{
-	uint8_t *p = wl_mmap(fd, handle, size, PROT_READ | PROT_WRITE);
-	int fi = (int)(wl_file_of_fd(fd) - wl.files);
-	uint64_t sum;
-	char err[200];
-
-	fill(p, size, seed);
-	if (buffer_sum(fi, handle, size, &sum, err, sizeof(err)) != 0)
-		note(false, "new buffer %u (fd %d): %s", handle, fd, err);
-	else
-		note(sum == fnv(p, size), "new buffer %u (fd %d): written, and read back through another mapping",
-		     handle, fd);
 }
 
 /* Degraded mode: the handles are whatever the restore left; the model follows the kernel. */

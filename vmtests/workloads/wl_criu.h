@@ -73,6 +73,11 @@ void *map_buffer(int fi, uint32_t handle, uint64_t size, int prot, char *err, si
 int buffer_sum(int fi, uint32_t handle, uint64_t size, uint64_t *sum, char *err, size_t errlen);
 void fill_through_temp_map(int fd, uint32_t handle, uint64_t size, unsigned seed);
 
+/* wl_criu_util.c: after a restore, the model follows the mappings' new fake offsets and the
+ * node each file is on now; a new buffer written through one mapping and read through another */
+void refresh_model(void);
+void check_buffer_rw(int fd, uint32_t handle, uint64_t size, unsigned seed);
+
 /* wl_criu_util.c: /proc/self */
 int read_fds(struct xfd *out, int max);
 bool find_vma(uint64_t start, struct vma *v);
@@ -85,7 +90,10 @@ void note(bool good, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
 void report_open(const char *what);
 void report_close(const char *what);
 
-/* wl_criu_verify.c */
+/* wl_criu_verify.c. share_by_label (default false: wl_criu's child holds its parent's fds at
+ * the same numbers): a child's DRM fds are checked against its parent's fds of the same file
+ * label instead (wl_random: children open, dup and close fds of their own) */
+extern bool share_by_label;
 void record_expect(void);
 void verify(void);
 

@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -418,4 +419,45 @@ void report_close(const char *what)
 		snprintf(text, sizeof(text), "PASS\n");
 	wl_write_file(name, text);
 	printf("%s %s: %s", wl.is_child ? "child" : "parent", what, text);
+}
+
+/* Restored mappings have new fake offsets, and the node may have changed: update the model
+ * (for the truth of later phases) from what the kernel says now. */
+void refresh_model(void)
+{
+	for (int i = 0; i < wl.nmaps; i++) {
+		struct vma v;
+
+		if (find_vma(wl.maps[i].start, &v))
+			wl.maps[i].offset = v.offset;
+	}
+	for (int fi = 0; fi < wl.nfiles; fi++) {
+		int fd = fd_of_file(fi);
+		char p[64], link[64] = "";
+		struct stat st;
+
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		if (fd < 0 || fstat(fd, &st) != 0 || readlink(p, link, sizeof(link) - 1) <= 0)
+			continue;
+		snprintf(wl.files[fi].path, sizeof(wl.files[fi].path), "%s", link);
+		wl.files[fi].maj = major(st.st_rdev);
+		wl.files[fi].min = minor(st.st_rdev);
+	}
+	for (int fi = 0; fi < wl.nfiles; fi++)
+		wl.files[fi].ngrants = 0;
+}
+
+void check_buffer_rw(int fd, uint32_t handle, uint64_t size, unsigned seed)
+{
+	uint8_t *p = wl_mmap(fd, handle, size, PROT_READ | PROT_WRITE);
+	int fi = (int)(wl_file_of_fd(fd) - wl.files);
+	uint64_t sum;
+	char err[200];
+
+	fill(p, size, seed);
+	if (buffer_sum(fi, handle, size, &sum, err, sizeof(err)) != 0)
+		note(false, "new buffer %u (fd %d): %s", handle, fd, err);
+	else
+		note(sum == fnv(p, size), "new buffer %u (fd %d): written, and read back through another mapping",
+		     handle, fd);
 }

@@ -166,6 +166,47 @@ static void verify_fds(void)
 }
 
 /* fds of one model file are one open file, of two files two (kcmp); a child shares with P. */
+bool share_by_label;
+
+/* share_by_label: a DRM fd of this child and one of its parent's of the same file label (one
+ * open() that fork passed on) must be one open file; the parent's fds are its expectation's */
+static void verify_shared_with_parent(void)
+{
+	char path[300];
+	struct expect *pe = malloc(sizeof(*pe));
+	FILE *in;
+	pid_t parent = getppid();
+
+	dirfile(path, sizeof(path), "expect.%d.bin", (int)parent);
+	in = fopen(path, "re");
+	if (!pe || !in || fread(pe, sizeof(*pe), 1, in) != 1) {
+		note(false, "cannot read the parent's expectation %s (%s)", path, strerror(errno));
+	} else {
+		for (int i = 0; i < wl.nfds; i++) {
+			const struct wl_fd *c = &wl.fds[i];
+
+			for (int j = 0; c->kind == WL_FD_DRM && j < pe->model.nfds; j++) {
+				const struct wl_fd *p = &pe->model.fds[j];
+				long r;
+
+				if (p->kind != WL_FD_DRM ||
+				    strcmp(pe->model.files[p->file].label, wl.files[c->file].label) != 0)
+					continue;
+				r = syscall(SYS_kcmp, parent, getpid(), KCMP_FILE, p->fd, c->fd);
+				note(r == 0, "fd %d (file %s) is the same open file as the parent's fd %d (kcmp: %s)",
+				     c->fd, wl.files[c->file].label, p->fd,
+				     r < 0    ? strerror(errno)
+				     : r == 0 ? "same"
+					      : "different");
+				break;
+			}
+		}
+	}
+	if (in)
+		fclose(in);
+	free(pe);
+}
+
 static void verify_sharing(void)
 {
 	pid_t self = getpid(), parent = getppid();
@@ -185,7 +226,7 @@ static void verify_sharing(void)
 				      : "two open files",
 			     want ? "one" : "two");
 		}
-		if (wl.is_child) {
+		if (wl.is_child && !share_by_label) {
 			long r = syscall(SYS_kcmp, parent, self, KCMP_FILE, wl.fds[i].fd, wl.fds[i].fd);
 
 			note(r == 0, "fd %d is the same open file as the parent's fd %d (kcmp: %s)", wl.fds[i].fd,
@@ -412,6 +453,8 @@ void verify(void)
 	free(disk);
 	verify_fds();
 	verify_sharing();
+	if (wl.is_child && share_by_label)
+		verify_shared_with_parent();
 	verify_maps();    /* first: the checks after it map and unmap */
 	verify_handles(); /* present handles, before anything that could create one */
 	if (!degraded) {

@@ -1,0 +1,159 @@
+# shellcheck shell=bash
+# Faults around a checkpoint (sourced by scenarios.sh). Each must end in a clean success or a
+# clean failure with one gpuwatch line, and a failed dump must leave the workload carrying on
+# untouched (it verifies itself as if never dumped, and the manifest stays exact).
+
+# A full image directory: wl_criu is dumped into a tmpfs of FAULT_SIZES (64k 256k 512k 560k
+# 600k 620k 640k 1m 4m 64m: CRIU's own images of it take about 580k, gpuwatch's 80k) in turn. Each dump either succeeds (then that image restores, verifies and works, and
+# the run ends there) or fails; a failed one must name the cause, leave none of gpuwatch's
+# temporary files in the image directory, and leave the workload running, untouched.
+sc_criu_enospc() {
+	local cg dir=$WORK/wl mnt=$WORK/small size outcome table='' p ok=''
+	criu_need plugin || return $?
+	cg_make cg "gwt-$NAME" || return 1
+	gw_start "$cg" || return 1
+	crwl_start "$cg" "$dir" || return 1
+	crwl_wait "$dir" ready.1 || return 1
+	check_phase "$dir" 1 --cgroup "$cg" || return 1
+	mkdir -p "$mnt"
+	for size in ${FAULT_SIZES:-64k 256k 512k 560k 600k 620k 640k 1m 4m 64m}; do
+		mount -t tmpfs -o size="$size" gwt-enospc "$mnt" || { fail "cannot mount a tmpfs of $size"; return 1; }
+		criu_run "dump into $size" "$WORK/dump.$size.log" dump -t "$(cat "$dir/pid.parent")" -D "$mnt" \
+			--shell-job "${CRIU_GW_ARGS[@]}"
+		if [ "$CRIU_RC" = 0 ]; then
+			outcome="dumped ($(du -sh "$mnt" | cut -f1))"
+			table+="    $size: $outcome"$'\n'
+			cp -a "$mnt" "$WORK/img"
+			umount "$mnt"
+			ok=$size
+			break
+		fi
+		outcome="failed: $(grep -m1 -E 'No space left|ENOSPC' "$WORK/dump.$size.log" | sed 's/^([0-9. ]*) //' | cut -c1-200)"
+		table+="    $size: $outcome"$'\n'
+		local tmp
+		tmp=$(find "$mnt" -name '*gpuwatch*.tmp*' 2>/dev/null | head -n3 | tr '\n' ' ')
+		umount "$mnt"
+		[ -z "$tmp" ] || { printf '%s' "$table"; fail "dump into $size failed and left gpuwatch's temporary files: $tmp"; return 1; }
+		grep -q 'No space left on device\|ENOSPC' "$WORK/dump.$size.log" ||
+			{ printf '%s' "$table"; fail "dump into $size failed without saying the disk is full$(criu_why "$WORK/dump.$size.log")"; return 1; }
+		for p in $(crwl_pids "$dir"); do
+			alive "$p" || { printf '%s' "$table"; fail "the failed dump into $size left process $p dead"; return 1; }
+		done
+	done
+	printf '%s' "$table"
+	if [ -z "$ok" ]; then
+		# every size failed: the workload was never dumped and must be as it was
+		crwl_run_rest "$dir" 1 --cgroup "$cg" || { REASON="after the failed dumps: $REASON"; return 1; }
+		final_check --cgroup "$cg"
+		return
+	fi
+	local deadline=$((SECONDS + 20))
+	for p in $(crwl_pids "$dir"); do
+		while [ -e "/proc/$p" ] && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+	done
+	crwl_restore "$dir" "$WORK/img" "$WORK/restore.log" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
+	crwl_run_rest "$dir" 1 --cgroup "$cg" || { REASON="after the dump into $ok: $REASON"; return 1; }
+	rm -rf "$WORK/img"
+	final_check --cgroup "$cg"
+}
+
+# vgem unloaded while followed: with the daemon attached and idle (a workload came and went),
+# rmmod vgem must succeed (gpuwatch holds nothing of the driver), the daemon must live on, and
+# once vgem is back, a new workload's state must be exact in the manifest.
+sc_vgem_unload() {
+	local cg
+	[ "$HAVE_GW" = 1 ] || { REASON="no gpuwatch binary"; return 2; }
+	cg_make cg "gwt-$NAME" || return 1
+	gw_start "$cg" || return 1
+	wl_start "$cg" "$WORK/wl1" wl_two_opens || return 1
+	run_phases "$WORK/wl1" "$WL_PID" --cgroup "$cg" || return 1
+	if ! rmmod vgem 2>"$WORK/rmmod.err"; then
+		modprobe vgem
+		fail "rmmod vgem with the daemon following an idle cgroup: $(cat "$WORK/rmmod.err") (holders: $(ls /sys/module/vgem/holders 2>/dev/null | tr '\n' ' ')refcnt $(cat /sys/module/vgem/refcnt 2>/dev/null))"
+		return 1
+	fi
+	sleep 1
+	gw_alive || { modprobe vgem; return 1; }
+	modprobe vgem || { fail "modprobe vgem after rmmod failed"; return 1; }
+	udevadm settle 2>/dev/null
+	[ -e /dev/dri/card0 ] && [ -e /dev/dri/renderD128 ] || { fail "vgem is back, but not as card0 and renderD128"; return 1; }
+	wl_start "$cg" "$WORK/wl2" wl_two_opens || return 1
+	run_phases "$WORK/wl2" "$WL_PID" --cgroup "$cg" || { REASON="after vgem came back: $REASON"; return 1; }
+	final_check --cgroup "$cg"
+}
+
+# criu_bg WHAT LOG ARGS...: criu_run in the background (CRIU_BG: its pid); criu_bg_wait sets
+# CRIU_RC
+criu_bg() {
+	criu_run "$@" &
+	CRIU_BG=$!
+}
+criu_bg_wait() {
+	wait "$CRIU_BG"
+	CRIU_RC=$(awk 'END { print $NF }' "$WORK/timings.txt")
+}
+
+# wait_log LOG PATTERN: until the (growing) log has a line matching PATTERN, 0; 1 after 60 s
+wait_log() {
+	local deadline=$((SECONDS + 60))
+	until grep -qE "$2" "$1" 2>/dev/null; do
+		[ $SECONDS -lt $deadline ] || return 1
+		sleep 0.01
+	done
+}
+
+# kill_daemon_at LOG PATTERN: once criu's LOG (criu_bg) matches PATTERN, SIGKILLs the daemon,
+# then waits for criu (CRIU_RC)
+kill_daemon_at() {
+	wait_log "$1" "$2" || { fail "criu's $(basename "$1") never said /$2/"; return 1; }
+	kill -KILL "$GW_PID"
+	wait "$GW_PID" 2>/dev/null
+	GW_PID=''
+	criu_bg_wait
+}
+
+# The daemon SIGKILLed during a dump (as CRIU runs the pre-dump action script, which syncs
+# with it) and during a restore. The dump either succeeds (with the manifest it synced, or
+# degraded without one; the workload runs with --degraded, as it cannot know which) or fails
+# in one line with the workload untouched (then a new daemon and a second dump take it); the
+# restore, which needs no daemon, succeeds with the daemon killed as it begins.
+sc_criu_daemon_killed() {
+	local cg dir=$WORK/wl img=$WORK/img p
+	criu_need plugin || return $?
+	cg_make cg "gwt-$NAME" || return 1
+	gw_start "$cg" || return 1
+	crwl_start "$cg" "$dir" --degraded || return 1
+	crwl_wait "$dir" ready.1 || return 1
+	mkdir -p "$img"
+	criu_bg dump "$WORK/dump.log" dump -t "$(cat "$dir/pid.parent")" -D "$img" --shell-job "${CRIU_GW_ARGS[@]}"
+	kill_daemon_at "$WORK/dump.log" 'Running pre-dump scripts' || return 1
+	echo "    dump with the daemon killed at pre-dump: exit $CRIU_RC$(criu_why "$WORK/dump.log")"
+	grep -E 'gpuwatch(-criu-action)?: ' "$WORK/dump.log" | sed 's/^([0-9. ]*) //' | head -n 4 | sed 's/^/      /'
+	if [ "$CRIU_RC" != 0 ]; then
+		grep -qE 'gpuwatch' "$WORK/dump.log" || { fail "the dump failed without a gpuwatch line$(criu_why "$WORK/dump.log")"; return 1; }
+		for p in $(crwl_pids "$dir"); do
+			alive "$p" || { fail "the failed dump left process $p dead"; return 1; }
+		done
+		# untouched: a dump with a live daemon now takes it whole
+		rm -rf "$img"
+		gw_start "$cg" || return 1
+		crwl_dump "$dir" "$img" "${CRIU_GW_ARGS[@]}" || { REASON="after the failed dump: $REASON"; return 1; }
+		gw_stop || return 1
+	fi
+	local deadline=$((SECONDS + 20))
+	for p in $(crwl_pids "$dir"); do
+		while [ -e "/proc/$p" ] && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+	done
+	# a new daemon follows the cgroup; it is killed once the restore has begun
+	gw_start "$cg" || return 1
+	criu_bg restore "$WORK/restore.log" restore -D "$img" --shell-job -d "${CRIU_GW_ARGS[@]}"
+	kill_daemon_at "$WORK/restore.log" 'gpuwatch' || return 1
+	echo "    restore with the daemon killed as it began: exit $CRIU_RC$(criu_why "$WORK/restore.log")"
+	[ "$CRIU_RC" = 0 ] || { criu_show "$WORK/restore.log"; fail "the restore failed once the daemon was killed$(criu_why "$WORK/restore.log")"; return 1; }
+	for p in $(crwl_pids "$dir"); do
+		CLEANUP_PIDS+=("$p")
+		alive "$p" || { fail "restored process $p is not running"; return 1; }
+	done
+	crwl_run_rest "$dir" 0 || return 1
+	rm -rf "$img"
+}
