@@ -135,9 +135,10 @@ sc_criu_daemon_killed() {
 			alive "$p" || { fail "the failed dump left process $p dead"; return 1; }
 		done
 		# untouched: a dump with a live daemon now takes it whole
-		rm -rf "$img"
+		rm -rf "$img" "$MANIFEST" # gw_start waits for a new manifest
 		gw_start "$cg" || return 1
 		crwl_dump "$dir" "$img" "${CRIU_GW_ARGS[@]}" || { REASON="after the failed dump: $REASON"; return 1; }
+		grep -q 'no manifest' "$WORK/dump.log" && { fail "the second dump, with a new daemon, found none"; return 1; }
 		gw_stop || return 1
 	fi
 	local deadline=$((SECONDS + 20))
@@ -145,6 +146,7 @@ sc_criu_daemon_killed() {
 		while [ -e "/proc/$p" ] && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
 	done
 	# a new daemon follows the cgroup; it is killed once the restore has begun
+	rm -f "$MANIFEST"
 	gw_start "$cg" || return 1
 	criu_bg restore "$WORK/restore.log" restore -D "$img" --shell-job -d "${CRIU_GW_ARGS[@]}"
 	kill_daemon_at "$WORK/restore.log" 'gpuwatch' || return 1
