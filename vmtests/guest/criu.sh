@@ -219,7 +219,7 @@ crwl_truth() {
 # crwl_dump DIR IMG [CRIU ARGS...]: dumps the workload (CRIU kills it), waits until its pids are
 # free again (a restore needs them; bash reaps the parent, its disowned child).
 crwl_dump() {
-	local dir=$1 img=$2 pid p deadline
+	local dir=$1 img=$2 pid
 	shift 2
 	pid=$(cat "$dir/pid.parent")
 	mkdir -p "$img"
@@ -229,8 +229,15 @@ crwl_dump() {
 		fail "criu dump failed (exit $CRIU_RC)$(criu_why "$WORK/dump.log")"
 		return 1
 	fi
-	deadline=$((SECONDS + 20))
-	for p in $(crwl_pids "$dir"); do
+	# shellcheck disable=SC2046 # one pid per word
+	pids_gone $(crwl_pids "$dir")
+}
+
+# pids_gone PID...: until none of the processes exists (a restore needs their pids), at most
+# 20 s; else fails naming one still there
+pids_gone() {
+	local deadline=$((SECONDS + 20)) p
+	for p in "$@"; do
 		while [ -e "/proc/$p" ]; do
 			[ $SECONDS -lt $deadline ] || { fail "process $p still exists after criu dump"; return 1; }
 			sleep 0.05

@@ -4,8 +4,9 @@
 # process tree, cgroups, UTS and IPC namespaces), each dumped and restored three times by the
 # VM's CRIU: plain (no gpuwatch), with `gpuwatch criu-args` on the command line and a daemon
 # following the cgroup, and with the CRIU configuration file `gpuwatch container-config
-# --criu-conf` writes (criu --config: the plugin alone, as runtimes load it; no daemon). Every
-# case that passes plain must pass with gpuwatch, which must have been loaded. The table (citizen.txt) gives each run's outcome and dump and restore times.
+# --criu-conf` writes (criu --config, with what that file loads on this CRIU; no daemon). Every
+# case that passes plain must pass with gpuwatch, which must have been loaded. The table
+# (citizen.txt) gives each run's outcome and dump and restore times.
 
 CITIZEN_CASES=${CITIZEN_CASES:-pipe unix inet tty timers locks mmap threads tree cgroup ns}
 
@@ -46,10 +47,8 @@ citizen_run() {
 		CIT_MS=$td/-
 		return
 	fi
-	deadline=$((SECONDS + 20))
-	for p in $(crwl_pids "$dir"); do
-		while [ -e "/proc/$p" ] && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
-	done
+	# shellcheck disable=SC2046 # one pid per word
+	pids_gone $(crwl_pids "$dir") # a pid still there fails the restore, which says so
 	t0=$(date +%s%N)
 	criu_run "restore $case ($mode)" "$WORK/citizen/restore.$case.$mode.log" restore -D "$img" --shell-job -d "${args[@]}"
 	t1=$(date +%s%N)

@@ -4,8 +4,9 @@
 # untouched (it verifies itself as if never dumped, and the manifest stays exact).
 
 # A full image directory: wl_criu is dumped into a tmpfs of FAULT_SIZES (64k 256k 512k 560k
-# 600k 620k 640k 1m 4m 64m: CRIU's own images of it take about 580k, gpuwatch's 80k) in turn. Each dump either succeeds (then that image restores, verifies and works, and
-# the run ends there) or fails; a failed one must name the cause, leave none of gpuwatch's
+# 600k 620k 640k 1m 4m 64m: CRIU's own images of it take about 580k, gpuwatch's 80k) in turn.
+# Each dump either succeeds (then that image restores, verifies and works, and the run ends
+# there) or fails; a failed one must name the cause, leave none of gpuwatch's
 # temporary files in the image directory, and leave the workload running, untouched.
 sc_criu_enospc() {
 	local cg dir=$WORK/wl mnt=$WORK/small size outcome table='' p ok=''
@@ -47,10 +48,8 @@ sc_criu_enospc() {
 		final_check --cgroup "$cg"
 		return
 	fi
-	local deadline=$((SECONDS + 20))
-	for p in $(crwl_pids "$dir"); do
-		while [ -e "/proc/$p" ] && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
-	done
+	# shellcheck disable=SC2046 # one pid per word
+	pids_gone $(crwl_pids "$dir") # a pid still there fails the restore, which says so
 	crwl_restore "$dir" "$WORK/img" "$WORK/restore.log" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
 	crwl_run_rest "$dir" 1 --cgroup "$cg" || { REASON="after the dump into $ok: $REASON"; return 1; }
 	rm -rf "$WORK/img"
@@ -141,10 +140,8 @@ sc_criu_daemon_killed() {
 		grep -q 'no manifest' "$WORK/dump.log" && { fail "the second dump, with a new daemon, found none"; return 1; }
 		gw_stop || return 1
 	fi
-	local deadline=$((SECONDS + 20))
-	for p in $(crwl_pids "$dir"); do
-		while [ -e "/proc/$p" ] && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
-	done
+	# shellcheck disable=SC2046 # one pid per word
+	pids_gone $(crwl_pids "$dir") # a pid still there fails the restore, which says so
 	# a new daemon follows the cgroup; it is killed once the restore has begun
 	rm -f "$MANIFEST"
 	gw_start "$cg" || return 1

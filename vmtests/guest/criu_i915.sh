@@ -374,13 +374,8 @@ sc_criu_i915_va() {
 	mkdir -p "$img"
 	criu_run "dump" "$WORK/dump.log" dump -t "$WL_PID" -D "$img" --shell-job "${CRIU_GW_ARGS[@]}"
 	[ "$CRIU_RC" = 0 ] || { criu_show "$WORK/dump.log"; criu_timings; fail "criu dump failed (exit $CRIU_RC)$(criu_why "$WORK/dump.log")"; return 1; }
-	deadline=$((SECONDS + 20))
-	for p in $pids; do
-		while [ -e "/proc/$p" ]; do
-			[ $SECONDS -lt $deadline ] || { fail "process $p still exists after criu dump"; return 1; }
-			sleep 0.05
-		done
-	done
+	# shellcheck disable=SC2086 # one pid per word
+	pids_gone $pids || return 1
 	criu_run "restore" "$WORK/restore.log" restore -D "$img" --shell-job -d "${CRIU_GW_ARGS[@]}"
 	criu_timings
 	[ "$CRIU_RC" = 0 ] || { criu_show "$WORK/restore.log"; fail "criu restore failed (exit $CRIU_RC)$(criu_why "$WORK/restore.log")"; return 1; }

@@ -15,7 +15,7 @@
 # Soak (thousands of seeds in one boot; the scenario watchdog raised to match):
 #   ONLY=criu_random_vgem_1 GUEST_ENV="RANDOM_FIRST=1000 RANDOM_COUNT=3000 SCENARIO_TIMEOUT=86400" vmtests/run.sh build
 sc_criu_random() {
-	local first=$1 count=$2 cg seeds s dir img=$WORK/img failed='' n=0 nfail=0 t0=$SECONDS
+	local first=$1 count=$2 cg seeds s dir img=$WORK/img failed='' n=0 nfail=0 rc t0=$SECONDS
 	criu_need plugin || return $?
 	[ -x "$WL_DIR/wl_random" ] || { fail "workload $WL_DIR/wl_random not found (build vmtests/ first)"; return 1; }
 	first=${RANDOM_FIRST:-$first} count=${RANDOM_COUNT:-$count}
@@ -26,7 +26,10 @@ sc_criu_random() {
 		dir=$WORK/seed.$s
 		n=$((n + 1))
 		REASON=''
-		if ! random_seed "$s" "$dir" "$cg"; then
+		random_seed "$s" "$dir" "$cg"
+		rc=$?
+		crwl_kill "$dir" 2>/dev/null
+		if [ "$rc" != 0 ]; then
 			nfail=$((nfail + 1))
 			failed+="${failed:+; }seed $s: ${REASON:-failed}"
 			cp "$WORK/dump.log" "$WORK/restore.log" "$dir/" 2>/dev/null
@@ -34,7 +37,6 @@ sc_criu_random() {
 		else
 			rm -rf "$dir" # keep only the failing seeds' files
 		fi
-		crwl_kill "$dir" 2>/dev/null
 		rm -rf "$img"
 		: >"$WORK/timings.txt"
 	done

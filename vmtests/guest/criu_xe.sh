@@ -91,11 +91,7 @@ sc_criu_xe() {
 		fail "criu dump failed (exit $CRIU_RC)$(criu_why "$WORK/dump.log")"
 		return 1
 	fi
-	deadline=$((SECONDS + 20))
-	while [ -e "/proc/$pid" ]; do
-		[ $SECONDS -lt $deadline ] || { fail "process $pid still exists after criu dump"; return 1; }
-		sleep 0.05
-	done
+	pids_gone "$pid" || return 1
 	criu_run "restore" "$WORK/restore.log" restore -D "$img" --shell-job -d "${CRIU_GW_ARGS[@]}"
 	criu_timings
 	if [ "$CRIU_RC" != 0 ]; then

@@ -165,23 +165,36 @@ static void verify_fds(void)
 	}
 }
 
-/* fds of one model file are one open file, of two files two (kcmp); a child shares with P. */
+/* The expectation process `pid` wrote before the dump (expect.<pid>.bin), malloc'ed; NULL,
+ * noted as a failure, when it cannot be read */
+static struct expect *read_expect(pid_t pid)
+{
+	char path[300];
+	struct expect *e = malloc(sizeof(*e));
+	FILE *in;
+
+	dirfile(path, sizeof(path), "expect.%d.bin", (int)pid);
+	in = fopen(path, "re");
+	if (!e || !in || fread(e, sizeof(*e), 1, in) != 1) {
+		note(false, "cannot read %s (%s)", path, strerror(errno));
+		free(e);
+		e = NULL;
+	}
+	if (in)
+		fclose(in);
+	return e;
+}
+
 bool share_by_label;
 
 /* share_by_label: a DRM fd of this child and one of its parent's of the same file label (one
  * open() that fork passed on) must be one open file; the parent's fds are its expectation's */
 static void verify_shared_with_parent(void)
 {
-	char path[300];
-	struct expect *pe = malloc(sizeof(*pe));
-	FILE *in;
 	pid_t parent = getppid();
+	struct expect *pe = read_expect(parent);
 
-	dirfile(path, sizeof(path), "expect.%d.bin", (int)parent);
-	in = fopen(path, "re");
-	if (!pe || !in || fread(pe, sizeof(*pe), 1, in) != 1) {
-		note(false, "cannot read the parent's expectation %s (%s)", path, strerror(errno));
-	} else {
+	if (pe) {
 		for (int i = 0; i < wl.nfds; i++) {
 			const struct wl_fd *c = &wl.fds[i];
 
@@ -202,11 +215,10 @@ static void verify_shared_with_parent(void)
 			}
 		}
 	}
-	if (in)
-		fclose(in);
 	free(pe);
 }
 
+/* fds of one model file are one open file, of two files two (kcmp); a child shares with P. */
 static void verify_sharing(void)
 {
 	pid_t self = getpid(), parent = getppid();
@@ -434,22 +446,15 @@ static void verify_dmabufs(void)
 
 void verify(void)
 {
-	char path[300];
-	struct expect *disk = malloc(sizeof(*disk));
-	FILE *in;
+	struct expect *disk;
 
 	report_open("result");
-	dirfile(path, sizeof(path), "expect.%d.bin", (int)getpid());
-	in = fopen(path, "re");
-	if (!disk || !in || fread(disk, sizeof(*disk), 1, in) != 1) {
-		note(false, "cannot read %s (%s)", path, strerror(errno));
-	} else {
+	disk = read_expect(getpid());
+	if (disk) {
 		note(memcmp(disk, &ex, sizeof(ex)) == 0,
 		     "the expectation in memory is the one written before the dump");
 		ex = *disk; /* check against what was written */
 	}
-	if (in)
-		fclose(in);
 	free(disk);
 	verify_fds();
 	verify_sharing();
