@@ -23,6 +23,14 @@ struct RestoreImages {
 	std::vector<VmaRec> vmas;
 	std::map<uint64_t, uint64_t> object_sizes;
 	std::map<uint64_t, uint32_t> object_crcs; // saved objects: the CRC-32 of their image, checked as it is read
+	// buffer -> the one file that made it at dump (its handle of the buffer was not an import,
+	// "prime" or "flink", nor of unknown origin) and that handle. Absent when no file or
+	// several files did.
+	struct Maker {
+		uint32_t file = 0;
+		const HandleRec *handle = nullptr; // in files.at(file).handles
+	};
+	std::map<uint64_t, Maker> makers;
 };
 
 // Reads and cross-checks every gpuwatch image: 0, or -1 with one error line in CRIU's log.
@@ -31,6 +39,9 @@ int load_restore_images();
 // ones whose fds find_object() may look at (pidfd_getfd).
 void note_restored_task();
 const RestoreImages &restore_images();
+// The task that opens a file with these holders, by CRIU's rule (files.c, pid_rst_prio): the
+// holder of lowest pid; the others receive the file from it.
+uint32_t file_master(const std::vector<Holder> &holders);
 
 // Hooks: an fd / 1 (mapping updated) / -ENOTSUP (not ours) / -1 (logged).
 int restore_ext_file(uint32_t id);

@@ -1,5 +1,7 @@
 // RESTORE_EXT_FILE: reopen a DRM file with every handle at its number, or recreate a dma-buf.
 #include <cerrno>
+#include <map>
+#include <set>
 #include <fcntl.h>
 #include <unistd.h>
 #include <xf86drm.h>
@@ -59,31 +61,85 @@ int hand_over(const UniqueFd &fd)
 	return out;
 }
 
-int restore_drm_file(const FileImage &f)
+// This task's DRM files in the making: the one being restored now, and those restored ahead of
+// their turn (a file that made a buffer at dump is restored before a file importing it, so it
+// makes the buffer again and the other imports it from there, as at dump). Per task: CRIU forks
+// every restored task before any of them restores a file.
+struct InTheMaking {
+	int fd = -1;
+	std::map<uint64_t, uint32_t> made; // buffer -> its first handle in the file
+};
+std::map<uint32_t, InTheMaking> g_making; // by CRIU id
+std::map<uint32_t, UniqueFd> g_ahead;     // restored ahead, until CRIU asks for them
+std::set<uint32_t> g_handed;              // handed to CRIU: found through their fds from then on
+
+UniqueFd open_drm_file(const FileImage &f);
+void restore_contents(const FileImage &f, int fd, const ChosenDevice &dev, std::map<uint64_t, uint32_t> &here);
+
+// Buffer n for file `asking`, which does not hold it yet: from a file of this task in the making
+// (its maker restored ahead first if this task opens the maker and has not yet), else from a
+// restored file or dma-buf (find_object). Empty when the buffer does not exist yet.
+UniqueFd shared_buffer(uint64_t n, uint32_t asking)
+{
+	const RestoreImages &im = restore_images();
+	auto m = im.makers.find(n);
+	if (m != im.makers.end() && m->second.file != asking && !g_making.count(m->second.file) &&
+	    !g_handed.count(m->second.file)) {
+		const FileImage &maker = im.files.at(m->second.file);
+		if (file_master(maker.holders) == static_cast<uint32_t>(getpid())) {
+			log_info("file %u: restored ahead of its turn: it made buffer %llu, which %s %u imports",
+				 maker.criu_id, (unsigned long long)n, im.files.count(asking) ? "file" : "dma-buf",
+				 asking);
+			UniqueFd fd = open_drm_file(maker);
+			g_ahead.emplace(maker.criu_id, std::move(fd));
+		}
+	}
+	for (const auto &[id, x] : g_making)
+		if (auto h = x.made.find(n); id != asking && h != x.made.end()) {
+			UniqueFd d;
+			if (prime_export(x.fd, h->second, true, &d) == 0)
+				return d;
+		}
+	return find_object(n, asking, true);
+}
+
+UniqueFd open_drm_file(const FileImage &f)
 {
 	ChosenDevice dev = choose_device(f.device);
 	UniqueFd fd = open_node(dev.path, f.f_flags, dev.minor);
+	InTheMaking &mk = g_making[f.criu_id];
+	mk.fd = fd.get();
+	try {
+		restore_contents(f, fd.get(), dev, mk.made);
+	} catch (...) {
+		g_making.erase(f.criu_id);
+		throw;
+	}
+	return fd;
+}
+
+void restore_contents(const FileImage &f, int fd, const ChosenDevice &dev, std::map<uint64_t, uint32_t> &here)
+{
 	// client caps first: they change what the file's later KMS calls see (universal planes, atomic)
 	for (const auto &[cap, value] : f.caps)
-		if (drmSetClientCap(fd.get(), cap, value) != 0)
+		if (drmSetClientCap(fd, cap, value) != 0)
 			log_warn("file %u: client cap %llu = %llu cannot be set again (SET_CLIENT_CAP: %s)", f.criu_id,
 				 (unsigned long long)cap, (unsigned long long)value, gw::errno_text(errno).c_str());
 	std::string card = card_node_of(dev);
 	const uint64_t page = page_size();
 
-	std::vector<uint32_t> fillers, shared, zeroed, copies, uploaded;
-	std::map<uint64_t, uint32_t> here; // object -> its first handle in this file
+	std::vector<uint32_t> fillers, shared, zeroed, copies, uploaded, not_maker;
 	uint32_t next = 1;
-	I915Restore i915(fd.get(), f);
+	I915Restore i915(fd, f);
 	i915.contexts();
-	XeRestore xe(fd.get(), f);
+	XeRestore xe(fd, f);
 	xe.vms();
 	for (const HandleRec &h : f.handles) {
 		for (; next < h.handle; ++next) {
-			uint32_t got = f.i915 ? i915.filler(page)
-				       : f.xe ? xe.filler(page)
-					      : create_buffer(fd.get(), card, generic_dumb_params(page), page, 0, false,
-							      nullptr);
+			uint32_t got =
+				f.i915 ? i915.filler(page)
+				: f.xe ? xe.filler(page)
+				       : create_buffer(fd, card, generic_dumb_params(page), page, 0, false, nullptr);
 			expect_handle(got, next, "a filler");
 			fillers.push_back(got);
 		}
@@ -91,27 +147,34 @@ int restore_drm_file(const FileImage &f)
 		bool filled = true;
 		auto same = here.find(h.object);
 		uint32_t name = 0;
-		if (same != here.end() && gem_flink(fd.get(), same->second, &name) == 0 &&
-		    gem_open(fd.get(), name, &got) == 0) {
+		if (same != here.end() && gem_flink(fd, same->second, &name) == 0 && gem_open(fd, name, &got) == 0) {
 			shared.push_back(h.handle); // a second handle of one buffer (GEM_OPEN of a flink name)
-		} else if (UniqueFd src = same == here.end() ? find_object(h.object, f.criu_id, true) : UniqueFd()) {
-			if (int e = prime_import(fd.get(), src.get(), &got); e != 0)
+		} else if (UniqueFd src = same == here.end() ? shared_buffer(h.object, f.criu_id) : UniqueFd()) {
+			if (int e = prime_import(fd, src.get(), &got); e != 0)
 				throw Error("cannot import buffer " + std::to_string(h.object) + " as handle " +
 					    std::to_string(h.handle) + ": " + gw::errno_text(-e));
 			shared.push_back(h.handle);
 		} else {
+			// made here although another file made it at dump (restored later, by another
+			// task): as a dumb buffer with the maker's parameters where it was one
+			auto m = restore_images().makers.find(h.object);
+			const HandleRec *maker = m != restore_images().makers.end() && m->second.file != f.criu_id
+							 ? m->second.handle
+							 : nullptr;
 			got = h.i915 && !h.i915->kind.empty() ? i915.create(h, &filled)
 			      : h.xe                          ? xe.create(h, &filled)
-			      : h.virtio
-				      ? virtio_gpu_create(fd.get(), h, &filled)
-				      : create_buffer(fd.get(), card, params_of(h), h.size, h.object, h.saved, &filled);
+			      : h.virtio                      ? virtio_gpu_create(fd, h, &filled)
+					 : create_buffer(fd, card, params_of(maker ? *maker : h), h.size, h.object,
+							 h.saved, &filled);
 			if (same != here.end())
 				copies.push_back(h.handle); // made again: no longer the buffer of that handle
+			else if (maker)
+				not_maker.push_back(h.handle);
 		}
 		i915.attributes(h, got);
 		if (h.host_uploaded) {
 			DumbParams dp = params_of(h);
-			if (virtio_gpu_upload(fd.get(), got, h.virtio ? h.virtio->width : dp.width,
+			if (virtio_gpu_upload(fd, got, h.virtio ? h.virtio->width : dp.width,
 					      h.virtio ? h.virtio->height : dp.height))
 				uploaded.push_back(h.handle);
 		}
@@ -122,7 +185,7 @@ int restore_drm_file(const FileImage &f)
 		next = h.handle + 1;
 	}
 	for (uint32_t x : fillers)
-		gem_close(fd.get(), x);
+		gem_close(fd, x);
 	// The offsets the i915 mappings of this task will be mapped back at (RESUME_DEVICES_LATE,
 	// from CRIU's process): granted here, inside the task, so a gpuwatch daemon following it sees
 	// which handle each mapping is.
@@ -130,12 +193,12 @@ int restore_drm_file(const FileImage &f)
 		if (v.late && v.late->kind == "gem" && v.file == f.criu_id &&
 		    v.vpid == static_cast<uint32_t>(getpid())) {
 			uint64_t off = 0;
-			if (int e = i915::mmap_offset(fd.get(), *v.handle, *v.late->mmap_type, &off); e != 0)
+			if (int e = i915::mmap_offset(fd, *v.handle, *v.late->mmap_type, &off); e != 0)
 				throw Error("no mmap offset for handle " + std::to_string(*v.handle) + " (mapping " +
 					    std::to_string(v.start) + "): " + gw::errno_text(-e));
 		}
 	xe.finish(); // bindings name the restored handles; queues and filler VMs last
-	for (const std::string &x : kms_restore(fd.get(), f.kms))
+	for (const std::string &x : kms_restore(fd, f.kms))
 		log_warn("file %u: %s", f.criu_id, x.c_str());
 	if (!f.kms.framebuffers.empty() || !f.kms.blobs.empty() || !f.kms.cursors.empty() ||
 	    f.kms.master.value_or(false)) {
@@ -148,7 +211,7 @@ int restore_drm_file(const FileImage &f)
 		if (!f.kms.blobs.empty())
 			what += "; " + std::to_string(f.kms.blobs.size()) + " property blobs made again";
 		if (f.kms.master)
-			what += drmIsMaster(fd.get()) ? "; DRM master" : "; not DRM master";
+			what += drmIsMaster(fd) ? "; DRM master" : "; not DRM master";
 		log_info("file %u: %s", f.criu_id, what.c_str());
 	}
 
@@ -160,6 +223,11 @@ int restore_drm_file(const FileImage &f)
 	if (!zeroed.empty())
 		log_warn("file %u: handles %s come back zero-filled: their contents were not saved at dump", f.criu_id,
 			 list(zeroed).c_str());
+	if (!not_maker.empty())
+		log_warn("file %u: handles %s are made here, not by the file that made them at dump (restored "
+			 "later, by another task): files restored after this one import them from here, and the "
+			 "manifest names this file as their maker",
+			 f.criu_id, list(not_maker).c_str());
 	if (!copies.empty())
 		log_warn("file %u: handles %s are copies, no longer the same buffer as another handle of the file",
 			 f.criu_id, list(copies).c_str());
@@ -169,12 +237,11 @@ int restore_drm_file(const FileImage &f)
 		log_warn("file %u: %s", f.criu_id, n.c_str());
 	for (const std::string &n : xe.notes())
 		log_warn("file %u: %s", f.criu_id, n.c_str());
-	return hand_over(fd);
 }
 
 int restore_dmabuf(const DmabufImage &d)
 {
-	UniqueFd src = find_object(d.object, d.criu_id, true);
+	UniqueFd src = shared_buffer(d.object, d.criu_id);
 	if (src) {
 		log_info("restored dma-buf %u: export of the restored buffer %llu", d.criu_id,
 			 (unsigned long long)d.object);
@@ -214,8 +281,18 @@ int restore_ext_file(uint32_t id)
 	const RestoreImages &im = restore_images();
 	note_restored_task();
 	try {
-		if (auto f = im.files.find(id); f != im.files.end())
-			return restore_drm_file(f->second);
+		if (auto f = im.files.find(id); f != im.files.end()) {
+			UniqueFd fd;
+			if (auto a = g_ahead.find(id); a != g_ahead.end()) {
+				fd = std::move(a->second);
+				g_ahead.erase(a);
+			} else {
+				fd = open_drm_file(f->second);
+			}
+			g_making.erase(id);
+			g_handed.insert(id);
+			return hand_over(fd);
+		}
 		if (auto d = im.dmabufs.find(id); d != im.dmabufs.end())
 			return restore_dmabuf(d->second);
 	} catch (const std::exception &e) {

@@ -85,6 +85,24 @@ void check_saved(RestoreImages &im, uint64_t n, uint64_t size, const std::string
 	im.object_crcs[n] = crc;
 }
 
+// Which file made each buffer (RestoreImages::makers): the restore makes it there again, so
+// the restored files import from the same file as before and the manifest after the restore
+// names the same maker and exporter.
+void note_makers(RestoreImages &im)
+{
+	std::set<uint64_t> several;
+	for (const auto &[id, f] : im.files)
+		for (const HandleRec &h : f.handles) {
+			if (h.origin == "prime" || h.origin == "flink" || h.origin == "unknown")
+				continue;
+			auto [it, fresh] = im.makers.try_emplace(h.object, RestoreImages::Maker{id, &h});
+			if (!fresh && it->second.file != id)
+				several.insert(h.object);
+		}
+	for (uint64_t n : several)
+		im.makers.erase(n);
+}
+
 void load(RestoreImages &im)
 {
 	const std::vector<std::string> file_images = list_images("gpuwatch-file-", ".json");
@@ -107,6 +125,7 @@ void load(RestoreImages &im)
 		}
 		im.files.emplace(f.criu_id, std::move(f));
 	}
+	note_makers(im);
 	{
 		std::vector<const FileImage *> all;
 		for (const auto &[id, f] : im.files)
@@ -201,9 +220,7 @@ std::vector<Source> sources_of(uint64_t n, std::optional<uint32_t> exclude, uint
 {
 	std::vector<Source> out;
 	auto add = [&](const std::vector<Holder> &hs, bool drm, uint32_t handle) {
-		uint32_t master = UINT32_MAX; // CRIU's rule: the holder with the lowest pid opens the file
-		for (const Holder &ho : hs)
-			master = std::min(master, ho.vpid);
+		uint32_t master = file_master(hs);
 		for (const Holder &ho : hs)
 			for (int fd : ho.fds)
 				out.push_back({ho.vpid, fd, drm, handle, master < me});
@@ -241,6 +258,14 @@ UniqueFd try_sources(const std::vector<Source> &srcs, uint32_t me, uint64_t size
 }
 
 } // namespace
+
+uint32_t file_master(const std::vector<Holder> &holders)
+{
+	uint32_t master = UINT32_MAX;
+	for (const Holder &ho : holders)
+		master = std::min(master, ho.vpid);
+	return master;
+}
 
 const RestoreImages &restore_images()
 {
