@@ -156,3 +156,164 @@ sc_criu_daemon_killed() {
 	crwl_run_rest "$dir" 0 || return 1
 	rm -rf "$img"
 }
+
+# criu_held ACTION WHAT LOG CRIU ARGS...: criu_bg with one more action script (guest/hold-action),
+# which holds criu at ACTION once criu gets there, until criu_release; fails if criu ended first
+criu_held() {
+	local at=$1 deadline=$((SECONDS + 120)) saved=(${CRIU_ENV[@]+"${CRIU_ENV[@]}"})
+	shift
+	rm -f "$WORK/held" "$WORK/held.go"
+	CRIU_ENV=(${saved[@]+"${saved[@]}"} GWT_HOLD_AT="$at" GWT_HOLD_FILE="$WORK/held")
+	criu_bg "$@" --action-script "$VMTESTS/guest/hold-action"
+	CRIU_ENV=(${saved[@]+"${saved[@]}"})
+	until [ -e "$WORK/held" ]; do
+		if ! kill -0 "$CRIU_BG" 2>/dev/null; then
+			criu_bg_wait
+			fail "criu ended (exit $CRIU_RC) before its $at action$(criu_why "$2")"
+			return 1
+		fi
+		[ $SECONDS -lt $deadline ] || { fail "criu did not reach its $at action in 120 s"; return 1; }
+		sleep 0.05
+	done
+}
+criu_release() {
+	: >"$WORK/held.go"
+}
+
+# kill_held_criu: SIGKILLs the criu that criu_held holds, waits for it (CRIU_RC), then lets the
+# orphaned hold script go
+kill_held_criu() {
+	pkill -KILL -x "$(basename "$CRIU")"
+	criu_bg_wait
+	criu_release
+}
+
+# unmount_under DIR: lazily unmounts whatever a killed criu left mounted under DIR (its
+# cgroup yard in the image directory)
+unmount_under() {
+	awk -v d="$1/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r | xargs -r -n1 umount -l
+}
+
+# criu SIGKILLed during a dump and during a restore, each held by one more action script where
+# gpuwatch's work is done and CRIU's is not: at post-dump (every image written, the tasks still
+# seized, cured of CRIU's parasite) and at post-restore (every file restored, the tasks not yet
+# resumed). The dumped tasks are let go by the dying criu (ptrace detaches them): they carry on
+# untouched, with the manifest exact, and a second dump into the same directory takes them
+# whole. The restored tasks a killed restore leaves behind wait in CRIU's restore code forever
+# (CRIU sets no parent-death signal): they are killed, as an operator would, and a second
+# restore of the same images succeeds.
+sc_criu_killed() {
+	local cg dir=$WORK/wl img=$WORK/img p
+	criu_need plugin || return $?
+	cg_make cg "gwt-$NAME" || return 1
+	gw_start "$cg" || return 1
+	crwl_start "$cg" "$dir" || return 1
+	crwl_wait "$dir" ready.1 || return 1
+	check_phase "$dir" 1 --cgroup "$cg" || return 1
+	mkdir -p "$img"
+	criu_held post-dump dump "$WORK/dump.killed.log" dump -t "$(cat "$dir/pid.parent")" -D "$img" --shell-job \
+		"${CRIU_GW_ARGS[@]}" || return 1
+	kill_held_criu
+	echo "    dump: criu killed at post-dump (exit $CRIU_RC)"
+	for p in $(crwl_pids "$dir"); do
+		alive "$p" || { fail "process $p died with the killed dump"; return 1; }
+	done
+	check_phase "$dir" 1 --cgroup "$cg" || { REASON="after the killed dump: $REASON"; return 1; }
+	crwl_dump "$dir" "$img" "${CRIU_GW_ARGS[@]}" || { REASON="after the killed dump: $REASON"; return 1; }
+	criu_held post-restore restore "$WORK/restore.killed.log" restore -D "$img" --shell-job -d "${CRIU_GW_ARGS[@]}" ||
+		return 1
+	kill_held_criu
+	echo "    restore: criu killed at post-restore (exit $CRIU_RC)"
+	unmount_under "$img"
+	for p in $(crwl_pids "$dir"); do kill -KILL "$p" 2>/dev/null; done
+	# shellcheck disable=SC2046 # one pid per word
+	pids_gone $(crwl_pids "$dir") || return 1
+	crwl_restore "$dir" "$img" "$WORK/restore.log" "${CRIU_GW_ARGS[@]}" || { REASON="after the killed restore: $REASON"; return 1; }
+	crwl_in_cgroup "$dir" "$cg" || return 1
+	crwl_run_rest "$dir" 1 --cgroup "$cg" || return 1
+	rm -rf "$img"
+	final_check --cgroup "$cg"
+}
+
+# A container that exits during its checkpoint: wl_criu's processes SIGKILLed while CRIU is held
+# at its pre-dump action (before it seizes them), then, on a second workload, at post-dump (seized,
+# every image written). The first dump must fail with the cause in its last error line; the
+# second succeeds (a task SIGKILLed while seized dies only when CRIU lets it go, after the
+# dump), and its images restore the workload whole, which verifies itself. Neither leaves a
+# gpuwatch temporary file; the daemon follows on, and its manifest empties once the processes
+# are gone.
+sc_criu_exits() {
+	local cg dir img=$WORK/img at p left n=0
+	criu_need plugin || return $?
+	cg_make cg "gwt-$NAME" || return 1
+	gw_start "$cg" || return 1
+	for at in pre-dump post-dump; do
+		n=$((n + 1))
+		dir=$WORK/wl.$n
+		crwl_start "$cg" "$dir" || return 1
+		crwl_wait "$dir" ready.1 || return 1
+		check_phase "$dir" 1 --cgroup "$cg" || return 1
+		rm -rf "$img"
+		mkdir -p "$img"
+		criu_held "$at" dump "$WORK/dump.log" dump -t "$(cat "$dir/pid.parent")" -D "$img" --shell-job \
+			"${CRIU_GW_ARGS[@]}" || return 1
+		for p in $(crwl_pids "$dir"); do kill -KILL "$p" 2>/dev/null; done
+		criu_release
+		criu_bg_wait
+		echo "    killed at $at: dump exit $CRIU_RC$(criu_why "$WORK/dump.log")"
+		left=$(find "$img" -name 'gpuwatch-*.tmp' | head -n 3 | tr '\n' ' ')
+		[ -z "$left" ] || { fail "the dump left gpuwatch's temporary files: $left"; return 1; }
+		# shellcheck disable=SC2046 # one pid per word
+		pids_gone $(crwl_pids "$dir") || return 1
+		if [ "$at" = pre-dump ]; then
+			[ "$CRIU_RC" != 0 ] || { fail "the dump of processes killed before it seized them succeeded"; return 1; }
+			[ -n "$(criu_why "$WORK/dump.log")" ] || { criu_show "$WORK/dump.log"; fail "the dump failed without an error line"; return 1; }
+		else
+			[ "$CRIU_RC" = 0 ] || { criu_show "$WORK/dump.log"; fail "the dump of processes killed once seized failed (exit $CRIU_RC)$(criu_why "$WORK/dump.log")"; return 1; }
+			crwl_restore "$dir" "$img" "$WORK/restore.log" "${CRIU_GW_ARGS[@]}" || return 1
+			crwl_run_rest "$dir" 1 --cgroup "$cg" || { REASON="restored from the dump they were killed in: $REASON"; return 1; }
+		fi
+		gw_alive || return 1
+	done
+	rm -rf "$img"
+	final_check --cgroup "$cg"
+}
+
+# The ring buffer overflowing during a dump's sync: the daemon attached with a small ring
+# (--ring-size RING_OVERFLOW_SIZE, 8192), wl_criu ready and exact in the manifest, then two
+# processes of the followed cgroup (outside the dumped tree) flood it with DRM ioctls
+# (bench_ioctl dumb) until records are lost. The dump, taken during the flood, must finish (the
+# sync is bounded however fast records come), say the manifest was incomplete, and take the
+# workload exact (the plugin checks every handle table against the kernel); the restore (the
+# daemon stopped: its manifest stays incomplete for good) verifies and works.
+sc_criu_ring_overflow() {
+	local cg dir=$WORK/wl img=$WORK/img flood deadline lost
+	criu_need plugin || return $?
+	cg_make cg "gwt-$NAME" || return 1
+	gw_start "$cg" --ring-size "${RING_OVERFLOW_SIZE:-8192}" || return 1
+	crwl_start "$cg" "$dir" || return 1
+	crwl_wait "$dir" ready.1 || return 1
+	check_phase "$dir" 1 --cgroup "$cg" || return 1
+	"$VMTESTS/guest/incgroup" "$cg" "$WL_DIR/bench_ioctl" dumb 1000000000 2 >"$WORK/flood.out" 2>&1 &
+	flood=$!
+	CLEANUP_PIDS+=("$flood")
+	deadline=$((SECONDS + 60))
+	until lost=$(grep -o '"lost_events":[0-9]*' "$MANIFEST" | cut -d: -f2) && [ "${lost:-0}" -gt 0 ]; do
+		[ $SECONDS -lt $deadline ] || { fail "no record lost in 60 s of flood at --ring-size ${RING_OVERFLOW_SIZE:-8192}"; return 1; }
+		sleep 0.2
+	done
+	crwl_dump "$dir" "$img" "${CRIU_GW_ARGS[@]}" || { REASON="during the flood: $REASON"; return 1; }
+	pkill -KILL -f "$WL_DIR/bench_ioctl"
+	kill -KILL "$flood" 2>/dev/null
+	echo "    dumped during the flood: $(grep -o 'gpuwatch: manifest 0 is incomplete.*' "$WORK/dump.log" | head -n1 | cut -c1-160)"
+	grep -q 'gpuwatch: manifest 0 is incomplete' "$WORK/dump.log" ||
+		{ criu_show "$WORK/dump.log"; fail "the dump during the flood did not say the manifest was incomplete"; return 1; }
+	if grep -q 'handle table probed' "$img"/gpuwatch-file-*.json; then
+		fail "the plugin probed a handle table of the dumped tree, whose records were not the lost ones (it had none in flight)"
+		return 1
+	fi
+	gw_stop || return 1
+	crwl_restore "$dir" "$img" "$WORK/restore.log" "${CRIU_GW_ARGS[@]}" || return 1
+	crwl_run_rest "$dir" 1 || return 1
+	rm -rf "$img"
+}

@@ -20,14 +20,14 @@ cg_make() {
 	printf -v "$1" %s "$_cgpath"
 }
 
-# gw_start CGROUP: start `gpuwatch attach` on it (with GPUWATCH_HOOKS=$HOOKS if set) and wait
+# gw_start CGROUP [ATTACH ARGS...]: start `gpuwatch attach` on it (with GPUWATCH_HOOKS=$HOOKS if set) and wait
 # for its first manifest (attached), which must then say it uses the hook path $HOOKS.
 # Without a gpuwatch binary it does nothing: the scenario still checks its workload's truth.
 gw_start() {
 	MANIFEST=$WORK/manifest.json
 	GW_PID=
 	[ "$HAVE_GW" = 1 ] || return 0
-	env ${HOOKS:+GPUWATCH_HOOKS="$HOOKS"} "$GPUWATCH" attach --cgroup "$1" --manifest "$MANIFEST" \
+	env ${HOOKS:+GPUWATCH_HOOKS="$HOOKS"} "$GPUWATCH" attach --cgroup "$1" --manifest "$MANIFEST" "${@:2}" \
 		>"$WORK/gpuwatch.log" 2>&1 &
 	GW_PID=$!
 	CLEANUP_PIDS+=("$GW_PID")
