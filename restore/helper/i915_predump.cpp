@@ -300,15 +300,7 @@ void i915_predump(uint32_t init_pid, pid_t criu_pid, const std::string &image_di
 	check_tree(tree, init_pid, criu_pid, cg);
 	const std::string record_path = image_dir + "/" + gwremote::kMapsRecordName;
 	gw::check_writable_dir_for(record_path);
-	int timeout_s = 600;
-	if (const char *v = getenv("GPUWATCH_WATCH_TIMEOUT_S")) {
-		char *end = nullptr;
-		long t = strtol(v, &end, 10);
-		if (*end || t <= 0 || t > 86400)
-			throw Error(std::string("GPUWATCH_WATCH_TIMEOUT_S=") + v +
-				    " is not a number of seconds (1-86400)");
-		timeout_s = (int)t;
-	}
+	const int timeout_s = watch_timeout_s();
 
 	Freezer fz{cg};
 	std::vector<pid_t> tids;
@@ -342,8 +334,8 @@ void i915_predump(uint32_t init_pid, pid_t criu_pid, const std::string &image_di
 			t.finish();
 		}
 		/* g (prepared). the watcher, waiting for our go */
-		WatchPlan wp{cg,        criu_pid, start_time((uint32_t)criu_pid), {tree.begin(), tree.end()},
-			     converted, timeout_s};
+		WatchPlan wp{cg,        criu_pid, start_time((uint32_t)criu_pid), {tree.begin(), tree.end()}, converted,
+			     timeout_s, true};
 		pid_t watcher = spawn_watcher(wp, image_dir + "/gpuwatch-watcher.log", &go_fd);
 		/* e. the record */
 		gwremote::MapsRecord rec{cg, (uint32_t)criu_pid, (uint32_t)watcher, converted};
@@ -388,6 +380,18 @@ void i915_predump(uint32_t init_pid, pid_t criu_pid, const std::string &image_di
 		}
 		throw Error(std::string("i915 mappings: ") + e.what() + " (nothing left changed)");
 	}
+}
+
+int watch_timeout_s()
+{
+	const char *v = getenv("GPUWATCH_WATCH_TIMEOUT_S");
+	if (!v)
+		return 600;
+	char *end = nullptr;
+	long t = strtol(v, &end, 10);
+	if (*end || t <= 0 || t > 86400)
+		throw Error(std::string("GPUWATCH_WATCH_TIMEOUT_S=") + v + " is not a number of seconds (1-86400)");
+	return (int)t;
 }
 
 } // namespace gwaction

@@ -50,8 +50,14 @@ struct WatchPlan {
 	std::vector<uint32_t> pids; // the tree's processes
 	std::vector<gwremote::MapRecord> maps;
 	int timeout_s = 600;
+	// false: the tasks were not frozen for the dump (CRIU 4.x: converted by the plugin in tasks
+	// criu has seized already): nothing to thaw, only criu's end to wait for, among `pids`
+	bool frozen = true;
 };
-// Double-forks the watcher (setsid, every fd closed but its log). It waits for one byte on
+// GPUWATCH_WATCH_TIMEOUT_S (default 600): the watcher's bound for the whole dump; throws on a
+// value that is not 1-86400.
+int watch_timeout_s();
+// Double-forks the watcher (setsid, every fd closed but its log, named gpuwatch-watch). It waits for one byte on
 // *go_fd before doing anything, and exits doing nothing when *go_fd closes without it.
 pid_t spawn_watcher(const WatchPlan &plan, const std::string &log_path, int *go_fd);
 

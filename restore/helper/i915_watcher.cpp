@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -41,10 +42,16 @@ bool criu_alive(const WatchPlan &p)
 }
 
 // The threads of the tree that still exist: the cgroup's (the tree is all of it, checked at
-// pre-dump).
+// pre-dump); the processes' own when nothing was frozen (the cgroup may hold others).
 std::vector<uint32_t> tree_threads(const WatchPlan &p)
 {
-	return read_ids(p.cgroup + "/cgroup.threads");
+	if (p.frozen)
+		return read_ids(p.cgroup + "/cgroup.threads");
+	std::vector<uint32_t> tids;
+	for (uint32_t pid : p.pids)
+		for (uint32_t t : threads_of(pid))
+			tids.push_back(t);
+	return tids;
 }
 
 int watch(const WatchPlan &p)
@@ -53,7 +60,7 @@ int watch(const WatchPlan &p)
 	const auto deadline = clock::now() + std::chrono::seconds(p.timeout_s);
 	const std::string criu = std::to_string(p.criu_pid);
 	Freezer fz{p.cgroup};
-	bool thawed = false, timed_out = false;
+	bool thawed = !p.frozen, timed_out = false;
 	wlog("watching criu " + criu + ", cgroup " + p.cgroup + ", " + std::to_string(p.maps.size()) +
 	     " converted mapping(s)");
 
@@ -62,7 +69,7 @@ int watch(const WatchPlan &p)
 	try {
 		/* 1. criu seizes the frozen tasks one by one; when every thread is criu's, thaw (criu's
 		 * first PTRACE_CONT of a parasite waits in the freezer trap until then) */
-		for (;;) {
+		while (!thawed) {
 			if (!criu_alive(p)) {
 				wlog("criu " + criu + " is gone before it seized every thread");
 				break;
@@ -196,6 +203,8 @@ pid_t spawn_watcher(const WatchPlan &plan, const std::string &log_path, int *go_
 			(void)!::write(back[1], &g, sizeof g);
 			_exit(g > 0 ? 0 : 1);
 		}
+		/* its own name: a fork of criu (the plugin's, CRIU 4.x) must not die with `pkill criu` */
+		prctl(PR_SET_NAME, "gpuwatch-watch", 0, 0, 0);
 		/* the watcher: stdin /dev/null, stdout and stderr its log, fd 3 the go pipe. criu may
 		 * run the helper with 0-2 closed, so the pipe or the log may sit there: move them up
 		 * first */

@@ -12,6 +12,7 @@
 #include "i915_maps.hpp"
 #include "i915_ioctls.hpp"
 #include "i915_predump.hpp"
+#include "proc_tree.hpp"
 #include "log.hpp"
 #include "restore.hpp"
 
@@ -111,6 +112,35 @@ void add_converted_vmas(DumpSession &s, const std::vector<MapRecord> &maps)
 			 copies, gwremote::kMapsRecordName);
 }
 
+// The dump's end puts the converted mappings back (revert_converted_maps); a criu killed before
+// it never gets there, and the task would run on with PROT_NONE placeholders. A watcher outside
+// criu (the helper's, i915_watcher.cpp) waits for criu to be done with the task and puts back
+// whatever is still replaced then (nothing, after a dump that ended). Its log:
+// gpuwatch-watcher.log in the image directory.
+static void watch_for_criu(uint32_t pid, const std::string &cgroup, const std::vector<MapRecord> &done)
+{
+	gwaction::WatchPlan wp;
+	wp.cgroup = cgroup;
+	wp.criu_pid = getpid();
+	wp.criu_start = gwaction::start_time(static_cast<uint32_t>(getpid()));
+	wp.pids = {pid};
+	wp.maps = done;
+	wp.timeout_s = gwaction::watch_timeout_s();
+	wp.frozen = false;
+	int go = -1;
+	pid_t w = gwaction::spawn_watcher(wp, "/proc/self/fd/" + std::to_string(image_dir()) + "/gpuwatch-watcher.log",
+					  &go);
+	bool started = ::write(go, "g", 1) == 1;
+	int err = errno;
+	close(go);
+	if (!started)
+		log_warn("pid %u: the watcher %d that puts its i915 mappings back should criu die did not start: %s",
+			 pid, w, gw::errno_text(err).c_str());
+	else
+		log_info("pid %u: watcher %d puts its i915 mappings back should criu die before the dump's end", pid,
+			 w);
+}
+
 int convert_seized_maps(DumpSession &s, uint32_t pid)
 {
 	const gw::manifest::Manifest *manifest = nullptr;
@@ -150,6 +180,7 @@ int convert_seized_maps(DumpSession &s, uint32_t pid)
 	}
 	for (const std::string &n : notes)
 		log_warn("%s", n.c_str());
+	watch_for_criu(pid, rec.cgroup, done);
 	rec.maps.insert(rec.maps.end(), done.begin(), done.end());
 	write_image(gwremote::kMapsRecordName, gwremote::to_json(rec).dump() + "\n");
 	std::size_t before = s.vmas.size();

@@ -35,9 +35,13 @@ SCENARIOS=(
 	# faults (guest/criu_faults.sh)
 	"criu_enospc               sc_criu_enospc"
 	"criu_daemon_killed        sc_criu_daemon_killed"
-	# randomized DRM state, 25 seeds each (guest/criu_random.sh); run only when named (lane_skips)
-	"criu_random_vgem_1        sc_criu_random 1 25"
-	"criu_random_vgem_2        sc_criu_random 26 25"
+	"criu_killed               sc_criu_killed"
+	"criu_exits                sc_criu_exits"
+	"criu_ring_overflow        sc_criu_ring_overflow"
+	# randomized DRM state (guest/criu_random.sh): seeds 1-5 and 6-10 on vgem, 51-55 and 56-60 on
+	# virtio_gpu, _1 in debian12 and _2 in the others (lane_skips)
+	"criu_random_vgem_1        sc_criu_random 1 5"
+	"criu_random_vgem_2        sc_criu_random 6 5"
 	# checkpoints with no DRM state (guest/criu_citizen.sh): plain, criu-args, a conf file
 	"criu_citizen              sc_criu_citizen"
 	# i915 checkpoint/restore (guest/criu_i915.sh): gwi915, the kernel's state before and after
@@ -46,6 +50,7 @@ SCENARIOS=(
 	"criu_i915_leave_running   sc_criu_i915 --leave-running"
 	"criu_i915_va              sc_criu_i915_va"
 	"criu_i915_predump         sc_criu_i915_predump"
+	"criu_i915_killed          sc_criu_i915_killed"
 	"criu_minor_changed        sc_criu_minor_changed"
 	# xe (guest/criu_xe.sh): the gwxe fixture; VMs, bindings, exec queues through CRIU
 	"criu_xe                   sc_criu_xe"
@@ -89,8 +94,8 @@ SCENARIOS=(
 	"criu_roundtrip_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_criu_cycle"
 	"criu_daemon_after_restore_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_criu_cycle --check-manifest"
 	"criu_degraded_virtio_gpu  sc_on_driver virtio_gpu virtio_gpu sc_criu_cycle --no-daemon"
-	"criu_random_virtio_gpu_1  sc_on_driver virtio_gpu virtio_gpu sc_criu_random 51 25"
-	"criu_random_virtio_gpu_2  sc_on_driver virtio_gpu virtio_gpu sc_criu_random 76 25"
+	"criu_random_virtio_gpu_1  sc_on_driver virtio_gpu virtio_gpu sc_criu_random 51 5"
+	"criu_random_virtio_gpu_2  sc_on_driver virtio_gpu virtio_gpu sc_criu_random 56 5"
 	"criu_node_missing_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_criu_node_missing"
 	"criu_corrupt_virtio_gpu   sc_on_driver virtio_gpu virtio_gpu sc_criu_corrupt"
 	"two_opens_bochs           sc_on_driver bochs bochs-drm sc_simple wl_two_opens"
@@ -145,14 +150,17 @@ runs_once() {
 	esac
 }
 
-# Scenarios one lane runs (debian12), unless ONLY names them: criu_i915_selfcheck tests the
-# suite's own checkers, not the stack (it runs no CRIU). The randomized seeds run only when
-# named: they find a restore defect not fixed yet (a buffer two files share is remade in the
-# first file restored, not in the one that made it: its origin and a dma-buf's exporter
-# change; CHANGELOG, issue 16), and would fail every run.
+# Scenarios one lane runs, unless ONLY names them: criu_i915_selfcheck (debian12) tests the
+# suite's own checkers, not the stack (it runs no CRIU). The randomized seeds are shared out
+# (criu_random_*_1 in debian12, _2 in the others: 20 seeds in all, about 12 s each under TCG;
+# the 100 the issue asks for would add 10 minutes to each lane, past CI's budget, so they are a
+# documented command, vmtests/README.md).
 lane_skips() {
-	[[ "$1" == criu_random_* ]] && return 0
-	[ "${LANE:-debian12}" != debian12 ] && [ "$1" = criu_i915_selfcheck ]
+	if [ "${LANE:-debian12}" = debian12 ]; then
+		[[ "$1" == criu_random_*_2 ]]
+	else
+		[[ "$1" == criu_random_*_1 ]] || [ "$1" = criu_i915_selfcheck ]
+	fi
 }
 
 # `gpuwatch check` on the suite's kernel (Debian's 6.1: BPF trampolines, module BTF, vgem
