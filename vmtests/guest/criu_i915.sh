@@ -412,11 +412,7 @@ sc_criu_i915_va() {
 sc_criu_i915_killed() {
 	local cg dir=$WORK/wl img=$WORK/img deadline
 	ci_begin "$dir" || return $?
-	mkdir -p "$img"
-	criu_held post-dump dump "$WORK/dump.log" dump -t "$(cat "$dir/pid.parent")" -D "$img" --shell-job \
-		"${CRIU_GW_ARGS[@]}" || return 1
-	kill_held_criu
-	echo "    criu killed at post-dump (exit $CRIU_RC)"
+	dump_killed "$dir" "$img" "$WORK/dump.log" || return 1
 	# the watcher (3.x: the pre-dump's; 4.x: the plugin's, one per task) sees criu gone within
 	# its poll, puts back what is still replaced and exits
 	deadline=$((SECONDS + 30))
