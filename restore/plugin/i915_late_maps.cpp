@@ -116,29 +116,33 @@ void add_converted_vmas(DumpSession &s, const std::vector<MapRecord> &maps)
 // it never gets there, and the task would run on with PROT_NONE placeholders. A watcher outside
 // criu (the helper's, i915_watcher.cpp) waits for criu to be done with the task and puts back
 // whatever is still replaced then (nothing, after a dump that ended). Its log:
-// gpuwatch-watcher.log in the image directory.
+// gpuwatch-watcher.log in the image directory. Called once the conversions are recorded: a
+// watcher that cannot start is said, and the dump's end still puts them back.
 static void watch_for_criu(uint32_t pid, const std::string &cgroup, const std::vector<MapRecord> &done)
 {
-	gwaction::WatchPlan wp;
-	wp.cgroup = cgroup;
-	wp.criu_pid = getpid();
-	wp.criu_start = gwaction::start_time(static_cast<uint32_t>(getpid()));
-	wp.pids = {pid};
-	wp.maps = done;
-	wp.timeout_s = gwaction::watch_timeout_s();
-	wp.frozen = false;
-	int go = -1;
-	pid_t w = gwaction::spawn_watcher(wp, "/proc/self/fd/" + std::to_string(image_dir()) + "/gpuwatch-watcher.log",
-					  &go);
-	bool started = ::write(go, "g", 1) == 1;
-	int err = errno;
-	close(go);
-	if (!started)
-		log_warn("pid %u: the watcher %d that puts its i915 mappings back should criu die did not start: %s",
-			 pid, w, gw::errno_text(err).c_str());
-	else
+	try {
+		gwaction::WatchPlan wp;
+		wp.cgroup = cgroup;
+		wp.criu_pid = getpid();
+		wp.criu_start = gwaction::start_time(static_cast<uint32_t>(getpid()));
+		wp.pids = {pid};
+		wp.maps = done;
+		wp.timeout_s = gwaction::watch_timeout_s();
+		wp.frozen = false;
+		int go = -1;
+		pid_t w = gwaction::spawn_watcher(
+			wp, "/proc/self/fd/" + std::to_string(image_dir()) + "/gpuwatch-watcher.log", &go);
+		bool started = ::write(go, "g", 1) == 1;
+		int err = errno;
+		close(go);
+		if (!started)
+			throw Error("cannot start watcher " + std::to_string(w) + ": " + gw::errno_text(err));
 		log_info("pid %u: watcher %d puts its i915 mappings back should criu die before the dump's end", pid,
 			 w);
+	} catch (const std::exception &e) {
+		log_warn("pid %u: no watcher puts its i915 mappings back should criu die before the dump's end: %s",
+			 pid, e.what());
+	}
 }
 
 int convert_seized_maps(DumpSession &s, uint32_t pid)
@@ -180,9 +184,9 @@ int convert_seized_maps(DumpSession &s, uint32_t pid)
 	}
 	for (const std::string &n : notes)
 		log_warn("%s", n.c_str());
-	watch_for_criu(pid, rec.cgroup, done);
 	rec.maps.insert(rec.maps.end(), done.begin(), done.end());
 	write_image(gwremote::kMapsRecordName, gwremote::to_json(rec).dump() + "\n");
+	watch_for_criu(pid, rec.cgroup, done);
 	std::size_t before = s.vmas.size();
 	add_converted_vmas(s, done);
 	log_info("pid %u: %zu i915 mappings converted in the seized task (%zu placeholders) before CRIU reads its "

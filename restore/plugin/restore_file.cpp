@@ -155,8 +155,9 @@ void restore_contents(const FileImage &f, int fd, const ChosenDevice &dev, std::
 					    std::to_string(h.handle) + ": " + gw::errno_text(-e));
 			shared.push_back(h.handle);
 		} else {
-			// made here although another file made it at dump (restored later, by another
-			// task): as a dumb buffer with the maker's parameters where it was one
+			// made here although another file made it at dump (not restored before this one:
+			// another task's, or a maker that itself waits on this file): as a dumb buffer with
+			// the maker's parameters where it was one
 			auto m = restore_images().makers.find(h.object);
 			const HandleRec *maker = m != restore_images().makers.end() && m->second.file != f.criu_id
 							 ? m->second.handle
@@ -224,8 +225,8 @@ void restore_contents(const FileImage &f, int fd, const ChosenDevice &dev, std::
 		log_warn("file %u: handles %s come back zero-filled: their contents were not saved at dump", f.criu_id,
 			 list(zeroed).c_str());
 	if (!not_maker.empty())
-		log_warn("file %u: handles %s are made here, not by the file that made them at dump (restored "
-			 "later, by another task): files restored after this one import them from here, and the "
+		log_warn("file %u: handles %s are made here, not by the file that made them at dump (it was not "
+			 "restored before this one): files restored after this one import them from here, and the "
 			 "manifest names this file as their maker",
 			 f.criu_id, list(not_maker).c_str());
 	if (!copies.empty())

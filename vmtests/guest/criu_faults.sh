@@ -3,20 +3,27 @@
 # clean failure with one gpuwatch line, and a failed dump must leave the workload carrying on
 # untouched (it verifies itself as if never dumped, and the manifest stays exact).
 
-# fault_begin DIR [ATTACH ARGS...]: the plugin is needed (its skip status otherwise); a cgroup
-# for this scenario (cg: the caller's, by bash's scoping), the daemon attached to it, wl_criu
-# started in it with DIR, ready and exact in the manifest
-fault_begin() {
-	local dir=$1 rc
-	shift
-	criu_need plugin
-	rc=$?
-	[ $rc = 0 ] || return $rc
+# fault_cgroup [ATTACH ARGS...]: the plugin is needed (its skip status otherwise); a cgroup for
+# this scenario (cg: the caller's, by bash's scoping) and the daemon attached to it
+fault_cgroup() {
+	criu_need plugin || return $?
 	cg_make cg "gwt-$NAME" || return 1
-	gw_start "$cg" "$@" || return 1
-	crwl_start "$cg" "$dir" || return 1
-	crwl_wait "$dir" ready.1 || return 1
-	check_phase "$dir" 1 --cgroup "$cg"
+	gw_start "$cg" "$@"
+}
+
+# fault_workload DIR: wl_criu started in the cgroup cg with DIR, ready and exact in the manifest
+fault_workload() {
+	crwl_start "$cg" "$1" || return 1
+	crwl_wait "$1" ready.1 || return 1
+	check_phase "$1" 1 --cgroup "$cg"
+}
+
+# fault_begin DIR [ATTACH ARGS...]: fault_cgroup, then fault_workload DIR
+fault_begin() {
+	local dir=$1
+	shift
+	fault_cgroup "$@" || return $?
+	fault_workload "$dir"
 }
 
 # A full image directory: wl_criu is dumped into a tmpfs of FAULT_SIZES (64k 256k 512k 560k
@@ -248,22 +255,19 @@ sc_criu_killed() {
 
 # A container that exits during its checkpoint: wl_criu's processes SIGKILLed while CRIU is held
 # at its pre-dump action (before it seizes them), then, on a second workload, at post-dump (seized,
-# every image written). The first dump must fail with the cause in its last error line; the
+# every image written). The first dump must fail with an error line in its log (CRIU's
+# `Dumping FAILED`); the
 # second succeeds (a task SIGKILLed while seized dies only when CRIU lets it go, after the
 # dump), and its images restore the workload whole, which verifies itself. Neither leaves a
 # gpuwatch temporary file; the daemon follows on, and its manifest empties once the processes
 # are gone.
 sc_criu_exits() {
 	local cg dir img=$WORK/img at p left n=0
-	criu_need plugin || return $?
-	cg_make cg "gwt-$NAME" || return 1
-	gw_start "$cg" || return 1
+	fault_cgroup || return $?
 	for at in pre-dump post-dump; do
 		n=$((n + 1))
 		dir=$WORK/wl.$n
-		crwl_start "$cg" "$dir" || return 1
-		crwl_wait "$dir" ready.1 || return 1
-		check_phase "$dir" 1 --cgroup "$cg" || return 1
+		fault_workload "$dir" || return 1
 		rm -rf "$img"
 		mkdir -p "$img"
 		criu_held "$at" dump "$WORK/dump.log" dump -t "$(cat "$dir/pid.parent")" -D "$img" --shell-job \
