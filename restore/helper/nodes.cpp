@@ -3,10 +3,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <fcntl.h>
+#include <csignal>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "drm_devices.hpp"
@@ -68,11 +71,66 @@ bool stat_host_node(const std::string &path, uint32_t minor, struct stat *st)
 	return ::stat(path.c_str(), st) == 0 && S_ISCHR(st->st_mode) && st->st_rdev == makedev(kDrmMajor, minor);
 }
 
+// The mknod runs in a child that first joins PID's cgroup v2 (the kernel's own record of it,
+// not the image's), so the cgroup's device program (a container's device policy) checks it as
+// it would the task's own mknod. Bounded: a child that joined a frozen cgroup is killed.
 bool create_node_in_root(uint32_t pid, const SavedDevice &node, uint32_t minor)
 {
 	check_path(node.path, node.major);
 	UniqueFd root = open_root(pid);
-	return create_node_at(root.get(), node, minor);
+	std::string procs;
+	try {
+		procs = cgroup_v2_dir_of_pid(pid) + "/cgroup.procs";
+	} catch (const Error &e) {
+		throw Error(node.path + " not created: its device policy cannot be applied (" + e.what() + ")");
+	}
+	int p[2];
+	if (::pipe2(p, O_CLOEXEC) != 0)
+		throw Error("pipe: " + errno_text(errno));
+	UniqueFd rd(p[0]), wr(p[1]);
+	pid_t child = ::fork();
+	if (child < 0)
+		throw Error("fork: " + errno_text(errno));
+	if (child == 0) {
+		rd = UniqueFd();
+		std::string msg;
+		try {
+			UniqueFd cg(::open(procs.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
+			if (!cg || ::write(cg.get(), "0", 1) != 1)
+				throw Error("cannot join the cgroup of process " + std::to_string(pid) + " (" + procs +
+					    "): " + errno_text(errno));
+			msg = create_node_at(root.get(), node, minor) ? "created" : "exists";
+		} catch (const std::exception &e) {
+			msg = std::string("error ") + e.what();
+		}
+		(void)!::write(wr.get(), msg.data(), msg.size());
+		::_exit(0);
+	}
+	wr = UniqueFd();
+	std::string msg;
+	pollfd pf{rd.get(), POLLIN, 0};
+	char buf[512];
+	for (;;) {
+		int n = ::poll(&pf, 1, 10000);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			::kill(child, SIGKILL);
+			::waitpid(child, nullptr, 0);
+			throw Error("creating " + node.path + " from the cgroup of process " + std::to_string(pid) +
+				    " did not finish in 10 s (is the cgroup frozen?)");
+		}
+		ssize_t r = ::read(rd.get(), buf, sizeof buf);
+		if (r <= 0)
+			break;
+		msg.append(buf, (size_t)r);
+	}
+	::waitpid(child, nullptr, 0);
+	if (msg == "created")
+		return true;
+	if (msg == "exists")
+		return false;
+	throw Error(msg.rfind("error ", 0) == 0 ? msg.substr(6) : "creating " + node.path + ": the child died");
 }
 
 bool create_node_at(int root, const SavedDevice &node, uint32_t minor)

@@ -189,8 +189,19 @@ ChosenDevice choose_device(const SavedDevice &saved)
 	ensure_node(saved);
 	gw::DeviceChoice choice;
 	std::optional<gw::DrmDevice> c = find_equivalent(saved, &choice);
-	if (!c)
+	if (!c) {
+		/* a node this task may not open is not found as a device: say so rather than "none" */
+		struct stat st;
+		if (lstat(saved.path.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == gw::kDrmMajor) {
+			UniqueFd probe(open(saved.path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW));
+			if (!probe && (errno == EPERM || errno == EACCES))
+				throw Error(
+					"cannot open " + saved.path + ": " + gw::errno_text(errno) +
+					" (the restored task's device policy, its cgroup's, or the node's mode refuses "
+					"it)");
+		}
 		throw Error(choice.why);
+	}
 	if (c->path() == saved.path)
 		return cache[key] = ChosenDevice{c->path(), c->minor, false};
 	log_warn("%s: using it instead", choice.why.c_str());

@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -79,6 +80,47 @@ TEST_F(ChrootedChild, CreatesTheNodeWithModeOwnerAndChosenMinor)
 	EXPECT_EQ(st.st_gid, 44u);
 	/* an existing node is left alone */
 	EXPECT_FALSE(gw::action::create_node_in_root(child_, node("/dev/dri/card0"), 0));
+}
+
+// Issue 16, finding 3: post-restore's mknod ran in criu's cgroup, where the container's device
+// policy (its cgroup's BPF_CGROUP_DEVICE program) does not apply. It now runs in a child that
+// joined the task's cgroup: the CPU time it spent is charged there (cpu.stat's usage_usec of a
+// cgroup that holds only the paused "container"). The policy itself: VM scenario
+// criu_devdeny_node (this host cannot attach device programs).
+static uint64_t usage_usec(const fs::path &cg)
+{
+	std::ifstream in(cg / "cpu.stat");
+	std::string k;
+	uint64_t v = 0;
+	while (in >> k >> v)
+		if (k == "usage_usec")
+			return v;
+	return 0;
+}
+
+TEST_F(ChrootedChild, MakesTheNodeFromTheTasksCgroup)
+{
+	fs::path cg;
+	try {
+		cg = gw::cgroup2_mount_point();
+	} catch (const std::exception &e) {
+		GTEST_SKIP() << "no cgroup v2 here: " << e.what();
+	}
+	cg /= "gw-nodes-test." + std::to_string(getpid());
+	ASSERT_TRUE(fs::create_directory(cg)) << cg;
+	{
+		std::ofstream(cg / "cgroup.procs") << child_;
+	}
+	uint64_t before = usage_usec(cg);
+	bool made = gw::action::create_node_in_root(child_, node("/dev/dri/renderD128"), 128);
+	uint64_t after = usage_usec(cg);
+	kill(child_, SIGKILL);
+	waitpid(child_, nullptr, 0);
+	child_ = -1;
+	fs::remove(cg);
+	ASSERT_TRUE(made);
+	EXPECT_TRUE(fs::exists(root_ / "dev/dri/renderD128"));
+	EXPECT_GT(after, before) << "nothing ran in the task's cgroup: the node was made from another";
 }
 
 TEST_F(ChrootedChild, RefusesOtherPathsAndMajors)

@@ -445,10 +445,11 @@ sc_criu_minor_changed() {
 # The workload in its own mount namespace whose /dev is a private tmpfs holding only the DRM
 # nodes (and /dev/null). CRIU dumps the namespace (the tmpfs as a tarball, every other mount
 # as an external bind of the VM's own); the restore gets the tarball without the DRM nodes:
-# gpuwatch's action script must create them in the restored namespace before the plugin
-# reopens the files.
+# gpuwatch's plugin must create them from inside the restored tasks as it reopens the files.
+# --devdeny: first restored into the cgroup with a device policy denying DRM,
+# which must refuse the plugin's mknod (guest/criu_devdeny.sh).
 sc_criu_node_missing() {
-	local cg dir=$WORK/wl img=$WORK/img tar x
+	local cg dir=$WORK/wl img=$WORK/img tar x devdeny=${1:-}
 	criu_need plugin || return $?
 	command -v unshare >/dev/null || { REASON="unshare (util-linux) not found"; return 2; }
 	cg_make cg "gwt-$NAME" || return 1
@@ -486,6 +487,10 @@ sc_criu_node_missing() {
 		tar --numeric-owner -czf "$tar" -C "$x" .; } || { fail "cannot rewrite $tar without the DRM nodes"; return 1; }
 	tar -tzvf "$tar" >"$WORK/devtmpfs.restored.txt"
 	# shellcheck disable=SC2086 # CRIU_NS_RESTORE_ARGS is a word list
+	[ "$devdeny" != --devdeny ] ||
+		devdeny_refused "$dir" "$img" "$cg" --ext-mount-map auto --root / ${CRIU_NS_RESTORE_ARGS:-} "${CRIU_GW_ARGS[@]}" ||
+		return 1
+	# shellcheck disable=SC2086
 	crwl_restore "$dir" "$img" "$WORK/restore.log" --ext-mount-map auto --root / ${CRIU_NS_RESTORE_ARGS:-} "${CRIU_GW_ARGS[@]}" ||
 		{ criu_timings; return 1; }
 	criu_timings
@@ -502,6 +507,7 @@ sc_criu_node_missing() {
 	want="$(stat -c '%t:%T' "$card") $(printf '%o' $((0666 & 0$(stat -c '%a' "$card")))) $(stat -c '%U:%G' "$card")"
 	grep -q "^/proc/$pid/root$card character special file $want\$" "$WORK/nodes-after-restore.txt" ||
 		{ indent "$WORK/nodes-after-restore.txt"; fail "$card in the restored namespace is not $want (device in hex, mode, owner)"; return 1; }
+	[ "$devdeny" != --devdeny ] || devdeny_post_restore "$img" "$cg" "$card" || return 1
 	crwl_run_rest "$dir" 0 || return 1
 	criu_keep_images "$img"
 	gw_stop

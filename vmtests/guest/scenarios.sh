@@ -38,6 +38,10 @@ SCENARIOS=(
 	"criu_killed               sc_criu_killed"
 	"criu_exits                sc_criu_exits"
 	"criu_ring_overflow        sc_criu_ring_overflow"
+	# a restore into a cgroup whose device policy denies DRM (guest/criu_devdeny.sh): the
+	# plugin's open refused; its mknod of a missing node refused
+	"criu_devdeny              sc_criu_devdeny"
+	"criu_devdeny_node         sc_criu_node_missing --devdeny"
 	# randomized DRM state (guest/criu_random.sh): seeds 1-5 and 6-10 on vgem, 51-55 and 56-60 on
 	# virtio_gpu, _1 in debian12 and _2 in the others (lane_skips)
 	"criu_random_vgem_1        sc_criu_random 1 5"
@@ -132,6 +136,7 @@ SCENARIOS=(
 . "$VMTESTS/guest/criu_citizen.sh"
 . "$VMTESTS/guest/criu_random.sh"
 . "$VMTESTS/guest/criu_faults.sh"
+. "$VMTESTS/guest/criu_devdeny.sh"
 . "$VMTESTS/guest/criu_dummydrm.sh"
 . "$VMTESTS/guest/i915.sh"
 . "$VMTESTS/guest/criu_i915.sh"
