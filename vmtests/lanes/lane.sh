@@ -166,6 +166,10 @@ lane_results() {
 		echo "lane: $d exists and is not a previous results directory: refusing to empty it" >&2
 		return 2
 	fi
+	# one run per results directory: a second run of the same suite and lane would empty the
+	# first's directory under it (the lock is held until this shell exits)
+	mkdir -p "$(dirname "$d")" && exec {LANE_LOCK_FD}>"$d.lock" || { echo "lane: cannot create $d.lock" >&2; return 2; }
+	flock -n "$LANE_LOCK_FD" || { echo "lane: another run is using $d (lock $d.lock): wait for it" >&2; return 2; }
 	rm -rf "$d" && mkdir -p "$d" && touch "$d/.gpuwatch-results" || { echo "lane: cannot create $d" >&2; return 2; }
 	LANE_RESULTS=$(cd "$d" && pwd)
 	lane_out "$LANE_RESULTS"
