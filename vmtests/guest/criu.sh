@@ -349,9 +349,11 @@ sc_criu_pidns() {
 	cg_make cg "gwt-$NAME" || return 1
 	gw_start "$cg" || return 1
 	rm -f "$WORK/inner.reason"
-	# shellcheck disable=SC2016 # expanded by the inner bash
-	unshare --pid --fork --mount-proc bash -c "$(declare -f); $(declare -p WORK WL_DIR VMTESTS PYTHON GUEST_LIB CRIU CRIU_TIMEOUT \
-		PHASE_TIMEOUT CRIU_GW_ARGS CG_ROOT NAME 2>/dev/null); CLEANUP_PIDS=(); criu_pidns_inner '$cg'" \
+	# the inner bash gets the suite's functions and variables from a file: as one argument they
+	# passed the kernel's 128 KiB limit on a single argument (MAX_ARG_STRLEN) once the suite grew
+	{ declare -f && declare -p WORK WL_DIR VMTESTS PYTHON GUEST_LIB CRIU CRIU_TIMEOUT PHASE_TIMEOUT CRIU_GW_ARGS \
+		CG_ROOT NAME 2>/dev/null; } >"$WORK/inner-env.sh"
+	unshare --pid --fork --mount-proc bash -c ". '$WORK/inner-env.sh'; CLEANUP_PIDS=(); criu_pidns_inner '$cg'" \
 		>"$WORK/inner.out" 2>&1
 	rc=$?
 	indent "$WORK/inner.out" 20
