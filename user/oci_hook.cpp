@@ -202,9 +202,9 @@ std::string tail_of(const std::string &path)
 pid_t start_daemon(const HookPaths &p, uint32_t pid, const std::string &run_dir, const std::string &exe)
 {
 	std::string pid_s = std::to_string(pid);
-	std::string root_procs;
+	std::string root;
 	try {
-		root_procs = cgroup2_mount_point() + "/cgroup.procs";
+		root = cgroup2_mount_point();
 	} catch (const Error &) {
 	}
 	pid_t child = ::fork();
@@ -217,15 +217,14 @@ pid_t start_daemon(const HookPaths &p, uint32_t pid, const std::string &run_dir,
 		if (null < 0 || log < 0 || ::dup2(null, 0) < 0 || ::dup2(log, 1) < 0 || ::dup2(log, 2) < 0)
 			::_exit(127);
 		::close_range(3, ~0u, 0);
-		if (!root_procs.empty()) {
-			int fd = ::open(root_procs.c_str(), O_WRONLY | O_CLOEXEC);
-			if (fd < 0 || ::write(fd, "0", 1) != 1)
-				std::fprintf(
-					stderr,
-					"gpuwatch oci-hook: could not move the daemon to the cgroup root (%s): %s\n",
-					root_procs.c_str(), std::strerror(errno));
-			if (fd >= 0)
-				::close(fd);
+		if (!root.empty()) {
+			try {
+				join_cgroup_v2(root);
+			} catch (const Error &e) {
+				std::fprintf(stderr,
+					     "gpuwatch oci-hook: could not move the daemon to the cgroup root: %s\n",
+					     e.what());
+			}
 		}
 		::setenv("GPUWATCH_RUN_DIR", run_dir.c_str(), 1);
 		const char *argv[] = {"gpuwatch",   "attach",           "--pid", pid_s.c_str(),

@@ -124,6 +124,14 @@ std::string cgroup_v2_dir_of_pid(uint32_t pid)
 		    std::to_string(pid) + "/cgroup)");
 }
 
+void join_cgroup_v2(const std::string &dir)
+{
+	std::string procs = dir + "/cgroup.procs";
+	UniqueFd fd(::open(procs.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
+	if (!fd || ::write(fd.get(), "0", 1) != 1)
+		throw Error(procs + ": " + errno_text(errno));
+}
+
 void scan_cgroup_tree(const std::string &dir, std::set<uint32_t> &pids, std::set<uint64_t> &cgroup_ids)
 {
 	struct stat st {

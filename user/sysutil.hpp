@@ -55,6 +55,9 @@ bool is_utf8(const std::string &s);
 std::string cgroup2_mount_point();
 // The cgroup v2 directory a process is in (via /proc/PID/cgroup and the cgroup2 mount).
 std::string cgroup_v2_dir_of_pid(uint32_t pid);
+// Moves the calling process into the cgroup v2 directory `dir` (writes 0 to its cgroup.procs);
+// throws Error ("DIR/cgroup.procs: why") if it cannot.
+void join_cgroup_v2(const std::string &dir);
 // Pids in dir and all its descendant cgroups, and the ids of those cgroups.
 void scan_cgroup_tree(const std::string &dir, std::set<uint32_t> &pids, std::set<uint64_t> &cgroup_ids);
 

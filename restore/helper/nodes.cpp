@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fcntl.h>
 #include <csignal>
 #include <linux/openat2.h>
@@ -73,14 +74,16 @@ bool stat_host_node(const std::string &path, uint32_t minor, struct stat *st)
 
 // The mknod runs in a child that first joins PID's cgroup v2 (the kernel's own record of it,
 // not the image's), so the cgroup's device program (a container's device policy) checks it as
-// it would the task's own mknod. Bounded: a child that joined a frozen cgroup is killed.
+// it would the task's own mknod. The child exits 0 (created), 1 (a node was there) or 2 (an
+// error, whose text it writes to the pipe). Bounded: a child that joined a frozen cgroup is
+// killed.
 bool create_node_in_root(uint32_t pid, const SavedDevice &node, uint32_t minor)
 {
 	check_path(node.path, node.major);
 	UniqueFd root = open_root(pid);
-	std::string procs;
+	std::string cg;
 	try {
-		procs = cgroup_v2_dir_of_pid(pid) + "/cgroup.procs";
+		cg = cgroup_v2_dir_of_pid(pid);
 	} catch (const Error &e) {
 		throw Error(node.path + " not created: its device policy cannot be applied (" + e.what() + ")");
 	}
@@ -93,21 +96,21 @@ bool create_node_in_root(uint32_t pid, const SavedDevice &node, uint32_t minor)
 		throw Error("fork: " + errno_text(errno));
 	if (child == 0) {
 		rd = UniqueFd();
-		std::string msg;
 		try {
-			UniqueFd cg(::open(procs.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
-			if (!cg || ::write(cg.get(), "0", 1) != 1)
-				throw Error("cannot join the cgroup of process " + std::to_string(pid) + " (" + procs +
-					    "): " + errno_text(errno));
-			msg = create_node_at(root.get(), node, minor) ? "created" : "exists";
+			try {
+				join_cgroup_v2(cg);
+			} catch (const Error &e) {
+				throw Error("cannot join the cgroup of process " + std::to_string(pid) + ": " +
+					    e.what());
+			}
+			::_exit(create_node_at(root.get(), node, minor) ? 0 : 1);
 		} catch (const std::exception &e) {
-			msg = std::string("error ") + e.what();
+			(void)!::write(wr.get(), e.what(), std::strlen(e.what()));
 		}
-		(void)!::write(wr.get(), msg.data(), msg.size());
-		::_exit(0);
+		::_exit(2);
 	}
 	wr = UniqueFd();
-	std::string msg;
+	std::string why;
 	pollfd pf{rd.get(), POLLIN, 0};
 	char buf[512];
 	for (;;) {
@@ -123,14 +126,13 @@ bool create_node_in_root(uint32_t pid, const SavedDevice &node, uint32_t minor)
 		ssize_t r = ::read(rd.get(), buf, sizeof buf);
 		if (r <= 0)
 			break;
-		msg.append(buf, (size_t)r);
+		why.append(buf, (size_t)r);
 	}
-	::waitpid(child, nullptr, 0);
-	if (msg == "created")
-		return true;
-	if (msg == "exists")
-		return false;
-	throw Error(msg.rfind("error ", 0) == 0 ? msg.substr(6) : "creating " + node.path + ": the child died");
+	int st = 0;
+	::waitpid(child, &st, 0);
+	if (WIFEXITED(st) && WEXITSTATUS(st) < 2)
+		return WEXITSTATUS(st) == 0;
+	throw Error(!why.empty() ? why : "creating " + node.path + ": the child died");
 }
 
 bool create_node_at(int root, const SavedDevice &node, uint32_t minor)

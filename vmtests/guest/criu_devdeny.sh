@@ -89,14 +89,16 @@ devdeny_post_restore() {
 		fail "no stand-in process with a private /dev: $(tail -n1 "$out.standin")"
 		return 1
 	done
+	# the action as CRIU runs it at post-restore, for the stand-in
+	post_restore() { CRTOOLS_SCRIPT_ACTION=post-restore CRTOOLS_IMAGE_DIR=$img CRTOOLS_INIT_PID=$pid "$action"; }
 	devdeny_on "$cg" || return 1
-	CRTOOLS_SCRIPT_ACTION=post-restore CRTOOLS_IMAGE_DIR=$img CRTOOLS_INIT_PID=$pid "$action" >"$out.denied" 2>&1
+	post_restore >"$out.denied" 2>&1
 	devdeny_off || return 1
 	echo "    post-restore with the policy on: $(grep -m1 "$node" "$out.denied" | cut -c1-200)"
 	[ ! -e "/proc/$pid/root$node" ] || { fail "post-restore created $node though the cgroup's device policy denies DRM"; return 1; }
 	grep -q "$node.*Operation not permitted" "$out.denied" ||
 		{ indent "$out.denied"; fail "post-restore did not say the policy refused $node"; return 1; }
-	CRTOOLS_SCRIPT_ACTION=post-restore CRTOOLS_IMAGE_DIR=$img CRTOOLS_INIT_PID=$pid "$action" >"$out.allowed" 2>&1
+	post_restore >"$out.allowed" 2>&1
 	[ -c "/proc/$pid/root$node" ] ||
 		{ indent "$out.allowed"; fail "post-restore did not create $node once the policy was lifted"; return 1; }
 	kill -KILL "$pid"

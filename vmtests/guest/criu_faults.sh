@@ -256,9 +256,8 @@ sc_criu_killed() {
 # A container that exits during its checkpoint: wl_criu's processes SIGKILLed while CRIU is held
 # at its pre-dump action (before it seizes them), then, on a second workload, at post-dump (seized,
 # every image written). The first dump must fail with an error line in its log (CRIU's
-# `Dumping FAILED`); the
-# second succeeds (a task SIGKILLed while seized dies only when CRIU lets it go, after the
-# dump), and its images restore the workload whole, which verifies itself. Neither leaves a
+# `Dumping FAILED`); the second succeeds (a task SIGKILLed while seized dies only when CRIU lets
+# it go, after the dump), and its images restore the workload whole, which verifies itself. Neither leaves a
 # gpuwatch temporary file; the daemon follows on, and its manifest empties once the processes
 # are gone.
 sc_criu_exits() {
