@@ -12,7 +12,7 @@
 #                                        to BUILD_FUZZ/corpus/T/ and is kept for the next one
 #   env FUZZ_JOBS=J                      J libFuzzer workers per target (--time only)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 BUILD_FUZZ=${BUILD_FUZZ:-build-fuzz}
 # the brief run is reproducible (a fixed seed: the same inputs every time); --runs and --time
 # draw a new seed each run
@@ -55,6 +55,9 @@ for t in "${targets[@]}"; do
 	rc=$?
 	execs=$(grep -oE '^stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -n1)
 	[ -n "$execs" ] || execs=$(grep -oE 'Done [0-9]+ runs' "$log" | grep -oE '[0-9]+' | tail -n1)
+	# with -fork the parent prints no final stats, only "#N: cov: ... job: J" lines (N: the
+	# executions of all jobs so far)
+	[ -n "$execs" ] || execs=$(grep -oE '^#[0-9]+: ' "$log" | grep -oE '[0-9]+' | tail -n1)
 	if [ $rc = 0 ]; then
 		echo "PASS $t: ${execs:-?} execs in $((SECONDS - t0)) s ($what), no finding"
 		passed=$((passed + 1))
