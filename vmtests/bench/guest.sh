@@ -210,19 +210,6 @@ section_burst() {
 	done
 }
 
-alive() { local st; st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) && [ -n "$st" ] && [ "$st" != Z ]; }
-
-# wait_file FILE SECONDS [PID]: until FILE exists (while PID lives)
-wait_file() {
-	local _
-	for _ in $(seq $(($2 * 20))); do
-		[ -e "$1" ] && return 0
-		[ -n "${3:-}" ] && ! alive "$3" && { [ -e "$1" ]; return; }
-		sleep 0.05
-	done
-	return 1
-}
-
 ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 
 # criu_one KIND N MIB PAIR: the workload holds MIB in N pieces; dump, restore, verify

@@ -52,6 +52,24 @@ wait_for() {
 	done
 }
 
+# alive PID: the process exists and is not a zombie
+alive() {
+	local st
+	st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+
+# wait_file FILE SECONDS [PID]: until FILE exists, at most SECONDS (by the clock), and while
+# PID (if given) lives
+wait_file() {
+	local deadline=$((SECONDS + $2))
+	until [ -e "$1" ]; do
+		[ -z "${3:-}" ] || alive "$3" || { [ -e "$1" ]; return; }
+		[ $SECONDS -lt $deadline ] || return 1
+		sleep 0.05
+	done
+}
+
 PYTHON=${PYTHON:-python3}
 PYSERVE_PID=
 

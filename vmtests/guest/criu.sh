@@ -101,13 +101,6 @@ criu_show() {
 		sed 's/^/    /'
 }
 
-# alive PID: the process exists and is not a zombie
-alive() {
-	local st
-	st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
-	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
-}
-
 crwl_pids() { cat "$1/pid.parent" "$1/pid.child" 2>/dev/null; }
 
 crwl_role() { [ "$(cat "$1/pid.parent" 2>/dev/null)" = "$2" ] && echo parent || echo child; }

@@ -253,6 +253,90 @@ sc_criu_killed() {
 	final_check --cgroup "$cg"
 }
 
+# criu_kill_when WHAT TEST...: SIGKILLs the criu that criu_bg started (its first process: the
+# tasks a restore forks are named criu too, until they are restored) as soon as TEST (a
+# command) succeeds, then waits for it (CRIU_RC); fails if criu ended first or after 120 s
+criu_kill_when() {
+	local what=$1 deadline=$((SECONDS + 120)) main
+	shift
+	until "$@"; do
+		if ! kill -0 "$CRIU_BG" 2>/dev/null; then
+			criu_bg_wait
+			fail "criu ended (exit $CRIU_RC) before $what"
+			return 1
+		fi
+		[ $SECONDS -lt $deadline ] || { fail "criu did not get to $what in 120 s"; return 1; }
+	done
+	main=$(pgrep -o -x "$(basename "$CRIU")") || { fail "no criu process to kill at $what"; return 1; }
+	kill -KILL "$main"
+	criu_bg_wait
+}
+
+# gw_tmp_in IMG: the plugin is writing an image there (its ".tmp", renamed once whole)
+gw_tmp_in() { compgen -G "$1/gpuwatch-*.tmp" >/dev/null; }
+
+# gw_reading IMG: a process has one of IMG's buffer images open (the plugin, in a restoring task)
+gw_reading() { [ -n "$(find /proc/[0-9]*/fd -maxdepth 1 -lname "$1/gpuwatch-object-*" 2>/dev/null | head -n1)" ]; }
+
+# criu SIGKILLed in the middle of the plugin's own work, not where an action script holds it:
+# bench_hold keeps KILL_MIB (64) MiB in one vgem buffer, whose image takes a while to write and
+# to read under TCG. The dump is killed while the plugin writes that buffer's image (a
+# gpuwatch-*.tmp is in the image directory; CRIU's parasite is in the task); the restore while
+# a restoring task reads it. After the killed dump the task must be alive, and a second dump
+# into the same directory must succeed and leave no .tmp (its pre-dump removes the first's).
+# After the killed restore the tasks it left are killed (as in criu_killed), the images must
+# be unchanged (sha256), and a second restore must bring the buffer back: bench_hold checks
+# every page of it through its own mapping.
+sc_criu_killed_inplugin() {
+	local cg d=$WORK/hold img=$WORK/img pid left result
+	fault_cgroup || return $?
+	mkdir -p "$d" "$img"
+	(cd "$d" && exec setsid "$VMTESTS/guest/incgroup" "$cg" "$WL_DIR/bench_hold" "$d" gpu 1 "${KILL_MIB:-64}" \
+		</dev/null >"$d/stdout" 2>"$d/stderr") &
+	pid=$!
+	disown "$pid"
+	CLEANUP_PIDS+=("$pid")
+	wait_file "$d/ready" 300 "$pid" || { fail "bench_hold never got ready: $(head -c 200 "$d/stderr")"; return 1; }
+	criu_bg dump "$WORK/dump.killed.log" dump -t "$pid" -D "$img" --shell-job "${CRIU_GW_ARGS[@]}"
+	criu_kill_when "the plugin wrote a buffer image" gw_tmp_in "$img" || return 1
+	left=$(cd "$img" && echo gpuwatch-*.tmp)
+	echo "    dump: criu killed while the plugin wrote $left (exit $CRIU_RC)"
+	[ "$CRIU_RC" != 0 ] || { fail "the killed dump exited 0"; return 1; }
+	sleep 1
+	alive "$pid" || { fail "bench_hold died with the dump killed inside the plugin"; return 1; }
+	crwl_dump_one "$pid" "$img" "$WORK/dump.log" || return 1
+	left=$(find "$img" -name 'gpuwatch-*.tmp' | head -n 3 | tr '\n' ' ')
+	[ -z "$left" ] || { fail "the second dump left the first's temporary files: $left"; return 1; }
+	(cd "$img" && sha256sum ./* >"$WORK/img.sums") || { fail "cannot checksum the images"; return 1; }
+	criu_bg restore "$WORK/restore.killed.log" restore -D "$img" --shell-job -d "${CRIU_GW_ARGS[@]}"
+	criu_kill_when "a restoring task read the buffer image" gw_reading "$img" || return 1
+	echo "    restore: criu killed while a restoring task read the buffer image (exit $CRIU_RC)"
+	[ "$CRIU_RC" != 0 ] || { fail "the killed restore exited 0"; return 1; }
+	unmount_under "$img"
+	pkill -KILL -x "$(basename "$CRIU")"
+	kill -KILL "$pid" 2>/dev/null
+	pids_gone "$pid" || return 1
+	(cd "$img" && sha256sum -c --quiet "$WORK/img.sums") >"$WORK/img.sums.check" 2>&1 ||
+		{ indent "$WORK/img.sums.check"; fail "the killed restore changed the images"; return 1; }
+	criu_run restore "$WORK/restore.log" restore -D "$img" --shell-job -d "${CRIU_GW_ARGS[@]}"
+	[ "$CRIU_RC" = 0 ] || { criu_show "$WORK/restore.log"; fail "the second restore failed (exit $CRIU_RC)$(criu_why "$WORK/restore.log")"; return 1; }
+	touch "$d/go"
+	wait_file "$d/result" 300 "$pid" || { fail "the restored bench_hold wrote no result"; return 1; }
+	result=$(head -n1 "$d/result")
+	echo "    restored after both kills: $result"
+	[ "$result" = OK ] || { fail "the restored buffer is not the dumped one: $result"; return 1; }
+	rm -rf "$img"
+	final_check --cgroup "$cg"
+}
+
+# crwl_dump_one PID IMG LOG: criu dump (with gpuwatch) of PID's tree into IMG; it must succeed
+# and the task be gone
+crwl_dump_one() {
+	criu_run dump "$3" dump -t "$1" -D "$2" --shell-job "${CRIU_GW_ARGS[@]}"
+	[ "$CRIU_RC" = 0 ] || { criu_show "$3"; fail "the dump failed (exit $CRIU_RC)$(criu_why "$3")"; return 1; }
+	pids_gone "$1"
+}
+
 # A container that exits during its checkpoint: wl_criu's processes SIGKILLed while CRIU is held
 # at its pre-dump action (before it seizes them), then, on a second workload, at post-dump (seized,
 # every image written). The first dump must fail with an error line in its log (CRIU's

@@ -36,6 +36,7 @@ SCENARIOS=(
 	"criu_enospc               sc_criu_enospc"
 	"criu_daemon_killed        sc_criu_daemon_killed"
 	"criu_killed               sc_criu_killed"
+	"criu_killed_inplugin      sc_criu_killed_inplugin"
 	"criu_exits                sc_criu_exits"
 	"criu_ring_overflow        sc_criu_ring_overflow"
 	# a restore into a cgroup whose device policy denies DRM (guest/criu_devdeny.sh): the
