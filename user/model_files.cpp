@@ -73,6 +73,7 @@ void ModelOps::purge(uint64_t kfile)
 	for (auto &[k, f] : m.files_)
 		gone += f.prime.erase(kfile);
 	gone += m.dmabufs_.erase(kfile);
+	gone += m.others_.erase(kfile);
 	if (auto it = m.files_.find(kfile); it != m.files_.end()) {
 		drop_file(it);
 		++gone;

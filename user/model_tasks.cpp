@@ -139,7 +139,8 @@ ApplyStatus ModelOps::on_fd(const gw_ev_fd &ev)
 	if (ev.type == GW_FILE_SYNC || ev.type == GW_FILE_PERF)
 		return on_other_fd(*p, ev);
 	bool dmabuf = ev.type == GW_FILE_DMABUF;
-	bool known_as_other = dmabuf ? m.files_.count(ev.file) > 0 : m.dmabufs_.count(ev.file) > 0;
+	bool known_as_other =
+		(dmabuf ? m.files_.count(ev.file) > 0 : m.dmabufs_.count(ev.file) > 0) || m.others_.count(ev.file) > 0;
 	if (ev.source == GW_FD_OPEN || known_as_other)
 		purge(ev.file); // a new file at a known address: the old one was freed
 	if (!dmabuf) {
@@ -148,7 +149,8 @@ ApplyStatus ModelOps::on_fd(const gw_ev_fd &ev)
 		learn_meta(f, ev);
 	}
 	auto cur = p->fds.find(ev.fd);
-	if (ev.source == GW_FD_FLAGS && cur != p->fds.end() && cur->second.kfile == ev.file) {
+	if (ev.source == GW_FD_FLAGS && cur != p->fds.end() && cur->second.kfile == ev.file && !cur->second.other &&
+	    cur->second.dmabuf == dmabuf) {
 		if (cur->second.cloexec != (ev.cloexec != 0))
 			cur->second.cloexec = ev.cloexec != 0, changed = true;
 		return ApplyStatus::ok;
@@ -160,8 +162,11 @@ ApplyStatus ModelOps::on_fd(const gw_ev_fd &ev)
 // An out-fence or perf stream fd: its origin is the ioctl that returned it, if seen.
 ApplyStatus ModelOps::on_other_fd(Process &p, const gw_ev_fd &ev)
 {
+	if (m.files_.count(ev.file) || m.dmabufs_.count(ev.file))
+		purge(ev.file); // a DRM file or dma-buf at this address was freed
 	auto cur = p.fds.find(ev.fd);
-	if (ev.source == GW_FD_FLAGS && cur != p.fds.end() && cur->second.kfile == ev.file) {
+	if (ev.source == GW_FD_FLAGS && cur != p.fds.end() && cur->second.kfile == ev.file &&
+	    cur->second.other == ev.type) {
 		if (cur->second.cloexec != (ev.cloexec != 0))
 			cur->second.cloexec = ev.cloexec != 0, changed = true;
 		return ApplyStatus::ok;

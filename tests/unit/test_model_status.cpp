@@ -131,6 +131,48 @@ TEST(ModelStatus, IoctlThroughAnFdKnownAsASyncFileMakesItTheDrmFile)
 	expect_ioctl_makes_it_the_drm_file(GW_FILE_SYNC); // found by fuzz_records
 }
 
+// Found by tests/fuzz/fuzz_records (a 10^7 campaign): fd 3 known as one kind of file, then a
+// cloexec change (GW_FD_FLAGS) reporting the same kernel address as another kind (the first
+// freed, its address reused, the close missed). The FLAGS shortcut kept fd 3 the old kind's and
+// the new DRM file was held by no fd. Now fd 3 is the new kind's, and nothing of the old is left.
+void expect_flags_record_makes_it_the_new_kind(uint8_t was, uint8_t now)
+{
+	World w;
+	w.proc(200);
+	ASSERT_EQ(w.apply(fd_rec(200, 3, kRender, GW_FD_OPEN, false, 128, was)), ApplyStatus::ok);
+	ASSERT_EQ(w.apply(fd_rec(200, 3, kRender, GW_FD_FLAGS, true, 128, now)), ApplyStatus::ok);
+	auto m = w.m.manifest();
+	ASSERT_EQ(m.processes.size(), 1u);
+	ASSERT_EQ(m.processes[0].fds.size(), 1u);
+	const auto &fd = m.processes[0].fds[0];
+	using Kind = gw::manifest::Fd::Kind;
+	Kind want = now == GW_FILE_DRM ? Kind::drm : now == GW_FILE_DMABUF ? Kind::dmabuf : Kind::sync_file;
+	EXPECT_EQ(fd.kind, want);
+	EXPECT_TRUE(fd.cloexec);
+	EXPECT_EQ(m.files.size(), now == GW_FILE_DRM ? 1u : 0u) << "a DRM file no fd holds, or the old one, was kept";
+	EXPECT_EQ(w.m.others().size(), now == GW_FILE_SYNC ? 1u : 0u) << "the old sync file was kept";
+}
+
+TEST(ModelStatus, FlagsRecordOfAnFdKnownAsASyncFileMakesItTheDrmFile)
+{
+	expect_flags_record_makes_it_the_new_kind(GW_FILE_SYNC, GW_FILE_DRM); // found by fuzz_records
+}
+
+TEST(ModelStatus, FlagsRecordOfAnFdKnownAsADmaBufMakesItTheDrmFile)
+{
+	expect_flags_record_makes_it_the_new_kind(GW_FILE_DMABUF, GW_FILE_DRM);
+}
+
+TEST(ModelStatus, FlagsRecordOfAnFdKnownAsADrmFileMakesItTheSyncFile)
+{
+	expect_flags_record_makes_it_the_new_kind(GW_FILE_DRM, GW_FILE_SYNC);
+}
+
+TEST(ModelStatus, FlagsRecordOfAnFdKnownAsASyncFileMakesItTheDmaBuf)
+{
+	expect_flags_record_makes_it_the_new_kind(GW_FILE_SYNC, GW_FILE_DMABUF);
+}
+
 std::vector<std::byte> raw(const void *p, std::size_t n)
 {
 	std::vector<std::byte> v(n);
