@@ -209,12 +209,11 @@ crwl_truth() {
 	fail "phase $2: the workload's truth disagrees with /proc (test bug): $(head -n1 "$1/verify.$2.txt")"
 }
 
-# crwl_dump DIR IMG [CRIU ARGS...]: dumps the workload (CRIU kills it), waits until its pids are
-# free again (a restore needs them; bash reaps the parent, its disowned child).
-crwl_dump() {
-	local dir=$1 img=$2 pid
+# criu_dump_pid PID IMG [CRIU ARGS...]: criu dump of PID's tree into IMG (log $WORK/dump.log);
+# it must succeed
+criu_dump_pid() {
+	local pid=$1 img=$2
 	shift 2
-	pid=$(cat "$dir/pid.parent")
 	mkdir -p "$img"
 	criu_run "dump" "$WORK/dump.log" dump -t "$pid" -D "$img" --shell-job "$@"
 	if [ "$CRIU_RC" != 0 ]; then
@@ -222,6 +221,22 @@ crwl_dump() {
 		fail "criu dump failed (exit $CRIU_RC)$(criu_why "$WORK/dump.log")"
 		return 1
 	fi
+}
+
+# img_sums IMG: remembers the sha256 of every file of IMG; img_unchanged IMG WHAT fails (WHAT
+# changed the image) if any differs now
+img_sums() { (cd "$1" && sha256sum ./* >"$WORK/img.sums") || { fail "cannot checksum $1"; return 1; }; }
+img_unchanged() {
+	(cd "$1" && sha256sum -c --quiet "$WORK/img.sums") >"$WORK/img.sums.check" 2>&1 ||
+		{ indent "$WORK/img.sums.check"; fail "$2 changed the image"; return 1; }
+}
+
+# crwl_dump DIR IMG [CRIU ARGS...]: dumps the workload (CRIU kills it), waits until its pids are
+# free again (a restore needs them; bash reaps the parent, its disowned child).
+crwl_dump() {
+	local dir=$1 img=$2
+	shift 2
+	criu_dump_pid "$(cat "$dir/pid.parent")" "$img" "$@" || return 1
 	# shellcheck disable=SC2046 # one pid per word
 	pids_gone $(crwl_pids "$dir")
 }

@@ -37,7 +37,7 @@ devdeny_off() {
 devdeny_refused() {
 	local dir=$1 img=$2 cg=$3 p line
 	shift 3
-	(cd "$img" && sha256sum ./* >"$WORK/img.sums")
+	img_sums "$img" || return 1
 	devdeny_on "$cg" || return 1
 	criu_run "restore (policy denies 226)" "$WORK/restore-denied.log" restore -D "$img" --shell-job -d "$@"
 	devdeny_off || return 1
@@ -47,8 +47,7 @@ devdeny_refused() {
 	[ -n "$line" ] || { criu_show "$WORK/restore-denied.log"; fail "the refused restore has no gpuwatch line saying the device was refused$(criu_why "$WORK/restore-denied.log")"; return 1; }
 	# shellcheck disable=SC2046 # one pid per word
 	pids_gone $(crwl_pids "$dir") || { REASON="after the refused restore: $REASON"; return 1; }
-	(cd "$img" && sha256sum -c --quiet "$WORK/img.sums") >"$WORK/img.sums.check" 2>&1 ||
-		{ indent "$WORK/img.sums.check"; fail "the refused restore changed the image"; return 1; }
+	img_unchanged "$img" "the refused restore" || return 1
 	for p in "$img"/gpuwatch-*.tmp*; do
 		[ ! -e "$p" ] || { fail "the refused restore left $p"; return 1; }
 	done

@@ -103,7 +103,7 @@ sc_vgem_unload() {
 # CRIU_RC
 criu_bg() {
 	criu_run "$@" &
-	CRIU_BG=$!
+	CRIU_BG=$! CRIU_BG_LOG=$2
 }
 criu_bg_wait() {
 	wait "$CRIU_BG"
@@ -178,20 +178,28 @@ sc_criu_daemon_killed() {
 # criu_held ACTION WHAT LOG CRIU ARGS...: criu_bg with one more action script (guest/hold-action),
 # which holds criu at ACTION once criu gets there, until criu_release; fails if criu ended first
 criu_held() {
-	local at=$1 deadline=$((SECONDS + 120)) saved=(${CRIU_ENV[@]+"${CRIU_ENV[@]}"})
+	local at=$1 saved=(${CRIU_ENV[@]+"${CRIU_ENV[@]}"})
 	shift
 	rm -f "$WORK/held" "$WORK/held.go"
 	CRIU_ENV=(${saved[@]+"${saved[@]}"} GWT_HOLD_AT="$at" GWT_HOLD_FILE="$WORK/held")
 	criu_bg "$@" --action-script "$VMTESTS/guest/hold-action"
 	CRIU_ENV=(${saved[@]+"${saved[@]}"})
-	until [ -e "$WORK/held" ]; do
+	criu_bg_until "its $at action" 0.05 test -e "$WORK/held"
+}
+
+# criu_bg_until WHAT POLL TEST...: polls TEST (a command) every POLL seconds (0: at once again)
+# while the criu of criu_bg runs; fails if criu ended first (CRIU_RC) or after 120 s
+criu_bg_until() {
+	local what=$1 poll=$2 deadline=$((SECONDS + 120))
+	shift 2
+	until "$@"; do
 		if ! kill -0 "$CRIU_BG" 2>/dev/null; then
 			criu_bg_wait
-			fail "criu ended (exit $CRIU_RC) before its $at action$(criu_why "$2")"
+			fail "criu ended (exit $CRIU_RC) before $what$(criu_why "$CRIU_BG_LOG")"
 			return 1
 		fi
-		[ $SECONDS -lt $deadline ] || { fail "criu did not reach its $at action in 120 s"; return 1; }
-		sleep 0.05
+		[ $SECONDS -lt $deadline ] || { fail "criu did not get to $what in 120 s"; return 1; }
+		[ "$poll" = 0 ] || sleep "$poll"
 	done
 }
 criu_release() {
@@ -257,16 +265,9 @@ sc_criu_killed() {
 # tasks a restore forks are named criu too, until they are restored) as soon as TEST (a
 # command) succeeds, then waits for it (CRIU_RC); fails if criu ended first or after 120 s
 criu_kill_when() {
-	local what=$1 deadline=$((SECONDS + 120)) main
+	local what=$1 main
 	shift
-	until "$@"; do
-		if ! kill -0 "$CRIU_BG" 2>/dev/null; then
-			criu_bg_wait
-			fail "criu ended (exit $CRIU_RC) before $what"
-			return 1
-		fi
-		[ $SECONDS -lt $deadline ] || { fail "criu did not get to $what in 120 s"; return 1; }
-	done
+	criu_bg_until "$what" 0 "$@" || return 1
 	main=$(pgrep -o -x "$(basename "$CRIU")") || { fail "no criu process to kill at $what"; return 1; }
 	kill -KILL "$main"
 	criu_bg_wait
@@ -304,10 +305,11 @@ sc_criu_killed_inplugin() {
 	[ "$CRIU_RC" != 0 ] || { fail "the killed dump exited 0"; return 1; }
 	sleep 1
 	alive "$pid" || { fail "bench_hold died with the dump killed inside the plugin"; return 1; }
-	crwl_dump_one "$pid" "$img" "$WORK/dump.log" || return 1
+	criu_dump_pid "$pid" "$img" "${CRIU_GW_ARGS[@]}" || return 1
+	pids_gone "$pid" || return 1
 	left=$(find "$img" -name 'gpuwatch-*.tmp' | head -n 3 | tr '\n' ' ')
 	[ -z "$left" ] || { fail "the second dump left the first's temporary files: $left"; return 1; }
-	(cd "$img" && sha256sum ./* >"$WORK/img.sums") || { fail "cannot checksum the images"; return 1; }
+	img_sums "$img" || return 1
 	criu_bg restore "$WORK/restore.killed.log" restore -D "$img" --shell-job -d "${CRIU_GW_ARGS[@]}"
 	criu_kill_when "a restoring task read the buffer image" gw_reading "$img" || return 1
 	echo "    restore: criu killed while a restoring task read the buffer image (exit $CRIU_RC)"
@@ -316,8 +318,7 @@ sc_criu_killed_inplugin() {
 	pkill -KILL -x "$(basename "$CRIU")"
 	kill -KILL "$pid" 2>/dev/null
 	pids_gone "$pid" || return 1
-	(cd "$img" && sha256sum -c --quiet "$WORK/img.sums") >"$WORK/img.sums.check" 2>&1 ||
-		{ indent "$WORK/img.sums.check"; fail "the killed restore changed the images"; return 1; }
+	img_unchanged "$img" "the killed restore" || return 1
 	criu_run restore "$WORK/restore.log" restore -D "$img" --shell-job -d "${CRIU_GW_ARGS[@]}"
 	[ "$CRIU_RC" = 0 ] || { criu_show "$WORK/restore.log"; fail "the second restore failed (exit $CRIU_RC)$(criu_why "$WORK/restore.log")"; return 1; }
 	touch "$d/go"
@@ -327,14 +328,6 @@ sc_criu_killed_inplugin() {
 	[ "$result" = OK ] || { fail "the restored buffer is not the dumped one: $result"; return 1; }
 	rm -rf "$img"
 	final_check --cgroup "$cg"
-}
-
-# crwl_dump_one PID IMG LOG: criu dump (with gpuwatch) of PID's tree into IMG; it must succeed
-# and the task be gone
-crwl_dump_one() {
-	criu_run dump "$3" dump -t "$1" -D "$2" --shell-job "${CRIU_GW_ARGS[@]}"
-	[ "$CRIU_RC" = 0 ] || { criu_show "$3"; fail "the dump failed (exit $CRIU_RC)$(criu_why "$3")"; return 1; }
-	pids_gone "$1"
 }
 
 # A container that exits during its checkpoint: wl_criu's processes SIGKILLed while CRIU is held
