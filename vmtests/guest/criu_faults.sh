@@ -265,22 +265,25 @@ sc_criu_killed() {
 # tasks a restore forks are named criu too, until they are restored) as soon as TEST (a
 # command) succeeds, then waits for it (CRIU_RC); fails if criu ended first or after 120 s
 criu_kill_when() {
-	local what=$1 main
+	local what=$1 name
 	shift
+	name=$(basename "$CRIU")
+	# its pid first: looking it up once TEST succeeds lets a fast criu run past the point
+	criu_bg_until "its start" 0.01 pgrep -o -x "$name" >/dev/null || return 1
+	CRIU_MAIN=$(pgrep -o -x "$name")
 	criu_bg_until "$what" 0 "$@" || return 1
-	main=$(pgrep -o -x "$(basename "$CRIU")") || { fail "no criu process to kill at $what"; return 1; }
-	kill -KILL "$main"
+	kill -KILL "$CRIU_MAIN"
 	criu_bg_wait
 }
 
-# gw_tmp_in IMG: the plugin is writing an image there (its ".tmp", renamed once whole)
-gw_tmp_in() { compgen -G "$1/gpuwatch-*.tmp" >/dev/null; }
+# gw_tmp_in IMG: the plugin is writing a buffer image there (its ".tmp", renamed once whole)
+gw_tmp_in() { compgen -G "$1/gpuwatch-object-*.tmp" >/dev/null; }
 
 # gw_reading IMG: a process has one of IMG's buffer images open (the plugin, in a restoring task)
 gw_reading() { [ -n "$(find /proc/[0-9]*/fd -maxdepth 1 -lname "$1/gpuwatch-object-*" 2>/dev/null | head -n1)" ]; }
 
 # criu SIGKILLed in the middle of the plugin's own work, not where an action script holds it:
-# bench_hold keeps KILL_MIB (64) MiB in one vgem buffer, whose image takes a while to write and
+# bench_hold keeps KILL_MIB (128) MiB in one vgem buffer, whose image takes a while to write and
 # to read under TCG. The dump is killed while the plugin writes that buffer's image (a
 # gpuwatch-*.tmp is in the image directory; CRIU's parasite is in the task); the restore while
 # a restoring task reads it. After the killed dump the task must be alive, and a second dump
@@ -292,7 +295,7 @@ sc_criu_killed_inplugin() {
 	local cg d=$WORK/hold img=$WORK/img pid left result
 	fault_cgroup || return $?
 	mkdir -p "$d" "$img"
-	(cd "$d" && exec setsid "$VMTESTS/guest/incgroup" "$cg" "$WL_DIR/bench_hold" "$d" gpu 1 "${KILL_MIB:-64}" \
+	(cd "$d" && exec setsid "$VMTESTS/guest/incgroup" "$cg" "$WL_DIR/bench_hold" "$d" gpu 1 "${KILL_MIB:-128}" \
 		</dev/null >"$d/stdout" 2>"$d/stderr") &
 	pid=$!
 	disown "$pid"
