@@ -1,6 +1,7 @@
 // `gpuwatch container-config`: CRIU configuration for the runtimes and the OCI hook definition
 // (install time; containers.hpp).
 #include "container_config.hpp"
+#include "checkpoint_mode.hpp"
 
 #include <cerrno>
 #include <chrono>
@@ -177,6 +178,29 @@ int run_container_config(const ContainerConfigOptions &opts)
 	if (opts.criu_conf != "/etc/criu/default.conf")
 		std::cout << opts.criu_conf << " is read only by a CRIU that is handed it (runc: the annotation "
 			  << "org.criu.config=" << opts.criu_conf << "; crun 1.21 hands CRIU no file)\n";
+
+	// what checkpoints save (checkpoint_mode.hpp)
+	if (!opts.checkpoint_mode.empty()) {
+		auto mode = parse_mode_name(opts.checkpoint_mode);
+		if (!mode)
+			throw Error("--checkpoint-mode " + opts.checkpoint_mode + " is neither full nor stateless");
+		fs::create_directories(fs::path(kCheckpointConf).parent_path(), ec);
+		write_file_atomic(kCheckpointConf, checkpoint_conf_text(*mode), 0644);
+		std::cout << kCheckpointConf << ": written (mode = " << mode_name(*mode) << ": "
+			  << (*mode == CheckpointMode::stateless
+				      ? "checkpoints save the DRM fds only; restored applications rebuild their GPU "
+					"state"
+				      : "checkpoints save buffers, handles, driver state and mappings")
+			  << ")\n";
+	} else {
+		std::string from;
+		try {
+			CheckpointMode m = checkpoint_mode(kCheckpointConf, &from);
+			std::cout << "checkpoint mode: " << mode_name(m) << " (from " << from << ")\n";
+		} catch (const Error &e) {
+			std::cout << "checkpoint mode: " << e.what() << "\n";
+		}
+	}
 
 	// the OCI hook definitions
 	std::string exe = self_exe();

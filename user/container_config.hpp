@@ -17,6 +17,7 @@ struct ContainerConfigOptions {
 	// podman (4.x, as configured by default) reads hooks from /usr/share/containers/oci/hooks.d
 	// only; CRI-O reads both, the /etc one masking a file of the same name in the other
 	std::vector<std::string> hooks_dirs = {"/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d"};
+	std::string checkpoint_mode; // "full", "stateless", or "" (gw::kCheckpointConf left alone)
 };
 
 // The text of a CRIU configuration file after adding `libdir LIBDIR` and, if given,

@@ -69,6 +69,11 @@ int main(int argc, char **argv)
 		    "CRIU configuration to add gpuwatch's plugin to (merged, not replaced); the default is read by "
 		    "every CRIU, another file only by a runc container naming it (org.criu.config)")
 		->capture_default_str();
+	ccfg->add_option("--checkpoint-mode", ccopts.checkpoint_mode,
+			 "what a checkpoint saves of DRM devices, written to /etc/criu/gpuwatch.conf for every CRIU "
+			 "on the host: full (buffers, handles, driver state, mappings) or stateless (the fds only; "
+			 "the application rebuilds its GPU state). Not given: that file is left as it is")
+		->check(CLI::IsMember({"full", "stateless"}));
 	ccfg->add_option("--hooks-dir", ccopts.hooks_dirs,
 			 "OCI hooks directory, repeatable (default: /usr/share/containers/oci/hooks.d, podman's, and "
 			 "/etc/containers/oci/hooks.d, CRI-O's override directory)");

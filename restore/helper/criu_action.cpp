@@ -15,6 +15,8 @@
 //   post-resume       if GPUWATCH_RESTORE_SIGNAL is set (e.g. SIGUSR2), send it to the
 //                     restored processes (CRTOOLS_INIT_PID and its descendants) that hold a
 //                     DRM or dma-buf fd: their GPU engine state is gone
+// In a stateless checkpoint (GPUWATCH_CHECKPOINT_MODE, /etc/criu/gpuwatch.conf) the
+// pre-dump takes no manifest and refuses trees with i915 GEM mappings.
 // Knobs: GPUWATCH_RUN_DIR (daemon registrations, default /run/gpuwatch),
 // GPUWATCH_WATCH_TIMEOUT_S (the i915 watcher's bound for the whole dump, default 600).
 #include <cerrno>
@@ -32,6 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checkpoint_mode.hpp"
 #include "containers.hpp"
 #include "control_client.hpp"
 #include "criu_abi.hpp"
@@ -149,6 +152,16 @@ int pre_dump()
 		if (drm)
 			throw Error(why + "; the dumped processes hold DRM files, which CRIU cannot save without it");
 		log(why + " (no DRM file among the dumped processes: the dump goes on)");
+	}
+	/* stateless: no manifest to take; i915 mappings would need the conversion, which brings
+	 * buffers back (gwaction::refuse_i915_stateless says what to do instead) */
+	std::string from;
+	if (checkpoint_mode(kCheckpointConf, &from) == CheckpointMode::stateless) {
+		for (uint32_t p : gwaction::process_tree(pid))
+			if (std::string why = gwaction::i915_stateless_refusal(p); !why.empty())
+				throw Error(why);
+		log("stateless checkpoint (mode from " + from + "): no manifest is taken");
+		return 0;
 	}
 	std::vector<std::string> skipped; // registrations not trusted, or stale: said, never used
 	auto daemon = control::daemon_for_pid(control::default_run_dir(), pid, &skipped);

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <fcntl.h>
 #include <poll.h>
+#include <set>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -151,6 +152,30 @@ bool handles_from_manifest(DumpSession &s, std::size_t index, const mf::File &mf
 	return true;
 }
 
+// A stateless checkpoint's DRM file: its device, flags and holders. Its mappings in the
+// holders are claimed so that none is reported as unreached; they come back as zero-filled
+// memory (restore_vma.cpp).
+int dump_stateless_file(DumpSession &s, FileImage &img, const std::string &who)
+{
+	img.source = "stateless";
+	img.handles_known = false;
+	std::set<uint32_t> pids;
+	for (const Holder &h : img.holders)
+		pids.insert(h.pid);
+	std::size_t maps = 0;
+	for (std::size_t i = 0; i < s.vmas.size(); ++i)
+		if (!s.attributed[i] && s.vmas[i].device.minor == img.device.minor && pids.count(s.vmas[i].pid)) {
+			s.attributed[i] = true;
+			s.vmas[i].file = img.criu_id;
+			++maps;
+		}
+	write_image(file_image_name(img.criu_id), to_json(img, s.device_indexer()).dump(1));
+	write_vmas_image(s, false);
+	log_info("dumped %s: %s, stateless: the fd only (%zu of its mappings come back as zero-filled memory)",
+		 who.c_str(), img.device.driver.c_str(), maps);
+	return 0;
+}
+
 } // namespace
 
 void save_object(DumpSession &s, uint64_t n, const BufferMap &map)
@@ -187,6 +212,9 @@ int dump_drm_file(int lfd, uint32_t id)
 		log_warn("%s: no seized task holds it by an fd that kcmp recognises: its mappings will come back "
 			 "on private files",
 			 who.c_str());
+
+	if (s.stateless)
+		return dump_stateless_file(s, img, who);
 
 	std::string why;
 	if (mf && mf->handles_known && handles_from_manifest(s, index, *mf, lfd, img, &why)) {
@@ -338,7 +366,11 @@ int dump_dmabuf(int lfd, uint32_t id)
 			"not in the manifest: shared again only with DRM files whose handles were probed");
 	}
 	s.object_sizes[img.object] = img.size;
-	if (!s.saved.count(img.object)) {
+	if (s.stateless) {
+		img.degraded = {
+			"stateless checkpoint: its contents are not saved; it comes back as the dma-buf of a new "
+			"zero-filled buffer of the same size"};
+	} else if (!s.saved.count(img.object)) {
 		try {
 			save_object(s, img.object, BufferMap::of_dmabuf(lfd, img.size, false));
 		} catch (const Error &e) {

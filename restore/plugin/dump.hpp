@@ -18,6 +18,9 @@ namespace gwcriu
 {
 
 struct DumpSession {
+	// GPUWATCH_CHECKPOINT_MODE / checkpoint.conf said stateless: the DRM files' device, flags
+	// and holders only; no manifest, no buffer, handle or driver state (checkpoint_mode.hpp).
+	bool stateless = false;
 	std::vector<Task> tasks;
 	std::vector<gw::manifest::Manifest> manifests;
 	std::string manifest_origin; // "daemon", "GPUWATCH_MANIFEST", "image directory" or ""

@@ -9,6 +9,7 @@
 #include "dump.hpp"
 #include "i915_late_maps.hpp"
 #include "log.hpp"
+#include "checkpoint_mode.hpp"
 #include "containers.hpp"
 #include "control_client.hpp"
 #include "manifest/manifest.hpp"
@@ -177,7 +178,10 @@ DumpSession &dump_session()
 {
 	if (g_session)
 		return *g_session;
+	std::string from;
+	bool stateless = gw::checkpoint_mode(gw::kCheckpointConf, &from) == gw::CheckpointMode::stateless;
 	DumpSession &s = g_session.emplace();
+	s.stateless = stateless;
 	std::size_t nfds = 0;
 	for (uint32_t pid : seized_tasks()) {
 		s.tasks.push_back(scan_task(pid));
@@ -191,12 +195,19 @@ DumpSession &dump_session()
 			r.offset = v.offset;
 			r.prot = v.prot;
 			r.device = s.device_of_minor(v.minor, pid);
+			r.stateless = stateless;
 			s.vmas.push_back(r);
 		}
 	}
 	s.attributed.assign(s.vmas.size(), false);
 	add_converted_vmas(s);
 	log_info("dump: %zu seized tasks, %zu DRM/dma-buf fds, %zu DRM mappings", s.tasks.size(), nfds, s.vmas.size());
+	if (stateless) {
+		log_info("stateless checkpoint (mode from %s): the DRM fds come back with their numbers and flags, "
+			 "without buffers, handles or driver state; mappings come back as zero-filled memory",
+			 from.c_str());
+		return s;
+	}
 	acquire_manifests(s);
 	return s;
 }
@@ -231,7 +242,9 @@ void finish_dump(int ret)
 		return;
 	DumpSession &s = *g_session;
 	try {
-		if (ret == 0) {
+		if (ret == 0 && s.stateless) {
+			write_vmas_image(s, true);
+		} else if (ret == 0) {
 			for (std::size_t i = 0; i < s.vmas.size(); ++i) {
 				VmaRec &v = s.vmas[i];
 				if (s.attributed[i])

@@ -395,8 +395,8 @@ FileImage parse_file_image(const std::string &text, const std::string &name, con
 		f.device = records::read_device(top, devices);
 		f.f_flags = top.req_u32("f_flags");
 		f.source = top.req_str("source", 16);
-		if (f.source != "manifest" && f.source != "probe")
-			top.fail("source", "is neither \"manifest\" nor \"probe\"");
+		if (f.source != "manifest" && f.source != "probe" && f.source != "stateless")
+			top.fail("source", "is neither \"manifest\", \"probe\" nor \"stateless\"");
 		f.handles_known = top.req_bool("handles_known");
 		top.each(top.req_array("handles"), "handles", [&](const Obj &h) {
 			f.handles.push_back(read_handle(h, f.handles.empty() ? 0 : f.handles.back().handle));
@@ -447,6 +447,9 @@ FileImage parse_file_image(const std::string &text, const std::string &name, con
 					jsonin::fail(top.at("handles", i) + ".xe.vm_id",
 						     "names a VM that is not in xe.vms");
 		}
+		if (f.source == "stateless" &&
+		    (!f.handles.empty() || f.handles_known || f.i915 || f.xe || !f.kms.empty() || !f.caps.empty()))
+			top.fail("source", "is \"stateless\" in a file image with handles, caps or driver state");
 		return f;
 	});
 }

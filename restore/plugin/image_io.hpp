@@ -18,6 +18,8 @@ using gw::UniqueFd;
 // Plugin-owned fds that outlive a hook sit at or above this number (F_DUPFD_CLOEXEC), far
 // from the numbers CRIU restores: otherwise CRIU later fails with "fd N already in use".
 constexpr int kHighFd = 1000;
+// The name of the memfds a stateless checkpoint's mappings come back on (/memfd:NAME in /proc/PID/maps).
+constexpr const char *kStatelessMemfd = "gpuwatch-stateless";
 UniqueFd dup_high(int fd);
 
 // kcmp(KCMP_FILE): true when fd1 of pid1 and fd2 of pid2 are the same open file.

@@ -263,7 +263,8 @@ json to_json(const std::vector<VmaRec> &vmas, const DeviceIndex &device_index)
 			     {"object_size", v.object_size},
 			     {"delta", v.delta},
 			     {"saved", v.saved},
-			     {"late", late_json(v.late)}});
+			     {"late", late_json(v.late)},
+			     {"stateless", v.stateless}});
 	return {{"schema", kVmasSchema}, {"vmas", a}};
 }
 
@@ -298,6 +299,9 @@ std::vector<VmaRec> parse_vmas_image(const std::string &text, const std::string 
 			v.late = read_late_map(o);
 			if (v.late && (!v.file || !v.handle || !v.object))
 				o.fail("late", "is set on a mapping without a file, handle and buffer");
+			v.stateless = o.opt_bool("stateless", false);
+			if (v.stateless && (v.handle || v.object || v.saved || v.late))
+				o.fail("stateless", "is set on a mapping with a handle, buffer or contents");
 			out.push_back(std::move(v));
 		});
 		return out;

@@ -143,7 +143,7 @@ struct FileImage {
 	uint32_t criu_id = 0;
 	SavedDevice device;
 	uint32_t f_flags = 0;                            // fcntl(F_GETFL) of the dumped file
-	std::string source;                              // "manifest" or "probe"
+	std::string source;                              // "manifest", "probe" or "stateless"
 	bool handles_known = false;                      // false: the handle table may lack entries
 	std::vector<HandleRec> handles;                  // ascending handle numbers
 	std::optional<I915FileState> i915;               // contexts and VMs of an i915 file (from the manifest)
@@ -194,6 +194,7 @@ struct VmaRec {
 	uint64_t delta = 0; // mapping start - the object's fake offset (bytes)
 	bool saved = false;
 	std::optional<LateMap> late;
+	bool stateless = false; // a stateless checkpoint's: comes back as zero-filled memory, no device behind it
 };
 
 // An out-fence (sync_file) or an i915 perf stream fd. Neither has state that survives: a

@@ -224,8 +224,17 @@ int gpuwatch_checkpoint_devices(int pid)
 {
 	if (g_stage != CR_PLUGIN_STAGE__DUMP)
 		return -ENOTSUP; // 4.0 also calls it at pre-dump: PAUSE_DEVICES refused i915 tasks already
-	return guarded("CHECKPOINT_DEVICES",
-		       [&] { return gwcriu::convert_seized_maps(gwcriu::dump_session(), static_cast<uint32_t>(pid)); });
+	return guarded("CHECKPOINT_DEVICES", [&] {
+		gwcriu::DumpSession &s = gwcriu::dump_session();
+		if (s.stateless) {
+			std::string why = gwaction::i915_stateless_refusal(static_cast<uint32_t>(pid));
+			if (why.empty())
+				return 0;
+			gwcriu::log_error("%s", why.c_str());
+			return -1;
+		}
+		return gwcriu::convert_seized_maps(s, static_cast<uint32_t>(pid));
+	});
 }
 
 } // extern "C"

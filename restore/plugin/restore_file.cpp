@@ -120,6 +120,13 @@ UniqueFd open_drm_file(const FileImage &f)
 
 void restore_contents(const FileImage &f, int fd, const ChosenDevice &dev, std::map<uint64_t, uint32_t> &here)
 {
+	if (f.source == "stateless") {
+		log_info("restored file %u on %s%s: stateless checkpoint, the fd alone (no buffers, handles or driver "
+			 "state)",
+			 f.criu_id, dev.path.c_str(),
+			 dev.substituted ? (" (saved as " + f.device.path + ")").c_str() : "");
+		return;
+	}
 	// client caps first: they change what the file's later KMS calls see (universal planes, atomic)
 	for (const auto &[cap, value] : f.caps)
 		if (drmSetClientCap(fd, cap, value) != 0)

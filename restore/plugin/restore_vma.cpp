@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <set>
 #include <sys/syscall.h>
 #include <sys/mman.h>
@@ -132,6 +133,28 @@ void through_private_file(const VmaRec &v, const std::string &why, uint64_t *new
 	}
 }
 
+// A stateless checkpoint's mapping: shared zero-filled memory of its length (a memfd, no
+// device behind it) at the same address and prot. CRIU maps it as it would the device.
+void through_zero_memory(const VmaRec &v, uint64_t *new_off, int *plugin_fd)
+{
+	UniqueFd m(static_cast<int>(syscall(SYS_memfd_create, kStatelessMemfd, MFD_CLOEXEC)));
+	if (!m)
+		throw Error(std::string("memfd_create: ") + gw::errno_text(errno));
+	if (ftruncate(m.get(), static_cast<off_t>(v.length)) != 0)
+		throw Error(std::string("ftruncate of the memfd: ") + gw::errno_text(errno));
+	int high = fcntl(m.get(), F_DUPFD_CLOEXEC, kHighFd);
+	if (high < 0)
+		throw Error(std::string("cannot move the memfd up: ") + gw::errno_text(errno));
+	m = UniqueFd(high);
+	*new_off = 0;
+	if (gwaction::criu_abi().owns_vma_fd) {
+		*plugin_fd = m.release();
+	} else {
+		*plugin_fd = m.get();
+		g_pending.push_back(std::move(m));
+	}
+}
+
 } // namespace
 
 int update_vma_map(const char *path, uint64_t addr, uint64_t old_pgoff, uint64_t *new_pgoff, int *plugin_fd)
@@ -155,6 +178,12 @@ int update_vma_map(const char *path, uint64_t addr, uint64_t old_pgoff, uint64_t
 		log_warn("mapping %#llx: CRIU's offset %#llx differs from the saved %#llx", (unsigned long long)addr,
 			 (unsigned long long)old_pgoff, (unsigned long long)v->offset);
 	try {
+		if (v->stateless) {
+			through_zero_memory(*v, new_pgoff, plugin_fd);
+			log_debug("mapping %#llx-%#llx of pid %u: zero-filled memory (stateless checkpoint)",
+				  (unsigned long long)addr, (unsigned long long)(addr + v->length), me);
+			return 1;
+		}
 		std::string why;
 		if (through_own_file(*v, new_pgoff, plugin_fd, &why)) {
 			log_debug("mapping %#llx of pid %u: handle %u of fd %d, offset %#llx -> %#llx",
@@ -196,6 +225,12 @@ void close_private_leftovers(int pid, uint32_t vpid)
 	for (const TaskFd &f : fds)
 		if (!f.dmabuf && f.fd >= kHighFd && !held.count(f.fd))
 			ours.push_back(f.fd);
+	// a stateless checkpoint's zero-filled memory (through_zero_memory)
+	const std::string memfd = std::string("/memfd:") + kStatelessMemfd + " (deleted)";
+	std::error_code ec;
+	for (const auto &e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec))
+		if (int fd = atoi(e.path().filename().c_str()); fd >= kHighFd && read_link(e.path()) == memfd)
+			ours.push_back(fd);
 	if (ours.empty())
 		return;
 	std::string why;
@@ -207,11 +242,11 @@ void close_private_leftovers(int pid, uint32_t vpid)
 			t.checked("close", SYS_close, static_cast<unsigned long>(fd));
 		t.finish();
 	} catch (const std::exception &e) {
-		log_warn("pid %d: the plugin's private DRM file (fd %d) stays open in the task: %s", pid, ours.front(),
+		log_warn("pid %d: the plugin's private file (fd %d) stays open in the task: %s", pid, ours.front(),
 			 e.what());
 		return;
 	}
-	log_info("pid %d: closed the plugin's private DRM file (fd %d) CRIU left in the task", pid, ours.front());
+	log_info("pid %d: closed the plugin's private file (fd %d) CRIU left in the task", pid, ours.front());
 }
 
 } // namespace
@@ -227,12 +262,18 @@ int resume_devices_late(int pid)
 	if (map_back_late(pid, vpid) != 0)
 		return -1;
 	close_private_leftovers(pid, vpid);
-	bool drm = false;
+	bool drm = false, stateless = false;
 	for (const VmaRec &v : im.vmas)
-		drm |= v.vpid == vpid;
+		if (v.vpid == vpid) {
+			drm = true;
+			stateless |= v.stateless;
+		}
 	for (const auto &[id, f] : im.files)
 		for (const Holder &h : f.holders)
-			drm |= h.vpid == vpid;
+			if (h.vpid == vpid) {
+				drm = true;
+				stateless |= f.source == "stateless";
+			}
 	// The daemon still attached learns the restored state now rather than at its next event.
 	static std::set<uint32_t> synced;
 	try {
@@ -242,7 +283,9 @@ int resume_devices_late(int pid)
 	} catch (const std::exception &e) {
 		log_warn("pid %d: the gpuwatch daemon did not sync after the restore: %s", pid, e.what());
 	}
-	if (drm)
+	if (drm && stateless)
+		log_info("pid %d resumes with its DRM fds back and no GPU state (stateless checkpoint)", pid);
+	else if (drm)
 		log_info("pid %d resumes with its DRM state restored", pid);
 	return 0;
 }

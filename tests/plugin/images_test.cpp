@@ -464,3 +464,54 @@ TEST(Images, ClientCaps)
 	bad["caps"] = json::array({json::array({65, 1})});
 	EXPECT_NE(file_error(bad).find("caps[0]"), std::string::npos) << file_error(bad);
 }
+
+// A stateless checkpoint's images: a file with its device, flags and holders only, mappings
+// with no buffer. Anything more in them is damage.
+TEST(Images, StatelessFileAndMappings)
+{
+	FileImage f = sample_file();
+	f.source = "stateless";
+	f.handles_known = false;
+	f.handles.clear();
+	FileImage back = gwcriu::parse_file_image(gwcriu::to_json(f, test_index()).dump(), "x", test_devices());
+	EXPECT_EQ(back.source, "stateless");
+	EXPECT_TRUE(back.handles.empty());
+	EXPECT_EQ(back.holders[0].fds, (std::vector<int>{3, 9}));
+
+	json with_handles = gwcriu::to_json(sample_file(), test_index());
+	with_handles["source"] = "stateless";
+	with_handles["handles_known"] = false;
+	EXPECT_NE(file_error(with_handles).find("source"), std::string::npos) << file_error(with_handles);
+	json with_caps = gwcriu::to_json(f, test_index());
+	with_caps["caps"] = json::array({json::array({1, 1})});
+	EXPECT_NE(file_error(with_caps).find("is \"stateless\""), std::string::npos) << file_error(with_caps);
+	json other = gwcriu::to_json(f, test_index());
+	other["source"] = "guess";
+	EXPECT_NE(file_error(other).find("source"), std::string::npos);
+
+	VmaRec v = sample_vma();
+	v.handle.reset();
+	v.object = 0;
+	v.object_size = 0;
+	v.delta = 0;
+	v.saved = false;
+	v.stateless = true;
+	auto vmas = gwcriu::parse_vmas_image(gwcriu::to_json(std::vector<VmaRec>{v}, test_index()).dump(), "x",
+					     test_devices());
+	ASSERT_EQ(vmas.size(), 1u);
+	EXPECT_TRUE(vmas[0].stateless);
+	// absent (images of full checkpoints before the field): false
+	json j = gwcriu::to_json(std::vector<VmaRec>{sample_vma()}, test_index());
+	j["vmas"][0].erase("stateless");
+	EXPECT_FALSE(gwcriu::parse_vmas_image(j.dump(), "x", test_devices())[0].stateless);
+	// a stateless mapping naming a buffer
+	VmaRec bad = sample_vma();
+	bad.stateless = true;
+	try {
+		gwcriu::parse_vmas_image(gwcriu::to_json(std::vector<VmaRec>{bad}, test_index()).dump(),
+					 "gpuwatch-vmas.json", test_devices());
+		ADD_FAILURE() << "a stateless mapping with a buffer was accepted";
+	} catch (const ImageError &e) {
+		EXPECT_NE(std::string(e.what()).find("stateless"), std::string::npos) << e.what();
+	}
+}

@@ -39,6 +39,9 @@ SCENARIOS=(
 	"criu_killed_inplugin      sc_criu_killed_inplugin"
 	"criu_exits                sc_criu_exits"
 	"criu_ring_overflow        sc_criu_ring_overflow"
+	# the stateless mode (guest/criu_stateless.sh): the fds back, the application rebuilds
+	"criu_stateless            sc_criu_stateless"
+	"criu_stateless_daemon     sc_criu_stateless --daemon"
 	# a restore into a cgroup whose device policy denies DRM (guest/criu_devdeny.sh): the
 	# plugin's open refused; its mknod of a missing node refused
 	"criu_devdeny              sc_criu_devdeny"
@@ -105,6 +108,7 @@ SCENARIOS=(
 	"criu_random_virtio_gpu_3  sc_on_driver virtio_gpu virtio_gpu sc_criu_random 64 12"
 	"criu_random_virtio_gpu_2  sc_on_driver virtio_gpu virtio_gpu sc_criu_random 76 13"
 	"criu_random_virtio_gpu_4  sc_on_driver virtio_gpu virtio_gpu sc_criu_random 89 12"
+	"criu_stateless_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_criu_stateless"
 	"criu_node_missing_virtio_gpu sc_on_driver virtio_gpu virtio_gpu sc_criu_node_missing"
 	"criu_corrupt_virtio_gpu   sc_on_driver virtio_gpu virtio_gpu sc_criu_corrupt"
 	"two_opens_bochs           sc_on_driver bochs bochs-drm sc_simple wl_two_opens"
@@ -124,6 +128,7 @@ SCENARIOS=(
 	"criu_roundtrip_bochs      sc_on_driver bochs bochs-drm sc_criu_cycle"
 	"criu_daemon_after_restore_bochs sc_on_driver bochs bochs-drm sc_criu_cycle --check-manifest"
 	"criu_degraded_bochs       sc_on_driver bochs bochs-drm sc_criu_cycle --no-daemon"
+	"criu_stateless_bochs      sc_on_driver bochs bochs-drm sc_criu_stateless"
 	"criu_node_missing_bochs   sc_on_driver bochs bochs-drm sc_criu_node_missing"
 	# the plugin's scratch workload (guest/criu_scratch.sh): the plugin alone, its inputs
 	# (a given manifest, none, damaged images, a pre-dump, another device); device is last:
@@ -141,6 +146,7 @@ SCENARIOS=(
 . "$VMTESTS/guest/criu_citizen.sh"
 . "$VMTESTS/guest/criu_random.sh"
 . "$VMTESTS/guest/criu_faults.sh"
+. "$VMTESTS/guest/criu_stateless.sh"
 . "$VMTESTS/guest/criu_devdeny.sh"
 . "$VMTESTS/guest/criu_dummydrm.sh"
 . "$VMTESTS/guest/i915.sh"

@@ -1,0 +1,55 @@
+# shellcheck shell=bash
+# The stateless mode (sourced by scenarios.sh): what the seed asked for. wl_stateless keeps a
+# mapped dumb buffer and a dma-buf fd and writes frames; it is dumped with
+# GPUWATCH_CHECKPOINT_MODE=stateless and restored with GPUWATCH_RESTORE_SIGNAL=SIGUSR2. The
+# images must hold no buffer contents and no manifest; after the restore the workload must find
+# its fds at the same numbers with the same flags, its old handle gone, its old mapping
+# zero-filled memory with no device behind it (/memfd:gpuwatch-stateless), get the signal,
+# rebuild its buffer and carry on writing frames.
+
+# sc_criu_stateless [--daemon]: as above; with --daemon a gpuwatch daemon follows the cgroup
+# (it is not needed: the stateless dump takes no manifest)
+sc_criu_stateless() {
+	local cg dir=$WORK/wl img=$WORK/img pid key want got frames bytes GW_PID=""
+	criu_need plugin || return $?
+	cg_make cg "gwt-$NAME" || return 1
+	if [ "${1:-}" = --daemon ]; then gw_start "$cg" || return 1; fi
+	CRWL_WL=wl_stateless crwl_start "$cg" "$dir" || return 1
+	crwl_wait "$dir" ready || return 1
+	pid=$(cat "$dir/pid.parent")
+	wait_file "$dir/progress" 60 "$pid" || { fail "wl_stateless wrote no frames$(last_line "$dir/stderr")"; return 1; }
+	local CRIU_ENV=(GPUWATCH_CHECKPOINT_MODE=stateless)
+	crwl_dump "$dir" "$img" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
+	grep -q 'stateless checkpoint (mode from GPUWATCH_CHECKPOINT_MODE)' "$WORK/dump.log" ||
+		{ criu_show "$WORK/dump.log"; fail "the dump log does not say the checkpoint is stateless"; return 1; }
+	got=$(cd "$img" && ls gpuwatch-object-* gpuwatch-manifest* 2>/dev/null | tr '\n' ' ')
+	[ -z "$got" ] || { fail "a stateless dump saved buffer contents or a manifest: $got"; return 1; }
+	grep -l '"source": "stateless"' "$img"/gpuwatch-file-*.json >/dev/null 2>&1 ||
+		{ fail "no file image of the stateless dump says source \"stateless\""; return 1; }
+	bytes=$(cat "$img"/gpuwatch-* | wc -c)
+	echo "    stateless images: $(find "$img" -name 'gpuwatch-*' | wc -l) gpuwatch files, $bytes bytes; all images $(du -sk "$img" | cut -f1) KiB"
+	# shellcheck disable=SC2034 # read by criu_run
+	CRIU_ENV=(GPUWATCH_RESTORE_SIGNAL=SIGUSR2) # the restore follows the images, not the mode
+	crwl_restore "$dir" "$img" "$WORK/restore.log" "${CRIU_GW_ARGS[@]}" || { criu_timings; return 1; }
+	criu_timings
+	wait_file "$dir/rebuilt.1" 60 "$pid" ||
+		{ criu_show "$WORK/restore.log"; fail "the restored workload did not rebuild its GPU state (no signal?)$(last_line "$dir/stderr")"; return 1; }
+	for want in "card_fd_ok 1" "render_fd_ok 1" "dmabuf_fd_ok 1" "old_handle gone" "map_zero 1"; do
+		key=${want%% *}
+		got=$(grep "^$key " "$dir/after" | cut -d' ' -f2-)
+		[ "$key $got" = "$want" ] || { indent "$dir/after"; fail "after the restore $key is '$got', not '${want#* }'"; return 1; }
+	done
+	grep -q '^map_name /memfd:gpuwatch-stateless' "$dir/after" ||
+		{ indent "$dir/after"; fail "the old mapping is not the stateless zero-filled memory"; return 1; }
+	got=$(find "/proc/$pid/fd" -mindepth 1 -printf '%f %l\n' 2>/dev/null | awk '$1 >= 1000 || /memfd:/' | tr '\n' ' ')
+	[ -z "$got" ] || { fail "the restored workload holds a file the plugin left: $got"; return 1; }
+	frames=$(grep -o 'frames [0-9]*' "$dir/rebuilt.1" | cut -d' ' -f2)
+	wait_for 60 awk -v f="$frames" '$1 == "generation" && $2 == 1 && $4 > f + 40 { ok = 1 } END { exit !ok }' "$dir/progress" ||
+		{ fail "the workload did not carry on after rebuilding ($(cat "$dir/progress" 2>/dev/null))$(last_line "$dir/stderr")"; return 1; }
+	echo "    after the restore: $(tr '\n' ' ' <"$dir/after" | cut -c1-200)"
+	echo "    rebuilt: $(tr '\n' ' ' <"$dir/rebuilt.1"); then $(cat "$dir/progress")"
+	kill -TERM "$pid"
+	wait_for 10 sh -c "! kill -0 $pid 2>/dev/null" || { fail "wl_stateless did not exit on SIGTERM"; return 1; }
+	criu_keep_images "$img"
+	if [ -n "$GW_PID" ]; then gw_stop || return 1; fi
+}

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An application that survives a stateless checkpoint as the seed's encoder would: it keeps a
+ * dumb buffer mapped on the card node (and, with PRIME, a dma-buf fd of a second one), writes a
+ * frame counter into it in a loop, and on the restore signal (SIGUSR2: GPUWATCH_RESTORE_SIGNAL)
+ * looks at what came back, drops its old GPU state and builds it again, then carries on.
+ *
+ *   wl_stateless DIR            (cwd-independent; WL_CARD / WL_RENDER name the nodes, guest/kms.sh)
+ *
+ * DIR/pid.parent its pid (the crwl_* helpers of guest/criu.sh find it there)
+ * DIR/before     what it holds: "card_fd N", "card_flags F", "render_fd N", "render_flags F",
+ *                "dmabuf_fd N", "handle H", "map ADDR", "size S" (one per line)
+ * DIR/ready      written once that state is built
+ * DIR/after      written on each signal, before rebuilding, "key value" lines of what it found:
+ *                card_fd_ok/render_fd_ok/dmabuf_fd_ok (the same number is still a file of the
+ *                same kind, with the same flags: 1/0), old_handle (gone, or present), map_zero
+ *                (1: the untouched part of the old mapping reads zeros), map_name (the
+ *                /proc/self/maps name at the old address), dmabuf_size
+ * DIR/rebuilt.N  written after the N-th rebuild: "handle H" of the new buffer, "frames F"
+ * DIR/progress   "generation G frames F", rewritten every 20 frames
+ * Exit: SIGTERM ends it (exit 0). Any ioctl that fails where it must not: exit 2 with a line.
+ */
+#include <drm.h>
+#include <drm_mode.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#define W    256
+#define H    64
+#define SIZE (W * H * 4) /* 64 KiB: the last page is never written by the loop */
+
+static volatile sig_atomic_t restored, stop;
+static const char *dir;
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "wl_stateless: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, " (%s)\n", strerror(errno));
+	va_end(ap);
+	exit(2);
+}
+
+static void put(const char *name, const char *text)
+{
+	char path[512], tmp[520];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, path) != 0)
+		die("cannot write %s", path);
+}
+
+static int xioctl(int fd, unsigned long req, void *arg)
+{
+	int r;
+	do
+		r = ioctl(fd, req, arg);
+	while (r < 0 && (errno == EINTR || errno == EAGAIN));
+	return r;
+}
+
+static uint32_t create(int fd)
+{
+	struct drm_mode_create_dumb c = {.height = H, .width = W, .bpp = 32};
+	if (xioctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &c))
+		die("CREATE_DUMB");
+	return c.handle;
+}
+
+static uint32_t *map(int fd, uint32_t handle)
+{
+	struct drm_mode_map_dumb m = {.handle = handle};
+	if (xioctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &m))
+		die("MAP_DUMB of handle %u", handle);
+	void *p = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)m.offset);
+	if (p == MAP_FAILED)
+		die("mmap of handle %u", handle);
+	return p;
+}
+
+/* fd is still a file of the kind it was (DRM node of the same rdev, or a dma-buf) with flags */
+static int same_fd(int fd, dev_t rdev, int flags)
+{
+	struct stat st;
+	if (fd < 0)
+		return 1;
+	if (fstat(fd, &st) != 0 || fcntl(fd, F_GETFL) != flags)
+		return 0;
+	if (rdev)
+		return S_ISCHR(st.st_mode) && major(st.st_rdev) == 226;
+	char link[64], buf[128];
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, buf, sizeof buf - 1);
+	return n > 0 && strncmp(buf, "/dmabuf:", 8) == 0;
+}
+
+static void map_name(uintptr_t addr, char *out, size_t len)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	snprintf(out, len, "(none)");
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long s, e;
+		int pos = 0;
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &s, &e, &pos) >= 2 && addr >= s && addr < e) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(out, len, "%s", pos ? line + pos : "");
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+static void on_signal(int sig)
+{
+	if (sig == SIGUSR2)
+		restored = 1;
+	else
+		stop = 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return fprintf(stderr, "usage: wl_stateless DIR\n"), 2;
+	dir = argv[1];
+	const char *card = getenv("WL_CARD") && *getenv("WL_CARD") ? getenv("WL_CARD") : "/dev/dri/card0";
+	const char *render = getenv("WL_RENDER") && *getenv("WL_RENDER") ? getenv("WL_RENDER") : NULL;
+	if (!render && !getenv("WL_CARD"))
+		render = "/dev/dri/renderD128";
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigaction(SIGUSR2, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	char text[1024];
+	snprintf(text, sizeof text, "%d\n", (int)getpid());
+	put("pid.parent", text);
+
+	int cfd = open(card, O_RDWR | O_CLOEXEC);
+	if (cfd < 0)
+		die("open %s", card);
+	int rfd = render ? open(render, O_RDWR | O_NONBLOCK) : -1;
+	if (render && rfd < 0)
+		die("open %s", render);
+	struct stat st;
+	fstat(cfd, &st);
+	dev_t crdev = st.st_rdev, rrdev = 0;
+	if (rfd >= 0 && fstat(rfd, &st) == 0)
+		rrdev = st.st_rdev;
+	int cflags = fcntl(cfd, F_GETFL), rflags = rfd >= 0 ? fcntl(rfd, F_GETFL) : 0;
+
+	uint32_t handle = create(cfd);
+	uint32_t *px = map(cfd, handle);
+	memset(px, 0xa5, SIZE);
+	/* a second buffer exported as a dma-buf fd, where the driver has PRIME */
+	int dfd = -1, dflags = 0;
+	struct drm_prime_handle ph = {.handle = create(cfd), .flags = DRM_CLOEXEC | DRM_RDWR};
+	if (xioctl(cfd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &ph) == 0) {
+		dfd = ph.fd;
+		dflags = fcntl(dfd, F_GETFL);
+	}
+	snprintf(text, sizeof text,
+		 "card_fd %d\ncard_flags %d\nrender_fd %d\nrender_flags %d\ndmabuf_fd %d\nhandle %u\nmap %p\nsize %d\n",
+		 cfd, cflags, rfd, rflags, dfd, handle, (void *)px, SIZE);
+	put("before", text);
+	put("ready", "1\n");
+
+	unsigned long frames = 0, generation = 0;
+	struct timespec tick = {0, 20 * 1000 * 1000};
+	while (!stop) {
+		if (restored) {
+			restored = 0;
+			/* what came back */
+			int old_gone = 0;
+			struct drm_mode_map_dumb m = {.handle = handle};
+			if (xioctl(cfd, DRM_IOCTL_MODE_MAP_DUMB, &m) != 0)
+				old_gone = errno == ENOENT || errno == EINVAL;
+			int zero = 1;
+			for (size_t i = (SIZE - 4096) / 4; i < SIZE / 4; i++)
+				zero &= px[i] == 0;
+			char name[256];
+			map_name((uintptr_t)px, name, sizeof name);
+			long long dsize = dfd >= 0 ? (long long)lseek(dfd, 0, SEEK_END) : -1;
+			snprintf(text, sizeof text,
+				 "card_fd_ok %d\nrender_fd_ok %d\ndmabuf_fd_ok %d\nold_handle %s\nmap_zero %d\n"
+				 "map_name %s\ndmabuf_size %lld\n",
+				 same_fd(cfd, crdev, cflags), rfd < 0 || same_fd(rfd, rrdev, rflags),
+				 same_fd(dfd, 0, dflags), old_gone ? "gone" : "present", zero, name, dsize);
+			put("after", text);
+			/* drop the old state, build it again */
+			munmap(px, SIZE);
+			if (!old_gone) {
+				struct drm_mode_destroy_dumb d = {.handle = handle};
+				xioctl(cfd, DRM_IOCTL_MODE_DESTROY_DUMB, &d);
+			}
+			handle = create(cfd);
+			px = map(cfd, handle);
+			memset(px, 0xa5, SIZE);
+			generation++;
+			snprintf(text, sizeof text, "handle %u\nframes %lu\n", handle, frames);
+			char name2[32];
+			snprintf(name2, sizeof name2, "rebuilt.%lu", generation);
+			put(name2, text);
+		}
+		/* a frame: the counter in the first words, checked back */
+		for (int i = 0; i < 64; i++)
+			px[i] = (uint32_t)frames;
+		for (int i = 0; i < 64; i++)
+			if (px[i] != (uint32_t)frames)
+				die("frame %lu did not read back", frames);
+		if (++frames % 20 == 0) {
+			snprintf(text, sizeof text, "generation %lu frames %lu\n", generation, frames);
+			put("progress", text);
+		}
+		nanosleep(&tick, NULL);
+	}
+	return 0;
+}
