@@ -1,7 +1,7 @@
 // `gpuwatch container-config`: CRIU configuration for the runtimes and the OCI hook definition
 // (install time; containers.hpp).
 #include "container_config.hpp"
-#include "checkpoint_mode.hpp"
+#include "criu_settings.hpp"
 
 #include <cerrno>
 #include <chrono>
@@ -179,27 +179,45 @@ int run_container_config(const ContainerConfigOptions &opts)
 		std::cout << opts.criu_conf << " is read only by a CRIU that is handed it (runc: the annotation "
 			  << "org.criu.config=" << opts.criu_conf << "; crun 1.21 hands CRIU no file)\n";
 
-	// what checkpoints save (checkpoint_mode.hpp)
-	if (!opts.checkpoint_mode.empty()) {
-		auto mode = parse_mode_name(opts.checkpoint_mode);
-		if (!mode)
-			throw Error("--checkpoint-mode " + opts.checkpoint_mode + " is neither full nor stateless");
-		fs::create_directories(fs::path(kCheckpointConf).parent_path(), ec);
-		write_file_atomic(kCheckpointConf, checkpoint_conf_text(*mode), 0644);
-		std::cout << kCheckpointConf << ": written (mode = " << mode_name(*mode) << ": "
-			  << (*mode == CheckpointMode::stateless
-				      ? "checkpoints save the DRM fds only; restored applications rebuild their GPU "
-					"state"
-				      : "checkpoints save buffers, handles, driver state and mappings")
-			  << ")\n";
-	} else {
-		std::string from;
+	// gpuwatch's CRIU settings (criu_settings.hpp): what checkpoints save, the restore signal
+	if (!opts.checkpoint_mode.empty() || opts.restore_signal) {
+		CriuSettings now;
 		try {
-			CheckpointMode m = checkpoint_mode(kCheckpointConf, &from);
-			std::cout << "checkpoint mode: " << mode_name(m) << " (from " << from << ")\n";
+			now = parse_criu_settings(read_criu_conf(kCriuSettingsConf), kCriuSettingsConf);
 		} catch (const Error &e) {
-			std::cout << "checkpoint mode: " << e.what() << "\n";
+			throw Error(std::string(e.what()) + " (fix or remove it, then run container-config again)");
 		}
+		if (!opts.checkpoint_mode.empty()) {
+			auto mode = parse_mode_name(opts.checkpoint_mode);
+			if (!mode)
+				throw Error("--checkpoint-mode " + opts.checkpoint_mode +
+					    " is neither full nor stateless");
+			now.mode = *mode;
+		}
+		if (opts.restore_signal) {
+			if (!opts.restore_signal->empty() && *opts.restore_signal != "none")
+				parse_signal(*opts.restore_signal, "--restore-signal");
+			now.restore_signal = *opts.restore_signal == "none" ? "" : *opts.restore_signal;
+		}
+		fs::create_directories(fs::path(kCriuSettingsConf).parent_path(), ec);
+		write_file_atomic(kCriuSettingsConf, criu_settings_text(now), 0644);
+		std::cout << kCriuSettingsConf << ": written (mode = " << mode_name(now.mode)
+			  << (now.mode == CheckpointMode::stateless
+				      ? ": checkpoints save the DRM fds only; restored applications rebuild their GPU "
+					"state"
+				      : ": checkpoints save buffers, handles, driver state and mappings")
+			  << "; restore_signal = " << (now.restore_signal.empty() ? "none" : now.restore_signal)
+			  << ")\n";
+		if (!now.restore_signal.empty() && !scripts)
+			std::cout << "criu " << vstr << " runs no action script under a runtime: restore_signal is "
+				  << "sent only by a criu run by hand with $(gpuwatch criu-args)\n";
+	}
+	try {
+		CriuSettings s = criu_settings();
+		std::cout << "checkpoint mode: " << mode_name(s.mode) << " (from " << s.mode_from
+			  << "); restore signal: " << (s.restore_signal.empty() ? "none" : s.restore_signal) << "\n";
+	} catch (const Error &e) {
+		std::cout << "gpuwatch's CRIU settings: " << e.what() << "\n";
 	}
 
 	// the OCI hook definitions

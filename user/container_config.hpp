@@ -17,7 +17,10 @@ struct ContainerConfigOptions {
 	// podman (4.x, as configured by default) reads hooks from /usr/share/containers/oci/hooks.d
 	// only; CRI-O reads both, the /etc one masking a file of the same name in the other
 	std::vector<std::string> hooks_dirs = {"/usr/share/containers/oci/hooks.d", "/etc/containers/oci/hooks.d"};
-	std::string checkpoint_mode; // "full", "stateless", or "" (gw::kCheckpointConf left alone)
+	// gw::kCriuSettingsConf's settings to write (the others in that file are kept); neither
+	// given: the file is left alone
+	std::string checkpoint_mode;               // "full", "stateless", or ""
+	std::optional<std::string> restore_signal; // a signal, or "none"
 };
 
 // The text of a CRIU configuration file after adding `libdir LIBDIR` and, if given,

@@ -72,8 +72,13 @@ int main(int argc, char **argv)
 	ccfg->add_option("--checkpoint-mode", ccopts.checkpoint_mode,
 			 "what a checkpoint saves of DRM devices, written to /etc/criu/gpuwatch.conf for every CRIU "
 			 "on the host: full (buffers, handles, driver state, mappings) or stateless (the fds only; "
-			 "the application rebuilds its GPU state). Not given: that file is left as it is")
+			 "the application rebuilds its GPU state). Neither this nor --restore-signal given: that "
+			 "file is left as it is")
 		->check(CLI::IsMember({"full", "stateless"}));
+	ccfg->add_option("--restore-signal", ccopts.restore_signal,
+			 "the signal restored processes holding a DRM fd get once they resume (SIGUSR2, ...; none: "
+			 "no signal), written to /etc/criu/gpuwatch.conf; sent by the action script (CRIU 3.19 and "
+			 "later under a runtime)");
 	ccfg->add_option("--hooks-dir", ccopts.hooks_dirs,
 			 "OCI hooks directory, repeatable (default: /usr/share/containers/oci/hooks.d, podman's, and "
 			 "/etc/containers/oci/hooks.d, CRI-O's override directory)");

@@ -12,7 +12,8 @@
 //   post-restore      create the DRM nodes the tasks saw (the plugin's gpuwatch-devices.json)
 //                     still missing in the restored root (the plugin has created those its
 //                     files needed, from inside the tasks)
-//   post-resume       if GPUWATCH_RESTORE_SIGNAL is set (e.g. SIGUSR2), send it to the
+//   post-resume       if GPUWATCH_RESTORE_SIGNAL (or restore_signal in /etc/criu/gpuwatch.conf)
+//                     is set (e.g. SIGUSR2), send it to the
 //                     restored processes (CRTOOLS_INIT_PID and its descendants) that hold a
 //                     DRM or dma-buf fd: their GPU engine state is gone
 // In a stateless checkpoint (GPUWATCH_CHECKPOINT_MODE, /etc/criu/gpuwatch.conf) the
@@ -34,7 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checkpoint_mode.hpp"
+#include "criu_settings.hpp"
 #include "containers.hpp"
 #include "control_client.hpp"
 #include "criu_abi.hpp"
@@ -155,12 +156,12 @@ int pre_dump()
 	}
 	/* stateless: no manifest to take; i915 mappings would need the conversion, which brings
 	 * buffers back (gwaction::refuse_i915_stateless says what to do instead) */
-	std::string from;
-	if (checkpoint_mode(kCheckpointConf, &from) == CheckpointMode::stateless) {
+	CriuSettings settings = criu_settings();
+	if (settings.mode == CheckpointMode::stateless) {
 		for (uint32_t p : gwaction::process_tree(pid))
 			if (std::string why = gwaction::i915_stateless_refusal(p); !why.empty())
 				throw Error(why);
-		log("stateless checkpoint (mode from " + from + "): no manifest is taken");
+		log("stateless checkpoint (mode from " + settings.mode_from + "): no manifest is taken");
 		return 0;
 	}
 	std::vector<std::string> skipped; // registrations not trusted, or stale: said, never used
@@ -254,22 +255,6 @@ int check_nodes()
 	return 0;
 }
 
-int parse_signal(const std::string &s)
-{
-	static const std::pair<const char *, int> names[] = {{"SIGUSR1", SIGUSR1}, {"SIGUSR2", SIGUSR2},
-							     {"SIGHUP", SIGHUP},   {"SIGTERM", SIGTERM},
-							     {"SIGINT", SIGINT},   {"SIGCONT", SIGCONT}};
-	for (auto &[n, v] : names) {
-		if (s == n || s == n + 3)
-			return v;
-	}
-	char *end = nullptr;
-	long v = std::strtol(s.c_str(), &end, 10);
-	if (*end || v <= 0 || v > SIGRTMAX)
-		throw Error("GPUWATCH_RESTORE_SIGNAL=" + s + " is not a signal name (SIGUSR2) or number");
-	return (int)v;
-}
-
 // The gpuwatch binary of this installation: next to the helper in a build tree, <prefix>/bin
 // when installed (the helper is <prefix>/libexec/gpuwatch/gpuwatch-criu-action).
 std::string gpuwatch_binary()
@@ -333,10 +318,11 @@ int follow_restored_container()
 
 int post_resume()
 {
-	std::string sig = env("GPUWATCH_RESTORE_SIGNAL");
+	CriuSettings settings = criu_settings();
+	std::string sig = settings.restore_signal;
 	if (sig.empty())
 		return 0;
-	int signo = parse_signal(sig);
+	int signo = parse_signal(sig, settings.signal_from);
 	/* the image directory (CRIU passes /proc/<criu>/fd/N) is closed by now: the restored
 	 * tree itself says who holds DRM state */
 	int sent = 0;

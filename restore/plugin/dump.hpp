@@ -18,8 +18,8 @@ namespace gwcriu
 {
 
 struct DumpSession {
-	// GPUWATCH_CHECKPOINT_MODE / checkpoint.conf said stateless: the DRM files' device, flags
-	// and holders only; no manifest, no buffer, handle or driver state (checkpoint_mode.hpp).
+	// GPUWATCH_CHECKPOINT_MODE or /etc/criu/gpuwatch.conf said stateless: the DRM files' device, flags
+	// and holders only; no manifest, no buffer, handle or driver state (criu_settings.hpp).
 	bool stateless = false;
 	std::vector<Task> tasks;
 	std::vector<gw::manifest::Manifest> manifests;

@@ -9,7 +9,7 @@
 #include "dump.hpp"
 #include "i915_late_maps.hpp"
 #include "log.hpp"
-#include "checkpoint_mode.hpp"
+#include "criu_settings.hpp"
 #include "containers.hpp"
 #include "control_client.hpp"
 #include "manifest/manifest.hpp"
@@ -178,8 +178,8 @@ DumpSession &dump_session()
 {
 	if (g_session)
 		return *g_session;
-	std::string from;
-	bool stateless = gw::checkpoint_mode(gw::kCheckpointConf, &from) == gw::CheckpointMode::stateless;
+	gw::CriuSettings settings = gw::criu_settings();
+	bool stateless = settings.mode == gw::CheckpointMode::stateless;
 	DumpSession &s = g_session.emplace();
 	s.stateless = stateless;
 	std::size_t nfds = 0;
@@ -205,7 +205,7 @@ DumpSession &dump_session()
 	if (stateless) {
 		log_info("stateless checkpoint (mode from %s): the DRM fds come back with their numbers and flags, "
 			 "without buffers, handles or driver state; mappings come back as zero-filled memory",
-			 from.c_str());
+			 settings.mode_from.c_str());
 		return s;
 	}
 	acquire_manifests(s);

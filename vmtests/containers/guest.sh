@@ -29,6 +29,11 @@
 #   gone      the device is gone on the target (vgem unloaded after the checkpoint): the
 #             restore fails with an error naming it, nothing crashes, and with vgem back the
 #             same checkpoint restores
+#   stateless container-config --checkpoint-mode stateless --restore-signal SIGUSR2; a container
+#             running wl_stateless is checkpointed (no buffer contents, no manifest in it) and
+#             restored: its fds are back, its handle gone, its mapping zero-filled memory; told by
+#             the signal (CRIU 3.19+; 3.17 runs no action script under a runtime: the workload
+#             finds its handle gone), it rebuilds and carries on; then the mode is set back to full
 #   i915      the seed's case: the gwi915 fixture's render node in the container, running
 #             wl_i915_criu (libdrm_intel surfaces mapped through anon_inode:i915.gem, a legacy
 #             GEM_MMAP mapping, contexts, VMs; it checks itself every ~100 ms). CRIU >= 4: the
@@ -45,7 +50,7 @@ guest_begin "$out" "${SCENARIO_TIMEOUT:-900}"   # podman under TCG: a case takes
 here=$(cd "$(dirname "$0")" && pwd)
 GW=$build/gpuwatch
 WL=$build/vmtests/wl_criu_scratch_static
-CASES=${CASES:-config drm export annot plain gone i915}
+CASES=${CASES:-config drm export annot plain gone stateless i915}
 RUNTIMES=${RUNTIMES:-runc}
 KO_DIR=${KO_DIR:-$build/vmtests}
 T=/run/gwct
@@ -102,18 +107,26 @@ use_runtime() { # RUNTIME: podman runs the containers it starts from now on with
 	sed -i "s/^runtime = .*/runtime = \"$1\"/" "$T/containers.conf"
 }
 
-# the i915 image: wl_i915_criu and what it links, from this root
-i915_image() {
-	local r=$T/rootfs-i915 lib d
-	[ -n "$(pm images -q localhost/gwct-i915:1 2>/dev/null)" ] && return 0
+# wl_image NAME WORKLOAD: the image localhost/NAME:1 of busybox, WORKLOAD (as /wl) and what it
+# links, from this root (made once; the import's log is $T/import-NAME.log)
+wl_image() {
+	local r=$T/rootfs-$1 lib d
+	[ -n "$(pm images -q "localhost/$1:1" 2>/dev/null)" ] && return 0
 	rm -rf "$r" && mkdir -p "$r/bin" "$r/dev" "$r/proc" "$r/sys" "$r/w" "$r/tmp" || return 1
-	cp /bin/busybox "$r/bin/busybox" && cp "$build/vmtests/wl_i915_criu" "$r/wl" || return 1
+	cp /bin/busybox "$r/bin/busybox" && cp "$2" "$r/wl" || return 1
 	for d in sh sleep cat echo ls; do ln -s busybox "$r/bin/$d"; done
-	for lib in $(ldd "$build/vmtests/wl_i915_criu" | grep -oE '/[^ ]+'); do
+	for lib in $(ldd "$2" | grep -oE '/[^ ]+'); do
 		mkdir -p "$r$(dirname "$lib")" && cp -L "$lib" "$r$lib" || return 1
 	done
-	tar -C "$r" -cf "$T/rootfs-i915.tar" . &&
-		pm import --change 'ENV PATH=/bin' "$T/rootfs-i915.tar" localhost/gwct-i915:1 >"$T/import-i915.log" 2>&1
+	tar -C "$r" -cf "$T/rootfs-$1.tar" . &&
+		pm import --change 'ENV PATH=/bin' "$T/rootfs-$1.tar" "localhost/$1:1" >"$T/import-$1.log" 2>&1
+}
+
+# rpc_scripts: 0 when the installed CRIU runs action scripts under RPC (3.19 and later)
+rpc_scripts() {
+	local major minor
+	IFS=. read -r major minor _ <<<"$(criu --version | sed -n 's/^Version: //p')"
+	[ "$major" -gt 3 ] || { [ "$major" = 3 ] && [ "$minor" -ge 19 ]; }
 }
 
 daemon_of() { # CONTAINER: pid of the daemon the hook recorded, if it runs
@@ -185,13 +198,13 @@ case_config() {
 	grep -qx "libdir $build/criu-plugin" "$CONF" || fail "$CONF has no libdir line for $build/criu-plugin" || return 1
 	grep -qx "tcp-established" "$CONF" || fail "the existing setting was lost" || return 1
 	# the action script where this CRIU runs it under RPC (3.19+), never otherwise (3.17 aborts)
-	local major minor
-	IFS=. read -r major minor _ <<<"$(criu --version | sed -n 's/^Version: //p')"
-	if [ "$major" -gt 3 ] || { [ "$major" = 3 ] && [ "$minor" -ge 19 ]; }; then
-		grep -qx "action-script $build/gpuwatch-criu-action" "$CONF" || fail "CRIU $major.$minor: no action-script line" || return 1
+	local version
+	version=$(criu --version | sed -n 's/^Version: //p')
+	if rpc_scripts; then
+		grep -qx "action-script $build/gpuwatch-criu-action" "$CONF" || fail "CRIU $version: no action-script line" || return 1
 		[ -z "$("$GW" criu-args)" ] || fail "criu-args repeats what $CONF sets: $("$GW" criu-args)" || return 1
 	else
-		! grep -q "^action-script" "$CONF" || fail "CRIU $major.$minor aborts on an action-script under RPC, but one was written" || return 1
+		! grep -q "^action-script" "$CONF" || fail "CRIU $version aborts on an action-script under RPC, but one was written" || return 1
 		[ "$("$GW" criu-args)" = "--action-script $build/gpuwatch-criu-action" ] ||
 			fail "criu-args: '$("$GW" criu-args)'" || return 1
 	fi
@@ -262,6 +275,48 @@ case_export() {
 	touch "$d/go.2"
 	wait_for 60 sh -c "[ \"\$(timeout 30 podman inspect -f '{{.State.Running}}' export)\" = false ]"
 	pm rm -f export >/dev/null 2>&1
+}
+
+# the seed's ask: gpuwatch.conf set to stateless with a restore signal by container-config; the
+# container's checkpoint holds no buffer contents and no manifest; the restored workload finds
+# its fds, its handle gone and its mapping zero-filled, rebuilds and carries on. Told by the
+# signal where the action script runs under the runtime (CRIU 3.19+); under CRIU 3.17 there is
+# no action script, so the workload finds out itself (--poll: its handle is gone)
+case_stateless() {
+	local d=$T/w-sl poll="" told=signal want key got frames dirs
+	wl_image gwct-sl "$build/vmtests/wl_stateless" || { fail "cannot build the image (see $out/import-gwct-sl.log)"; return 1; }
+	"$GW" container-config --checkpoint-mode stateless --restore-signal SIGUSR2 >"$T/sl.config.out" 2>&1 ||
+		{ cat "$T/sl.config.out"; fail "container-config --checkpoint-mode stateless exited"; return 1; }
+	grep 'gpuwatch.conf\|checkpoint mode' "$T/sl.config.out" | sed 's/^/  /'
+	grep -qx 'mode = stateless' /etc/criu/gpuwatch.conf && grep -qx 'restore_signal = SIGUSR2' /etc/criu/gpuwatch.conf ||
+		{ fail "/etc/criu/gpuwatch.conf does not say stateless and SIGUSR2"; return 1; }
+	rpc_scripts || { poll=--poll; told=handle-gone; }
+	rm -rf "$d" && mkdir -p "$d"
+	pm run -d --name stateless --device /dev/dri/card0 --device /dev/dri/renderD128 -v "$d:/w" localhost/gwct-sl:1 \
+		/wl /w $poll >"$T/stateless.run.log" 2>&1 || { cat "$T/stateless.run.log"; fail "pm run exited"; return 1; }
+	wait_for 120 test -e "$d/progress" || { pm logs stateless 2>&1 | tail -n 5; fail "the workload wrote no frames"; return 1; }
+	checkpoint stateless --keep || return 1
+	dirs=$(find "$T/root" -path '*userdata/checkpoint' -type d 2>/dev/null)
+	got=$(find $dirs -name 'gpuwatch-*' -printf '%f\n' 2>/dev/null | sort | tr '\n' ' ')
+	echo "  gpuwatch images in the checkpoint: $got"
+	case " $got" in *" gpuwatch-file-"*) ;; *) fail "the checkpoint holds no gpuwatch file image"; return 1 ;; esac
+	case " $got" in *" gpuwatch-object-"* | *" gpuwatch-manifest"*) fail "a stateless checkpoint saved buffer contents or a manifest"; return 1 ;; esac
+	restore stateless || return 1
+	wait_for 120 test -e "$d/rebuilt.1" || { criu_log stateless restore; fail "the restored workload did not rebuild (no signal?)"; return 1; }
+	for want in "told_by $told" "card_fd_ok 1" "render_fd_ok 1" "dmabuf_fd_ok 1" "old_handle gone" "map_zero 1"; do
+		key=${want%% *}
+		got=$(grep "^$key " "$d/after" | cut -d' ' -f2-)
+		[ "$key $got" = "$want" ] || { sed 's/^/  after: /' "$d/after"; fail "after the restore $key is '$got', not '${want#* }'"; return 1; }
+	done
+	grep -q '^map_name /memfd:gpuwatch-stateless' "$d/after" || { sed 's/^/  after: /' "$d/after"; fail "the old mapping is not zero-filled memory"; return 1; }
+	frames=$(grep -o 'frames [0-9]*' "$d/rebuilt.1" | cut -d' ' -f2)
+	wait_for 60 awk -v f="$frames" '$1 == "generation" && $2 == 1 && $4 > f + 40 { ok = 1 } END { exit !ok }' "$d/progress" ||
+		{ fail "the workload did not carry on after rebuilding ($(cat "$d/progress"))"; return 1; }
+	echo "  after the restore: $(tr '\n' ' ' <"$d/after" | cut -c1-220)"
+	pm rm -f stateless >/dev/null 2>&1
+	"$GW" container-config --checkpoint-mode full --restore-signal none >"$T/sl.config2.out" 2>&1 &&
+		grep -qx 'mode = full' /etc/criu/gpuwatch.conf && ! grep -q '^restore_signal' /etc/criu/gpuwatch.conf ||
+		{ cat "$T/sl.config2.out"; fail "container-config did not set the mode back to full"; return 1; }
 }
 
 case_annot() {
@@ -393,7 +448,7 @@ case_i915() {
 	i915_node
 	rc=$?
 	[ $rc = 0 ] || return $rc
-	i915_image || { fail "cannot build the i915 image (see $out/import-i915.log)"; return 1; }
+	wl_image gwct-i915 "$build/vmtests/wl_i915_criu" || { fail "cannot build the i915 image (see $out/import-gwct-i915.log)"; return 1; }
 	rm -rf "$d" && mkdir -p "$d"
 	# SYS_NICE: the workload gives contexts a priority above the default, which i915 (and the
 	# fixture) allow only with CAP_SYS_NICE

@@ -34,7 +34,7 @@ sc_criu_stateless() {
 	criu_timings
 	wait_file "$dir/rebuilt.1" 60 "$pid" ||
 		{ criu_show "$WORK/restore.log"; fail "the restored workload did not rebuild its GPU state (no signal?)$(last_line "$dir/stderr")"; return 1; }
-	for want in "card_fd_ok 1" "render_fd_ok 1" "dmabuf_fd_ok 1" "old_handle gone" "map_zero 1"; do
+	for want in "told_by signal" "card_fd_ok 1" "render_fd_ok 1" "dmabuf_fd_ok 1" "old_handle gone" "map_zero 1"; do
 		key=${want%% *}
 		got=$(grep "^$key " "$dir/after" | cut -d' ' -f2-)
 		[ "$key $got" = "$want" ] || { indent "$dir/after"; fail "after the restore $key is '$got', not '${want#* }'"; return 1; }

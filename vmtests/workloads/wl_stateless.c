@@ -5,14 +5,18 @@
  * frame counter into it in a loop, and on the restore signal (SIGUSR2: GPUWATCH_RESTORE_SIGNAL)
  * looks at what came back, drops its old GPU state and builds it again, then carries on.
  *
- *   wl_stateless DIR            (cwd-independent; WL_CARD / WL_RENDER name the nodes, guest/kms.sh)
+ *   wl_stateless DIR [--poll]   (WL_CARD / WL_RENDER name the nodes, guest/kms.sh)
+ *
+ * --poll: also find out without the signal, as an application that is not told would: every 10
+ * frames it asks whether its handle still exists (MAP_DUMB), and rebuilds when it does not
+ * (a container runtime driving CRIU 3.17/3.18, which runs no action script, sends no signal).
  *
  * DIR/pid.parent its pid (the crwl_* helpers of guest/criu.sh find it there)
  * DIR/before     what it holds: "card_fd N", "card_flags F", "render_fd N", "render_flags F",
  *                "dmabuf_fd N", "handle H", "map ADDR", "size S" (one per line)
  * DIR/ready      written once that state is built
  * DIR/after      written on each signal, before rebuilding, "key value" lines of what it found:
- *                card_fd_ok/render_fd_ok/dmabuf_fd_ok (the same number is still a file of the
+ *                told_by (signal, or handle-gone with --poll), card_fd_ok/render_fd_ok/dmabuf_fd_ok (the same number is still a file of the
  *                same kind, with the same flags: 1/0), old_handle (gone, or present), map_zero
  *                (1: the untouched part of the old mapping reads zeros), map_name (the
  *                /proc/self/maps name at the old address), dmabuf_size
@@ -42,6 +46,7 @@
 #define SIZE (W * H * 4) /* 64 KiB: the last page is never written by the loop */
 
 static volatile sig_atomic_t restored, stop;
+static const char *told_by = "signal";
 static const char *dir;
 
 static void die(const char *fmt, ...)
@@ -140,6 +145,7 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		return fprintf(stderr, "usage: wl_stateless DIR\n"), 2;
 	dir = argv[1];
+	int poll_handle = argc > 2 && strcmp(argv[2], "--poll") == 0;
 	const char *card = getenv("WL_CARD") && *getenv("WL_CARD") ? getenv("WL_CARD") : "/dev/dri/card0";
 	const char *render = getenv("WL_RENDER") && *getenv("WL_RENDER") ? getenv("WL_RENDER") : NULL;
 	if (!render && !getenv("WL_CARD"))
@@ -183,6 +189,13 @@ int main(int argc, char **argv)
 	unsigned long frames = 0, generation = 0;
 	struct timespec tick = {0, 20 * 1000 * 1000};
 	while (!stop) {
+		if (poll_handle && !restored && frames % 10 == 0) {
+			struct drm_mode_map_dumb q = {.handle = handle};
+			if (xioctl(cfd, DRM_IOCTL_MODE_MAP_DUMB, &q) != 0 && errno == ENOENT) {
+				restored = 1;
+				told_by = "handle-gone";
+			}
+		}
 		if (restored) {
 			restored = 0;
 			/* what came back */
@@ -197,11 +210,13 @@ int main(int argc, char **argv)
 			map_name((uintptr_t)px, name, sizeof name);
 			long long dsize = dfd >= 0 ? (long long)lseek(dfd, 0, SEEK_END) : -1;
 			snprintf(text, sizeof text,
-				 "card_fd_ok %d\nrender_fd_ok %d\ndmabuf_fd_ok %d\nold_handle %s\nmap_zero %d\n"
+				 "told_by %s\ncard_fd_ok %d\nrender_fd_ok %d\ndmabuf_fd_ok %d\nold_handle %s\nmap_zero "
+				 "%d\n"
 				 "map_name %s\ndmabuf_size %lld\n",
-				 same_fd(cfd, crdev, cflags), rfd < 0 || same_fd(rfd, rrdev, rflags),
+				 told_by, same_fd(cfd, crdev, cflags), rfd < 0 || same_fd(rfd, rrdev, rflags),
 				 same_fd(dfd, 0, dflags), old_gone ? "gone" : "present", zero, name, dsize);
 			put("after", text);
+			told_by = "signal";
 			/* drop the old state, build it again */
 			munmap(px, SIZE);
 			if (!old_gone) {
