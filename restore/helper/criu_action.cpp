@@ -17,7 +17,7 @@
 //                     restored processes (CRTOOLS_INIT_PID and its descendants) that hold a
 //                     DRM or dma-buf fd: their GPU engine state is gone
 // In a stateless checkpoint (GPUWATCH_CHECKPOINT_MODE, /etc/criu/gpuwatch.conf) the
-// pre-dump takes no manifest and refuses trees with i915 GEM mappings.
+// pre-dump saves no manifest; it syncs the daemon only to convert i915 mappings.
 // Knobs: GPUWATCH_RUN_DIR (daemon registrations, default /run/gpuwatch),
 // GPUWATCH_WATCH_TIMEOUT_S (the i915 watcher's bound for the whole dump, default 600).
 #include <cerrno>
@@ -154,15 +154,18 @@ int pre_dump()
 			throw Error(why + "; the dumped processes hold DRM files, which CRIU cannot save without it");
 		log(why + " (no DRM file among the dumped processes: the dump goes on)");
 	}
-	/* stateless: no manifest to take; i915 mappings would need the conversion, which brings
-	 * buffers back (gwaction::refuse_i915_stateless says what to do instead) */
+	/* stateless: no manifest is saved; one is asked for only to convert i915 mappings into
+	 * placeholders (their handles say how to put them back) */
 	CriuSettings settings = criu_settings();
-	if (settings.mode == CheckpointMode::stateless) {
+	bool stateless = settings.mode == CheckpointMode::stateless;
+	if (stateless) {
+		bool i915 = false;
 		for (uint32_t p : gwaction::process_tree(pid))
-			if (std::string why = gwaction::i915_stateless_refusal(p); !why.empty())
-				throw Error(why);
-		log("stateless checkpoint (mode from " + settings.mode_from + "): no manifest is taken");
-		return 0;
+			i915 = i915 || gwaction::has_i915_mappings(p);
+		log("stateless checkpoint (mode from " + settings.mode_from + "): no manifest is saved" +
+		    (i915 ? "" : ", none is needed"));
+		if (!i915)
+			return 0;
 	}
 	std::vector<std::string> skipped; // registrations not trusted, or stale: said, never used
 	auto daemon = control::daemon_for_pid(control::default_run_dir(), pid, &skipped);
@@ -180,10 +183,11 @@ int pre_dump()
 		return 0;
 	}
 	manifest::Manifest m = control::sync(*daemon);
-	write_file_atomic(dir + "/" + kManifest, manifest::serialize(m), 0600);
-
-	log("manifest of daemon " + std::to_string(daemon->pid) + " (" + daemon->cgroup + ", generation " +
-	    std::to_string(m.generation) + ") saved in " + dir);
+	if (!stateless) {
+		write_file_atomic(dir + "/" + kManifest, manifest::serialize(m), 0600);
+		log("manifest of daemon " + std::to_string(daemon->pid) + " (" + daemon->cgroup + ", generation " +
+		    std::to_string(m.generation) + ") saved in " + dir);
+	}
 	i915_predump_if_needed(pid, criu, dir, &m);
 	return 0;
 }

@@ -208,16 +208,6 @@ bool has_i915_mappings(uint32_t pid, std::string *which)
 	return false;
 }
 
-std::string i915_stateless_refusal(uint32_t pid)
-{
-	std::string which;
-	if (!has_i915_mappings(pid, &which))
-		return {};
-	return "stateless checkpoint: process " + std::to_string(pid) + " has i915 GEM mappings (" + which +
-	       "), which the stateless mode does not handle yet: unmap them before the checkpoint, or use "
-	       "the full mode";
-}
-
 void seize_threads(const std::vector<pid_t> &tids, int timeout_ms)
 {
 	std::vector<pid_t> seized;

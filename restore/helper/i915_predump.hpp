@@ -32,9 +32,6 @@ std::vector<gwremote::MapRecord> plan_conversion(uint32_t pid, const gw::manifes
 // Whether process pid has i915 mappings CRIU cannot dump (anon_inode:i915.gem, or a shared
 // mapping of i915's shmem file "/i915 (deleted)"); the first one's range in *which.
 bool has_i915_mappings(uint32_t pid, std::string *which = nullptr);
-// A stateless checkpoint cannot take process pid when it has such mappings (their conversion
-// saves what they map): the one-line refusal, or "" when it has none.
-std::string i915_stateless_refusal(uint32_t pid);
 
 // --- shared with the watcher ------------------------------------------------------------------
 // PTRACE_SEIZE + PTRACE_INTERRUPT each thread and wait (bounded) for its stop. On failure the

@@ -163,12 +163,25 @@ int dump_stateless_file(DumpSession &s, FileImage &img, const std::string &who)
 	for (const Holder &h : img.holders)
 		pids.insert(h.pid);
 	std::size_t maps = 0;
-	for (std::size_t i = 0; i < s.vmas.size(); ++i)
-		if (!s.attributed[i] && s.vmas[i].device.minor == img.device.minor && pids.count(s.vmas[i].pid)) {
+	for (std::size_t i = 0; i < s.vmas.size(); ++i) {
+		VmaRec &v = s.vmas[i];
+		// a converted i915 mapping: this file's when a holder's fd is the one recorded
+		bool late_here = false;
+		for (const Holder &h : img.holders)
+			for (int fd : h.fds)
+				late_here |= v.late && h.pid == v.pid && fd == v.late->fd;
+		if (!s.attributed[i] && v.late && late_here) {
 			s.attributed[i] = true;
-			s.vmas[i].file = img.criu_id;
+			v.file = img.criu_id;
+			v.device = img.device;
 			++maps;
 		}
+		if (!s.attributed[i] && !v.late && v.device.minor == img.device.minor && pids.count(v.pid)) {
+			s.attributed[i] = true;
+			v.file = img.criu_id;
+			++maps;
+		}
+	}
 	write_image(file_image_name(img.criu_id), to_json(img, s.device_indexer()).dump(1));
 	write_vmas_image(s, false);
 	log_info("dumped %s: %s, stateless: the fd only (%zu of its mappings come back as zero-filled memory)",

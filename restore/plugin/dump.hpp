@@ -60,6 +60,10 @@ struct DumpSession {
 
 // The session, started on first use (stage DUMP only). Throws Error when /proc cannot be read.
 DumpSession &dump_session();
+// Takes the manifests (GPUWATCH_MANIFEST, the daemons following the tasks, the action script's
+// copy), writing them into the image when keep; the session does it when it starts, but for a
+// stateless dump, which asks only when a task has i915 mappings to convert (keep: false).
+void acquire_manifests(DumpSession &s, bool keep);
 
 // DUMP_EXT_FILE for DRM files and dma-bufs: 0, -ENOTSUP (not ours) or -1 (logged).
 int dump_drm_file(int lfd, uint32_t id);

@@ -60,7 +60,11 @@ void from_daemons(DumpSession &s)
 		s.manifest_origin = "daemon";
 }
 
-void acquire_manifests(DumpSession &s)
+} // namespace
+
+// keep: write the manifests used into the image (not in a stateless dump, which only needs
+// them to convert i915 mappings)
+void acquire_manifests(DumpSession &s, bool keep)
 {
 	if (std::string env = env_or("GPUWATCH_MANIFEST", ""); !env.empty()) {
 		try {
@@ -89,8 +93,14 @@ void acquire_manifests(DumpSession &s)
 		}
 	}
 	if (s.manifests.empty()) {
-		log_warn("no manifest (no gpuwatch daemon follows these tasks, see GPUWATCH_RUN_DIR): DRM files are "
-			 "dumped in degraded mode (handles probed, creation parameters unknown)");
+		if (keep)
+			log_warn(
+				"no manifest (no gpuwatch daemon follows these tasks, see GPUWATCH_RUN_DIR): DRM files "
+				"are dumped in degraded mode (handles probed, creation parameters unknown)");
+		else
+			log_warn("no manifest (no gpuwatch daemon follows these tasks, see GPUWATCH_RUN_DIR): their "
+				 "i915 "
+				 "mappings are saved as private copies of their bytes");
 		return;
 	}
 	for (std::size_t i = 0; i < s.manifests.size(); ++i) {
@@ -98,12 +108,10 @@ void acquire_manifests(DumpSession &s)
 		if (!m.complete)
 			log_warn("manifest %zu is incomplete%s%s", i, m.incomplete_reasons.empty() ? "" : ": ",
 				 m.incomplete_reasons.empty() ? "" : m.incomplete_reasons[0].c_str());
-		if (s.manifest_origin != "image directory")
+		if (keep && s.manifest_origin != "image directory")
 			write_image(manifest_image_name(i), gw::manifest::serialize(m));
 	}
 }
-
-} // namespace
 
 uint64_t DumpSession::object_of_manifest(std::size_t index, uint64_t id)
 {
@@ -208,7 +216,7 @@ DumpSession &dump_session()
 			 settings.mode_from.c_str());
 		return s;
 	}
-	acquire_manifests(s);
+	acquire_manifests(s, true);
 	return s;
 }
 
@@ -243,6 +251,17 @@ void finish_dump(int ret)
 	DumpSession &s = *g_session;
 	try {
 		if (ret == 0 && s.stateless) {
+			for (std::size_t i = 0; i < s.vmas.size(); ++i)
+				if (s.vmas[i].late && !s.attributed[i]) {
+					log_error("mapping %#llx-%#llx of pid %u was replaced by a placeholder before "
+						  "the "
+						  "dump, but no dumped file holds the fd it was made through: after a "
+						  "restore it stays an inaccessible hole",
+						  (unsigned long long)s.vmas[i].start,
+						  (unsigned long long)(s.vmas[i].start + s.vmas[i].length),
+						  s.vmas[i].pid);
+					s.vmas[i].late.reset();
+				}
 			write_vmas_image(s, true);
 		} else if (ret == 0) {
 			for (std::size_t i = 0; i < s.vmas.size(); ++i) {

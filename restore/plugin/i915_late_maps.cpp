@@ -97,6 +97,7 @@ void add_converted_vmas(DumpSession &s, const std::vector<MapRecord> &maps)
 		r.length = m.length;
 		r.offset = m.offset;
 		r.prot = gwremote::prot_string(m.prot);
+		r.stateless = s.stateless;
 		LateMap l;
 		l.kind = m.kind == MapKind::Gem ? "gem" : "shmem";
 		if (m.mmap_type)
@@ -287,6 +288,12 @@ int map_back_late(int pid, uint32_t vpid)
 		gwremote::RemoteTask t = gwremote::RemoteTask::attach(pid);
 		for (const VmaRec *v : mine) {
 			int prot = prot_bits(v->prot);
+			if (v->stateless) {
+				// a stateless checkpoint's: zero-filled memory where the placeholder is
+				t.checked("mmap", SYS_mmap, v->start, v->length, static_cast<unsigned long>(prot),
+					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, static_cast<unsigned long>(-1), 0);
+				continue;
+			}
 			// the fd number is the image's: it must name a DRM file of the task before any
 			// ioctl or mapping goes through it
 			UniqueFd fd(pidfd_getfd_of(pid, v->late->fd));
@@ -320,7 +327,8 @@ int map_back_late(int pid, uint32_t vpid)
 		kill(pid, SIGKILL);
 		return -1;
 	}
-	log_info("pid %d: %zu i915 mappings back at their addresses", pid, mine.size());
+	log_info("pid %d: %zu i915 mappings back at their addresses%s", pid, mine.size(),
+		 mine.front()->stateless ? ", as zero-filled memory (stateless checkpoint)" : "");
 	return 0;
 }
 

@@ -297,10 +297,10 @@ std::vector<VmaRec> parse_vmas_image(const std::string &text, const std::string 
 				o.fail("delta", "puts the mapping outside its object");
 			v.saved = o.req_bool("saved");
 			v.late = read_late_map(o);
-			if (v.late && (!v.file || !v.handle || !v.object))
-				o.fail("late", "is set on a mapping without a file, handle and buffer");
 			v.stateless = o.opt_bool("stateless", false);
-			if (v.stateless && (v.handle || v.object || v.saved || v.late))
+			if (v.late && !v.stateless && (!v.file || !v.handle || !v.object))
+				o.fail("late", "is set on a mapping without a file, handle and buffer");
+			if (v.stateless && (v.handle || v.object || v.saved))
 				o.fail("stateless", "is set on a mapping with a handle, buffer or contents");
 			out.push_back(std::move(v));
 		});

@@ -226,12 +226,12 @@ int gpuwatch_checkpoint_devices(int pid)
 		return -ENOTSUP; // 4.0 also calls it at pre-dump: PAUSE_DEVICES refused i915 tasks already
 	return guarded("CHECKPOINT_DEVICES", [&] {
 		gwcriu::DumpSession &s = gwcriu::dump_session();
-		if (s.stateless) {
-			std::string why = gwaction::i915_stateless_refusal(static_cast<uint32_t>(pid));
-			if (why.empty())
-				return 0;
-			gwcriu::log_error("%s", why.c_str());
-			return -1;
+		// a stateless dump takes no manifest, but converting i915 mappings into placeholders
+		// (nothing saved, put back at the dump's end) needs their handles: asked once, here
+		static bool asked = false;
+		if (s.stateless && !asked && gwaction::has_i915_mappings(static_cast<uint32_t>(pid))) {
+			asked = true;
+			gwcriu::acquire_manifests(s, false);
 		}
 		return gwcriu::convert_seized_maps(s, static_cast<uint32_t>(pid));
 	});

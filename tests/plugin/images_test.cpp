@@ -500,6 +500,14 @@ TEST(Images, StatelessFileAndMappings)
 					     test_devices());
 	ASSERT_EQ(vmas.size(), 1u);
 	EXPECT_TRUE(vmas[0].stateless);
+	// a converted i915 mapping of a stateless dump: late, no handle or buffer
+	VmaRec l = v;
+	l.start += 0x100000;
+	l.late = gwcriu::LateMap{"gem", 1u, 7, false};
+	auto both = gwcriu::parse_vmas_image(gwcriu::to_json(std::vector<VmaRec>{v, l}, test_index()).dump(), "x",
+					     test_devices());
+	ASSERT_EQ(both.size(), 2u);
+	EXPECT_TRUE(both[1].late && both[1].stateless && !both[1].handle);
 	// absent (images of full checkpoints before the field): false
 	json j = gwcriu::to_json(std::vector<VmaRec>{sample_vma()}, test_index());
 	j["vmas"][0].erase("stateless");

@@ -7,13 +7,24 @@
 # zero-filled memory with no device behind it (/memfd:gpuwatch-stateless), get the signal,
 # rebuild its buffer and carry on writing frames.
 
-# sc_criu_stateless [--daemon]: as above; with --daemon a gpuwatch daemon follows the cgroup
-# (it is not needed: the stateless dump takes no manifest)
+# sc_criu_stateless [--daemon|--i915]: as above; with --daemon a gpuwatch daemon follows the
+# cgroup (it is not needed: the stateless dump takes no manifest). --i915: on the gwi915 test
+# driver (WL_I915=1: GEM_CREATE buffers mapped through anon_inode:i915.gem), with a daemon, whose
+# manifest lets the dump replace the mapping by a placeholder instead of a copy of its bytes;
+# the mapping comes back as anonymous zero-filled memory
 sc_criu_stateless() {
-	local cg dir=$WORK/wl img=$WORK/img pid key want got frames bytes GW_PID=""
+	local cg dir=$WORK/wl img=$WORK/img pid key want got frames bytes GW_PID="" rc
+	local mapname='/memfd:gpuwatch-stateless' WL_I915=''
 	criu_need plugin || return $?
+	if [ "${1:-}" = --i915 ]; then
+		i915_load
+		rc=$?
+		[ $rc = 0 ] || return $rc
+		WL_I915=1 mapname=''
+	fi
+	export WL_I915
 	cg_make cg "gwt-$NAME" || return 1
-	if [ "${1:-}" = --daemon ]; then gw_start "$cg" || return 1; fi
+	if [ "${1:-}" = --daemon ] || [ -n "$WL_I915" ]; then gw_start "$cg" || return 1; fi
 	CRWL_WL=wl_stateless crwl_start "$cg" "$dir" || return 1
 	crwl_wait "$dir" ready || return 1
 	pid=$(cat "$dir/pid.parent")
@@ -39,8 +50,9 @@ sc_criu_stateless() {
 		got=$(grep "^$key " "$dir/after" | cut -d' ' -f2-)
 		[ "$key $got" = "$want" ] || { indent "$dir/after"; fail "after the restore $key is '$got', not '${want#* }'"; return 1; }
 	done
-	grep -q '^map_name /memfd:gpuwatch-stateless' "$dir/after" ||
-		{ indent "$dir/after"; fail "the old mapping is not the stateless zero-filled memory"; return 1; }
+	got=$(sed -n 's/^map_name //p' "$dir/after")
+	[ "${got%% *}" = "$mapname" ] ||
+		{ indent "$dir/after"; fail "the old mapping is '$got', not the stateless zero-filled memory (${mapname:-anonymous})"; return 1; }
 	got=$(find "/proc/$pid/fd" -mindepth 1 -printf '%f %l\n' 2>/dev/null | awk '$1 >= 1000 || /memfd:/' | tr '\n' ' ')
 	[ -z "$got" ] || { fail "the restored workload holds a file the plugin left: $got"; return 1; }
 	frames=$(grep -o 'frames [0-9]*' "$dir/rebuilt.1" | cut -d' ' -f2)

@@ -42,6 +42,7 @@ SCENARIOS=(
 	# the stateless mode (guest/criu_stateless.sh): the fds back, the application rebuilds
 	"criu_stateless            sc_criu_stateless"
 	"criu_stateless_daemon     sc_criu_stateless --daemon"
+	"criu_stateless_i915       sc_criu_stateless --i915"
 	# a restore into a cgroup whose device policy denies DRM (guest/criu_devdeny.sh): the
 	# plugin's open refused; its mknod of a missing node refused
 	"criu_devdeny              sc_criu_devdeny"

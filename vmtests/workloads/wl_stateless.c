@@ -7,6 +7,10 @@
  *
  *   wl_stateless DIR [--poll]   (WL_CARD / WL_RENDER name the nodes, guest/kms.sh)
  *
+ * WL_I915=1: the buffers are i915 GEM_CREATE objects on the first render node whose driver is
+ * "i915" (the gwi915 test driver), mapped through GEM_MMAP_OFFSET (WB): the mapping is
+ * anon_inode:i915.gem, which gpuwatch converts for the dump; no second node is opened.
+ *
  * --poll: also find out without the signal, as an application that is not told would: every 10
  * frames it asks whether its handle still exists (MAP_DUMB), and rebuilds when it does not
  * (a container runtime driving CRIU 3.17/3.18, which runs no action script, sends no signal).
@@ -26,6 +30,7 @@
  */
 #include <drm.h>
 #include <drm_mode.h>
+#include <i915_drm.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -45,6 +50,7 @@
 #define H    64
 #define SIZE (W * H * 4) /* 64 KiB: the last page is never written by the loop */
 
+static int i915; /* WL_I915=1 */
 static volatile sig_atomic_t restored, stop;
 static const char *told_by = "signal";
 static const char *dir;
@@ -81,18 +87,67 @@ static int xioctl(int fd, unsigned long req, void *arg)
 
 static uint32_t create(int fd)
 {
+	if (i915) {
+		struct drm_i915_gem_create c = {.size = SIZE};
+		if (xioctl(fd, DRM_IOCTL_I915_GEM_CREATE, &c))
+			die("I915_GEM_CREATE");
+		return c.handle;
+	}
 	struct drm_mode_create_dumb c = {.height = H, .width = W, .bpp = 32};
 	if (xioctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &c))
 		die("CREATE_DUMB");
 	return c.handle;
 }
 
-static uint32_t *map(int fd, uint32_t handle)
+/* 0 when the handle exists in the file, else errno (ENOENT: gone) */
+static int handle_missing(int fd, uint32_t handle)
 {
+	if (i915) {
+		struct drm_i915_gem_busy b = {.handle = handle};
+		return xioctl(fd, DRM_IOCTL_I915_GEM_BUSY, &b) ? errno : 0;
+	}
+	struct drm_mode_map_dumb q = {.handle = handle};
+	return xioctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &q) ? errno : 0;
+}
+
+static uint64_t map_offset(int fd, uint32_t handle)
+{
+	if (i915) {
+		struct drm_i915_gem_mmap_offset m = {.handle = handle, .flags = I915_MMAP_OFFSET_WB};
+		if (xioctl(fd, DRM_IOCTL_I915_GEM_MMAP_OFFSET, &m))
+			die("I915_GEM_MMAP_OFFSET of handle %u", handle);
+		return m.offset;
+	}
 	struct drm_mode_map_dumb m = {.handle = handle};
 	if (xioctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &m))
 		die("MAP_DUMB of handle %u", handle);
-	void *p = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)m.offset);
+	return m.offset;
+}
+
+/* the first render node whose driver is i915 */
+static const char *i915_node(void)
+{
+	static char path[64];
+	for (int n = 128; n < 192; n++) {
+		snprintf(path, sizeof path, "/dev/dri/renderD%d", n);
+		int fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		char name[32] = "";
+		struct drm_version v = {.name = name, .name_len = sizeof name - 1};
+		int ok = ioctl(fd, DRM_IOCTL_VERSION, &v) == 0 && strcmp(name, "i915") == 0;
+		close(fd);
+		if (ok)
+			return path;
+	}
+	errno = ENOENT;
+	die("no render node of driver i915");
+	return NULL;
+}
+
+static uint32_t *map(int fd, uint32_t handle)
+{
+	void *p = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)map_offset(fd, handle));
 	if (p == MAP_FAILED)
 		die("mmap of handle %u", handle);
 	return p;
@@ -146,10 +201,15 @@ int main(int argc, char **argv)
 		return fprintf(stderr, "usage: wl_stateless DIR\n"), 2;
 	dir = argv[1];
 	int poll_handle = argc > 2 && strcmp(argv[2], "--poll") == 0;
+	i915 = getenv("WL_I915") && strcmp(getenv("WL_I915"), "1") == 0;
 	const char *card = getenv("WL_CARD") && *getenv("WL_CARD") ? getenv("WL_CARD") : "/dev/dri/card0";
 	const char *render = getenv("WL_RENDER") && *getenv("WL_RENDER") ? getenv("WL_RENDER") : NULL;
 	if (!render && !getenv("WL_CARD"))
 		render = "/dev/dri/renderD128";
+	if (i915) {
+		card = i915_node();
+		render = NULL;
+	}
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigaction(SIGUSR2, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -190,8 +250,7 @@ int main(int argc, char **argv)
 	struct timespec tick = {0, 20 * 1000 * 1000};
 	while (!stop) {
 		if (poll_handle && !restored && frames % 10 == 0) {
-			struct drm_mode_map_dumb q = {.handle = handle};
-			if (xioctl(cfd, DRM_IOCTL_MODE_MAP_DUMB, &q) != 0 && errno == ENOENT) {
+			if (handle_missing(cfd, handle) == ENOENT) {
 				restored = 1;
 				told_by = "handle-gone";
 			}
@@ -199,10 +258,7 @@ int main(int argc, char **argv)
 		if (restored) {
 			restored = 0;
 			/* what came back */
-			int old_gone = 0;
-			struct drm_mode_map_dumb m = {.handle = handle};
-			if (xioctl(cfd, DRM_IOCTL_MODE_MAP_DUMB, &m) != 0)
-				old_gone = errno == ENOENT || errno == EINVAL;
+			int miss = handle_missing(cfd, handle), old_gone = miss == ENOENT || miss == EINVAL;
 			int zero = 1;
 			for (size_t i = (SIZE - 4096) / 4; i < SIZE / 4; i++)
 				zero &= px[i] == 0;
@@ -220,8 +276,8 @@ int main(int argc, char **argv)
 			/* drop the old state, build it again */
 			munmap(px, SIZE);
 			if (!old_gone) {
-				struct drm_mode_destroy_dumb d = {.handle = handle};
-				xioctl(cfd, DRM_IOCTL_MODE_DESTROY_DUMB, &d);
+				struct drm_gem_close d = {.handle = handle};
+				xioctl(cfd, DRM_IOCTL_GEM_CLOSE, &d);
 			}
 			handle = create(cfd);
 			px = map(cfd, handle);
