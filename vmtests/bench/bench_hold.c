@@ -4,13 +4,15 @@
  * buffers (each mapped and filled: the CRIU plugin saves and restores them) or as the same
  * bytes in one anonymous mapping (no DRM state: plain CRIU's pages), then waits to be dumped.
  *
- * usage: bench_hold DIR gpu|anon N S_MIB
+ * usage: bench_hold DIR gpu|anon|stateless N S_MIB
  *   Each piece is S/N bytes rounded down to whole pages (one page at least): the bytes held
  *   are N times that, the same for gpu and anon. Every 8-byte word holds a pattern of its
  *   piece and place. When built it writes DIR/pid and then DIR/ready ("BYTES" held), and
  *   polls for DIR/go (every 50 ms). After go (after a restore) it checks the first and last
  *   word of every page through its own mappings and writes DIR/result: "OK" or the first
- *   failure; then exits 0. It prints nothing before go (CRIU restores regular files only at
+ *   failure; then exits 0. stateless: built as gpu, for a stateless checkpoint
+ *   (GPUWATCH_CHECKPOINT_MODE=stateless): after go every page must read zero instead (the
+ *   mappings come back as zero-filled memory). It prints nothing before go (CRIU restores regular files only at
  *   their dumped size).
  */
 #define _GNU_SOURCE
@@ -60,12 +62,12 @@ static void fill(uint64_t *p, uint64_t piece, uint64_t bytes)
 }
 
 /* first and last word of every page; 0 or the word index that differs + 1 */
-static uint64_t check(const uint64_t *p, uint64_t piece, uint64_t bytes)
+static uint64_t check(const uint64_t *p, uint64_t piece, uint64_t bytes, int zero)
 {
 	for (uint64_t w = 0; w < bytes / 8; w += PAGE / 8) {
-		if (p[w] != pattern(piece, w))
+		if (p[w] != (zero ? 0 : pattern(piece, w)))
 			return w + 1;
-		if (p[w + PAGE / 8 - 1] != pattern(piece, w + PAGE / 8 - 1))
+		if (p[w + PAGE / 8 - 1] != (zero ? 0 : pattern(piece, w + PAGE / 8 - 1)))
 			return w + PAGE / 8;
 	}
 	return 0;
@@ -75,12 +77,14 @@ int main(int argc, char **argv)
 {
 	char text[256];
 
-	if (argc < 5 || (strcmp(argv[2], "gpu") != 0 && strcmp(argv[2], "anon") != 0)) {
-		fprintf(stderr, "usage: bench_hold DIR gpu|anon N S_MIB\n");
+	if (argc < 5 ||
+	    (strcmp(argv[2], "gpu") != 0 && strcmp(argv[2], "anon") != 0 && strcmp(argv[2], "stateless") != 0)) {
+		fprintf(stderr, "usage: bench_hold DIR gpu|anon|stateless N S_MIB\n");
 		return 2;
 	}
 	dir = argv[1];
-	int gpu = strcmp(argv[2], "gpu") == 0;
+	int stateless = strcmp(argv[2], "stateless") == 0;
+	int gpu = stateless || strcmp(argv[2], "gpu") == 0;
 	uint64_t n = strtoull(argv[3], NULL, 10), mib = strtoull(argv[4], NULL, 10);
 	if (n == 0 || mib == 0 || n > 100000) {
 		fprintf(stderr, "bench_hold: N must be 1..100000 and S_MIB positive\n");
@@ -134,10 +138,10 @@ int main(int argc, char **argv)
 
 	snprintf(text, sizeof(text), "OK\n");
 	for (uint64_t i = 0; i < n; i++) {
-		uint64_t bad = check(maps[i], i, piece);
+		uint64_t bad = check(maps[i], i, piece, stateless);
 		if (bad) {
-			snprintf(text, sizeof(text), "FAIL piece %llu word %llu differs\n", (unsigned long long)i,
-				 (unsigned long long)(bad - 1));
+			snprintf(text, sizeof(text), "FAIL piece %llu word %llu %s\n", (unsigned long long)i,
+				 (unsigned long long)(bad - 1), stateless ? "is not zero" : "differs");
 			break;
 		}
 	}

@@ -10,7 +10,7 @@
 #            fexit programs on drm_ioctl, no gpuwatch)
 #   gwstop   PATH PAIR LOST_EVENTS COMPLETE       the daemon's final manifest after an "on" run
 #   burst    PATH RING IOCTLS SECONDS LOST_EVENTS COMPLETE RECORDS REASONS
-#   criu     N MIB PAIR gpu|anon BYTES DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
+#   criu     N MIB PAIR gpu|anon|stateless BYTES DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
 # "on": gpuwatch attach --hooks=PATH follows the benchmark cgroup; "off": no gpuwatch runs.
 # Every pair is made of one on and one off run next to each other, their order alternating
 # from pair to pair; gpuwatch is started afresh for every on run.
@@ -25,6 +25,9 @@
 #   BURST_IOCTLS  ioctls of the burst, over 2 processes (default 100000)
 #   SMALL_RING  the ring size (bytes) that forces losses (default 4096, the smallest allowed)
 #   CRIU_PAIRS  gpu/anon pairs per cell (default 5)
+#   CRIU_STATELESS  1 (default): each pair also dumps and restores the gpu workload in the
+#               stateless mode (GPUWATCH_CHECKPOINT_MODE=stateless: its dump time and image size
+#               against the full mode's); empty: not
 #   CELLS       "N:MIB ..." (default "1:4 1:256 1000:256"; the full grid: see vmtests/README.md)
 #   IMAGES      tmpfs (default: /run, guest RAM) or 9p (OUT/img: the host's disk)
 #   CRIU_VERBOSE=1  criu -v4 (timestamped logs, slower) and keep the logs in OUT/criu-logs/
@@ -44,6 +47,7 @@ RUN_MS=${RUN_MS:-500}
 BURST_IOCTLS=${BURST_IOCTLS:-100000}
 SMALL_RING=${SMALL_RING:-4096}
 CRIU_PAIRS=${CRIU_PAIRS:-5}
+CRIU_STATELESS=${CRIU_STATELESS-1}
 CELLS=${CELLS:-1:4 1:256 1000:256}
 IMAGES=${IMAGES:-tmpfs}
 CRIU=${CRIU:-criu}
@@ -218,11 +222,13 @@ criu_one() {
 	local args=()
 	img=$([ "$IMAGES" = 9p ] && echo "$OUT/img" || echo "$W/img")
 	rm -rf "$d" "$img" && mkdir -p "$d" "$img"
-	if [ "$kind" = gpu ]; then
+	local env=()
+	if [ "$kind" != anon ]; then
 		cg=$CG_IN
 		args=("${CRIU_GW_ARGS[@]}")
 		gw_on fexit
 	fi
+	[ "$kind" = stateless ] && env=(GPUWATCH_CHECKPOINT_MODE=stateless)
 	(cd "$d" && exec setsid "$INCGROUP" "$cg" "$WL_DIR/bench_hold" "$d" "$kind" "$n" "$mib" \
 		</dev/null >"$d/stdout" 2>"$d/stderr") &
 	pid=$!
@@ -230,7 +236,7 @@ criu_one() {
 	wait_file "$d/ready" 600 "$pid" || { cat "$d/stderr"; die "bench_hold $kind $n $mib not ready"; }
 	bytes=$(cat "$d/ready")
 	t=$(date +%s%N)
-	"$CRIU" dump -t "$pid" -D "$img" --shell-job ${CRIU_VERBOSE:+-v4} -o dump.log "${args[@]}" >>"$W/criu.out" 2>&1
+	env ${env[@]+"${env[@]}"} "$CRIU" dump -t "$pid" -D "$img" --shell-job ${CRIU_VERBOSE:+-v4} -o dump.log "${args[@]}" >>"$W/criu.out" 2>&1
 	rc=$?
 	dump_ms=$(ms_since "$t")
 	for _ in $(seq 200); do [ -e "/proc/$pid" ] || break; sleep 0.05; done # bash reaps it: the restore needs the pid
@@ -255,7 +261,7 @@ criu_one() {
 		for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
 		kill -9 "$pid" 2>/dev/null
 	fi
-	[ "$kind" = gpu ] && gw_off
+	[ "$kind" != anon ] && gw_off
 	raw criu "$n" "$mib" "$pair" "$kind" "$bytes" "$dump_ms" "$restore_ms" "$imgb" "$result"
 	say "criu $kind N=$n ${mib}MiB pair $pair: dump $dump_ms ms, restore $restore_ms ms, image $imgb B, $result"
 	if [ -n "${CRIU_VERBOSE:-}" ]; then
@@ -287,6 +293,7 @@ section_criu() {
 				criu_one anon "$n" "$mib" "$pair"
 				criu_one gpu "$n" "$mib" "$pair"
 			fi
+			[ -z "$CRIU_STATELESS" ] || criu_one stateless "$n" "$mib" "$pair"
 		done
 	done
 }
