@@ -129,6 +129,22 @@ bool holds_drm(uint32_t pid)
 	return false;
 }
 
+// gpuwatch's settings (criu_settings.hpp). A damaged /etc/criu/gpuwatch.conf fails the
+// action only where the processes hold DRM state: every other checkpoint of the host goes on,
+// and the log says what is wrong with the file.
+CriuSettings settings_for(uint32_t pid)
+{
+	try {
+		return criu_settings();
+	} catch (const Error &e) {
+		for (uint32_t p : gwaction::process_tree(pid))
+			if (holds_drm(p))
+				throw;
+		log(std::string(e.what()) + " (ignored: no DRM file among the processes)");
+		return {};
+	}
+}
+
 int pre_dump()
 {
 	uint32_t pid = init_pid();
@@ -156,7 +172,7 @@ int pre_dump()
 	}
 	/* stateless: no manifest is saved; one is asked for only to convert i915 mappings into
 	 * placeholders (their handles say how to put them back) */
-	CriuSettings settings = criu_settings();
+	CriuSettings settings = settings_for(pid);
 	bool stateless = settings.mode == CheckpointMode::stateless;
 	if (stateless) {
 		bool i915 = false;
@@ -322,7 +338,7 @@ int follow_restored_container()
 
 int post_resume()
 {
-	CriuSettings settings = criu_settings();
+	CriuSettings settings = settings_for(init_pid());
 	std::string sig = settings.restore_signal;
 	if (sig.empty())
 		return 0;

@@ -93,14 +93,10 @@ void acquire_manifests(DumpSession &s, bool keep)
 		}
 	}
 	if (s.manifests.empty()) {
-		if (keep)
-			log_warn(
-				"no manifest (no gpuwatch daemon follows these tasks, see GPUWATCH_RUN_DIR): DRM files "
-				"are dumped in degraded mode (handles probed, creation parameters unknown)");
-		else
-			log_warn("no manifest (no gpuwatch daemon follows these tasks, see GPUWATCH_RUN_DIR): their "
-				 "i915 "
-				 "mappings are saved as private copies of their bytes");
+		const char *what = keep ? "DRM files are dumped in degraded mode (handles probed, creation "
+					  "parameters unknown)"
+					: "their i915 mappings are saved as private copies of their bytes";
+		log_warn("no manifest (no gpuwatch daemon follows these tasks, see GPUWATCH_RUN_DIR): %s", what);
 		return;
 	}
 	for (std::size_t i = 0; i < s.manifests.size(); ++i) {
@@ -253,10 +249,8 @@ void finish_dump(int ret)
 		if (ret == 0 && s.stateless) {
 			for (std::size_t i = 0; i < s.vmas.size(); ++i)
 				if (s.vmas[i].late && !s.attributed[i]) {
-					log_error("mapping %#llx-%#llx of pid %u was replaced by a placeholder before "
-						  "the "
-						  "dump, but no dumped file holds the fd it was made through: after a "
-						  "restore it stays an inaccessible hole",
+					log_error("mapping %#llx-%#llx of pid %u: no dumped file holds the fd of its "
+						  "placeholder, which stays an inaccessible hole after a restore",
 						  (unsigned long long)s.vmas[i].start,
 						  (unsigned long long)(s.vmas[i].start + s.vmas[i].length),
 						  s.vmas[i].pid);
