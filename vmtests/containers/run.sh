@@ -6,7 +6,7 @@
 #
 # usage: vmtests/containers/run.sh BUILD_DIR [OUT_DIR]     (as root; after cmake --build)
 #   env LANE=debian12|debian13   the stack (vmtests/lanes/lane.sh; default debian12)
-#   env CASES="config drm export annot plain gone i915"   which cases (see guest.sh)
+#   env CASES="config drm ..."   which cases (default: all of guest.sh's, in its order)
 #   env RUNTIMES="runc crun"     runtimes to run every case with (default: runc on debian12,
 #                                whose crun cannot checkpoint; runc and crun on debian13)
 set -u
@@ -26,7 +26,7 @@ runtimes=${RUNTIMES:-runc}
 [ "$LANE" = debian12 ] || runtimes=${RUNTIMES:-runc crun}
 ko_dir=$(lane_modules "$build")
 cmd=$(printf 'LANE=%q CASES=%q RUNTIMES=%q KO_DIR=%q bash %q %q %q' "$LANE" \
-	"${CASES:-config drm export annot plain gone i915}" "$runtimes" "${ko_dir:-$build/vmtests}" \
+	"${CASES:-}" "$runtimes" "${ko_dir:-$build/vmtests}" \
 	"$here/guest.sh" "$build" "$LANE_GUEST_OUT")
 echo "containers-vm: lane $LANE_DESC, results in $LANE_RESULTS"
 lane_run containers-vm "${VM_TIMEOUT:-2400}" 2G "$cmd"
