@@ -225,11 +225,16 @@ int gpuwatch_checkpoint_devices(int pid)
 	if (g_stage != CR_PLUGIN_STAGE__DUMP)
 		return -ENOTSUP; // 4.0 also calls it at pre-dump: PAUSE_DEVICES refused i915 tasks already
 	return guarded("CHECKPOINT_DEVICES", [&] {
+		// CRIU calls it for every task of every dump: one without i915 mappings has nothing to
+		// convert, and a dump without DRM state never starts a session (which reads /proc and
+		// gpuwatch's settings); the first DRM hook starts it, the tasks still seized
+		if (!gwaction::has_i915_mappings(static_cast<uint32_t>(pid)))
+			return -ENOTSUP;
 		gwcriu::DumpSession &s = gwcriu::dump_session();
 		// a stateless dump takes no manifest, but converting i915 mappings into placeholders
 		// (nothing saved, put back at the dump's end) needs their handles: asked once, here
 		static bool asked = false;
-		if (s.stateless && !asked && gwaction::has_i915_mappings(static_cast<uint32_t>(pid))) {
+		if (s.stateless && !asked) {
 			asked = true;
 			gwcriu::acquire_manifests(s, false);
 		}
