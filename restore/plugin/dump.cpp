@@ -1,5 +1,6 @@
 // DUMP_EXT_FILE: one DRM file or one dma-buf, read through the fd CRIU hands the hook (the
 // very open file of the task, so its handles and fake offsets are valid here).
+#include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
 #include <poll.h>
@@ -163,24 +164,23 @@ int dump_stateless_file(DumpSession &s, FileImage &img, const std::string &who)
 	for (const Holder &h : img.holders)
 		pids.insert(h.pid);
 	std::size_t maps = 0;
+	// a converted i915 mapping is this file's when a holder's fd is the one it was made through
+	auto holds = [&](uint32_t pid, int fd) {
+		for (const Holder &h : img.holders)
+			if (h.pid == pid && std::find(h.fds.begin(), h.fds.end(), fd) != h.fds.end())
+				return true;
+		return false;
+	};
 	for (std::size_t i = 0; i < s.vmas.size(); ++i) {
 		VmaRec &v = s.vmas[i];
-		// a converted i915 mapping: this file's when a holder's fd is the one recorded
-		bool late_here = false;
-		for (const Holder &h : img.holders)
-			for (int fd : h.fds)
-				late_here |= v.late && h.pid == v.pid && fd == v.late->fd;
-		if (!s.attributed[i] && v.late && late_here) {
-			s.attributed[i] = true;
-			v.file = img.criu_id;
+		bool mine = v.late ? holds(v.pid, v.late->fd) : v.device.minor == img.device.minor && pids.count(v.pid);
+		if (s.attributed[i] || !mine)
+			continue;
+		s.attributed[i] = true;
+		v.file = img.criu_id;
+		if (v.late)
 			v.device = img.device;
-			++maps;
-		}
-		if (!s.attributed[i] && !v.late && v.device.minor == img.device.minor && pids.count(v.pid)) {
-			s.attributed[i] = true;
-			v.file = img.criu_id;
-			++maps;
-		}
+		++maps;
 	}
 	write_image(file_image_name(img.criu_id), to_json(img, s.device_indexer()).dump(1));
 	write_vmas_image(s, false);

@@ -246,32 +246,23 @@ void finish_dump(int ret)
 		return;
 	DumpSession &s = *g_session;
 	try {
-		if (ret == 0 && s.stateless) {
-			for (std::size_t i = 0; i < s.vmas.size(); ++i)
-				if (s.vmas[i].late && !s.attributed[i]) {
-					log_error("mapping %#llx-%#llx of pid %u: no dumped file holds the fd of its "
-						  "placeholder, which stays an inaccessible hole after a restore",
-						  (unsigned long long)s.vmas[i].start,
-						  (unsigned long long)(s.vmas[i].start + s.vmas[i].length),
-						  s.vmas[i].pid);
-					s.vmas[i].late.reset();
-				}
-			write_vmas_image(s, true);
-		} else if (ret == 0) {
+		if (ret == 0) {
 			for (std::size_t i = 0; i < s.vmas.size(); ++i) {
 				VmaRec &v = s.vmas[i];
 				if (s.attributed[i])
 					continue;
 				if (v.late) {
 					log_error("mapping %#llx-%#llx of pid %u was replaced by a placeholder before "
-						  "the dump, but no "
-						  "dumped file holds its handle: after a restore it stays an "
+						  "the dump, but no dumped file holds its %s: after a restore it stays "
+						  "an "
 						  "inaccessible hole",
 						  (unsigned long long)v.start, (unsigned long long)(v.start + v.length),
-						  v.pid);
+						  v.pid, s.stateless ? "fd" : "handle");
 					v.late.reset();
 					continue;
 				}
+				if (s.stateless)
+					continue; // comes back as zero-filled memory, whatever its buffer was
 				for (std::size_t m = 0; m < s.manifests.size() && !v.object; ++m)
 					if (const gw::manifest::Mmap *e = s.manifest_mmap(m, v.pid, v.start);
 					    e && e->object)

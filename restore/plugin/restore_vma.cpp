@@ -95,6 +95,19 @@ bool through_own_file(const VmaRec &v, uint64_t *new_off, int *plugin_fd, std::s
 	return false;
 }
 
+// Hands CRIU a private file of ours for a mapping: from 3.19 CRIU closes it once the mapping is
+// made; 3.17/3.18 dup it, and ours stays open until the next call (the last one in the task:
+// close_private_leftovers).
+void give_private(UniqueFd f, int *plugin_fd)
+{
+	if (gwaction::criu_abi().owns_vma_fd) {
+		*plugin_fd = f.release();
+	} else {
+		*plugin_fd = f.get();
+		g_pending.push_back(std::move(f));
+	}
+}
+
 // A file of our own on the device, holding the buffer (shared with the restored one when it
 // exists, else a copy) or the mapping's saved bytes.
 void through_private_file(const VmaRec &v, const std::string &why, uint64_t *new_off, int *plugin_fd)
@@ -125,12 +138,7 @@ void through_private_file(const VmaRec &v, const std::string &why, uint64_t *new
 	*new_off = off;
 	log_warn("mapping %#llx-%#llx of pid %d: %s; it comes back on %s", (unsigned long long)v.start,
 		 (unsigned long long)(v.start + v.length), getpid(), why.c_str(), what.c_str());
-	if (gwaction::criu_abi().owns_vma_fd) {
-		*plugin_fd = pf.release(); // CRIU closes it once the mapping is made
-	} else {
-		*plugin_fd = pf.get();
-		g_pending.push_back(std::move(pf));
-	}
+	give_private(std::move(pf), plugin_fd);
 }
 
 // A stateless checkpoint's mapping: shared zero-filled memory of its length (a memfd, no
@@ -142,17 +150,8 @@ void through_zero_memory(const VmaRec &v, uint64_t *new_off, int *plugin_fd)
 		throw Error(std::string("memfd_create: ") + gw::errno_text(errno));
 	if (ftruncate(m.get(), static_cast<off_t>(v.length)) != 0)
 		throw Error(std::string("ftruncate of the memfd: ") + gw::errno_text(errno));
-	int high = fcntl(m.get(), F_DUPFD_CLOEXEC, kHighFd);
-	if (high < 0)
-		throw Error(std::string("cannot move the memfd up: ") + gw::errno_text(errno));
-	m = UniqueFd(high);
 	*new_off = 0;
-	if (gwaction::criu_abi().owns_vma_fd) {
-		*plugin_fd = m.release();
-	} else {
-		*plugin_fd = m.get();
-		g_pending.push_back(std::move(m));
-	}
+	give_private(dup_high(m.get()), plugin_fd);
 }
 
 } // namespace
@@ -225,12 +224,16 @@ void close_private_leftovers(int pid, uint32_t vpid)
 	for (const TaskFd &f : fds)
 		if (!f.dmabuf && f.fd >= kHighFd && !held.count(f.fd))
 			ours.push_back(f.fd);
-	// a stateless checkpoint's zero-filled memory (through_zero_memory)
-	const std::string memfd = std::string("/memfd:") + kStatelessMemfd + " (deleted)";
-	std::error_code ec;
-	for (const auto &e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec))
-		if (int fd = atoi(e.path().filename().c_str()); fd >= kHighFd && read_link(e.path()) == memfd)
-			ours.push_back(fd);
+	// a stateless checkpoint's zero-filled memory (through_zero_memory), in a task that had such
+	// mappings
+	if (std::any_of(im.vmas.begin(), im.vmas.end(),
+			[&](const VmaRec &v) { return v.vpid == vpid && v.stateless; })) {
+		const std::string memfd = std::string("/memfd:") + kStatelessMemfd + " (deleted)";
+		std::error_code ec;
+		for (const auto &e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec))
+			if (int fd = atoi(e.path().filename().c_str()); fd >= kHighFd && read_link(e.path()) == memfd)
+				ours.push_back(fd);
+	}
 	if (ours.empty())
 		return;
 	std::string why;
