@@ -13,7 +13,7 @@
 # manifest lets the dump replace the mapping by a placeholder instead of a copy of its bytes;
 # the mapping comes back as anonymous zero-filled memory
 sc_criu_stateless() {
-	local cg dir=$WORK/wl img=$WORK/img pid key want got frames bytes GW_PID="" rc
+	local cg dir=$WORK/wl img=$WORK/img pid got bytes GW_PID="" rc
 	local mapname='/memfd:gpuwatch-stateless' WL_I915=''
 	criu_need plugin || return $?
 	if [ "${1:-}" = --i915 ]; then
@@ -45,7 +45,23 @@ sc_criu_stateless() {
 	criu_timings
 	wait_file "$dir/rebuilt.1" 60 "$pid" ||
 		{ criu_show "$WORK/restore.log"; fail "the restored workload did not rebuild its GPU state (no signal?)$(last_line "$dir/stderr")"; return 1; }
-	for want in "told_by signal" "card_fd_ok 1" "render_fd_ok 1" "dmabuf_fd_ok 1" "old_handle gone" "map_zero 1"; do
+	got=$(find "/proc/$pid/fd" -mindepth 1 -printf '%f %l\n' 2>/dev/null | awk '$1 >= 1000 || /memfd:/' | tr '\n' ' ')
+	[ -z "$got" ] || { fail "the restored workload holds a file the plugin left: $got"; return 1; }
+	stateless_after "$dir" signal "$mapname" || return 1
+	echo "    rebuilt: $(tr '\n' ' ' <"$dir/rebuilt.1"); then $(cat "$dir/progress")"
+	kill -TERM "$pid"
+	wait_for 10 sh -c "! kill -0 $pid 2>/dev/null" || { fail "wl_stateless did not exit on SIGTERM"; return 1; }
+	criu_keep_images "$img"
+	if [ -n "$GW_PID" ]; then gw_stop || return 1; fi
+}
+
+# stateless_after DIR TOLD MAPNAME: what wl_stateless (in DIR) found after a stateless restore
+# and did then (also the container suite's): told by TOLD (signal, handle-gone), its fds at the
+# same numbers with the same flags and kinds, its old handle gone, the untouched part of its old
+# mapping reading zeros on MAPNAME ("": anonymous memory), and 40 frames more after rebuilding
+stateless_after() {
+	local dir=$1 told=$2 mapname=$3 want key got frames
+	for want in "told_by $told" "card_fd_ok 1" "render_fd_ok 1" "dmabuf_fd_ok 1" "old_handle gone" "map_zero 1"; do
 		key=${want%% *}
 		got=$(grep "^$key " "$dir/after" | cut -d' ' -f2-)
 		[ "$key $got" = "$want" ] || { indent "$dir/after"; fail "after the restore $key is '$got', not '${want#* }'"; return 1; }
@@ -53,15 +69,8 @@ sc_criu_stateless() {
 	got=$(sed -n 's/^map_name //p' "$dir/after")
 	[ "${got%% *}" = "$mapname" ] ||
 		{ indent "$dir/after"; fail "the old mapping is '$got', not the stateless zero-filled memory (${mapname:-anonymous})"; return 1; }
-	got=$(find "/proc/$pid/fd" -mindepth 1 -printf '%f %l\n' 2>/dev/null | awk '$1 >= 1000 || /memfd:/' | tr '\n' ' ')
-	[ -z "$got" ] || { fail "the restored workload holds a file the plugin left: $got"; return 1; }
 	frames=$(grep -o 'frames [0-9]*' "$dir/rebuilt.1" | cut -d' ' -f2)
 	wait_for 60 awk -v f="$frames" '$1 == "generation" && $2 == 1 && $4 > f + 40 { ok = 1 } END { exit !ok }' "$dir/progress" ||
 		{ fail "the workload did not carry on after rebuilding ($(cat "$dir/progress" 2>/dev/null))$(last_line "$dir/stderr")"; return 1; }
 	echo "    after the restore: $(tr '\n' ' ' <"$dir/after" | cut -c1-200)"
-	echo "    rebuilt: $(tr '\n' ' ' <"$dir/rebuilt.1"); then $(cat "$dir/progress")"
-	kill -TERM "$pid"
-	wait_for 10 sh -c "! kill -0 $pid 2>/dev/null" || { fail "wl_stateless did not exit on SIGTERM"; return 1; }
-	criu_keep_images "$img"
-	if [ -n "$GW_PID" ]; then gw_stop || return 1; fi
 }
