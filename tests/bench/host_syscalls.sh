@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
 # What gpuwatch costs everything else on the host: a syscall-heavy loop (build/bench/syscall_loop:
 # getpid, and read of 4 KiB from /dev/zero) run by a process outside the followed cgroup,
-# A = gpuwatch not running, B = `gpuwatch attach` running on an empty cgroup of its own.
+# A = gpuwatch not running, B = `gpuwatch attach` running on an empty cgroup of its own; and,
+# in the same pairs, realistic neighbours (tests/bench/neighbour.sh: a gcc compile and a
+# GStreamer MJPEG -> MPEG-2 transcode), timed as wholes.
 # A and B alternate (A B A B ...), PAIRS pairs; each figure is the median of the per-pair
 # ratios B/A, with their min and max. Needs root (attach does). Prints a table; with a second
 # argument writes the figures as JSON.
 #
 #   tests/bench/host_syscalls.sh [BUILD_DIR] [OUT.json]
 #   env: PAIRS (7, at least 5), GETPID_ITERS (2000000), READ_ITERS (1000000),
-#        GPUWATCH_HOOKS (auto: what attach picks on this kernel)
+#        GPUWATCH_HOOKS (auto: what attach picks on this kernel),
+#        NEIGHBOURS ("compile transcode"; empty: none), NB_FILES (100: every workload source),
+#        NB_FRAMES (60)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 BUILD=${1:-build}
 OUT=${2:-}
 PAIRS=${PAIRS:-7}
 [ "$PAIRS" -ge 5 ] || PAIRS=5
 GETPID_ITERS=${GETPID_ITERS:-2000000}
 READ_ITERS=${READ_ITERS:-1000000}
+NEIGHBOURS=${NEIGHBOURS-compile transcode}
+export NB_FILES=${NB_FILES:-100} NB_FRAMES=${NB_FRAMES:-60}
+. tests/bench/neighbour.sh
 GW=$BUILD/gpuwatch
 LOOP=$BUILD/bench/syscall_loop
 
@@ -39,6 +46,9 @@ cleanup() {
 }
 trap cleanup EXIT
 mkdir "$cg" || die "cannot create $cg"
+if [ -n "$NEIGHBOURS" ]; then
+	nb_prepare "$tmp/nb" || die "the neighbours cannot run (NEIGHBOURS= skips them)"
+fi
 
 start_daemon() {
 	rm -f "$tmp/m.json"
@@ -60,16 +70,29 @@ stop_daemon() {
 measure() { # prints "getpid_ns read_ns"
 	echo "$("$LOOP" getpid "$GETPID_ITERS") $("$LOOP" read "$READ_ITERS")"
 }
+declare -A NB_MS # job -> "A_ms B_ms" of the current pair
+neighbours() { # neighbours A|B: each job once
+	local j ms
+	for j in $NEIGHBOURS; do
+		ms=$(nb_run "$j" "$tmp/nb") || die "neighbour $j failed"
+		NB_MS[$j]="${NB_MS[$j]:-} $ms"
+	done
+}
 
 rows=()
+nbrows=() # "pair job A_ms B_ms"
 hooks=
 for i in $(seq "$PAIRS"); do
+	NB_MS=()
 	read -r ga ra <<<"$(measure)"
+	neighbours A
 	start_daemon
 	[ -n "$hooks" ] || hooks=$(grep -o '"hooks":{[^}]*}' "$tmp/m.json" | sed 's/^"hooks"://')
 	read -r gb rb <<<"$(measure)"
+	neighbours B
 	stop_daemon
 	rows+=("$i $ga $gb $ra $rb")
+	for j in $NEIGHBOURS; do nbrows+=("$i $j ${NB_MS[$j]}"); done
 done
 
 # median, min and max of a column of numbers on stdin
@@ -94,6 +117,24 @@ read -r ra_med _ _ <<<"$(col 4 | stats)"
 read -r rb_med _ _ <<<"$(col 5 | stats)"
 printf 'getpid: B/A median %.3f (min %.3f, max %.3f); %.1f ns -> %.1f ns per call\n' "$g_med" "$g_min" "$g_max" "$ga_med" "$gb_med"
 printf 'read:   B/A median %.3f (min %.3f, max %.3f); %.1f ns -> %.1f ns per call\n' "$r_med" "$r_min" "$r_max" "$ra_med" "$rb_med"
+nbjson=
+if [ -n "$NEIGHBOURS" ]; then
+	echo "neighbours (wall ms of the whole job; compile: $(nb_sources | wc -l) files, gcc -O2; transcode: $NB_FRAMES frames)"
+	printf '%-5s %-10s %10s %10s %8s\n' pair job "A ms" "B ms" "B/A"
+	for r in "${nbrows[@]}"; do
+		set -- $r
+		awk -v p="$1" -v j="$2" -v a="$3" -v b="$4" 'BEGIN {printf "%-5s %-10s %10s %10s %8.3f\n", p, j, a, b, b / a}'
+	done
+	for j in $NEIGHBOURS; do
+		sel=$(printf '%s\n' "${nbrows[@]}" | awk -v j="$j" '$2 == j')
+		read -r n_med n_min n_max <<<"$(echo "$sel" | awk '{printf "%.4f\n", $4 / $3}' | stats)"
+		read -r na_med _ _ <<<"$(echo "$sel" | awk '{print $3}' | stats)"
+		read -r nb_med _ _ <<<"$(echo "$sel" | awk '{print $4}' | stats)"
+		printf '%-9s B/A median %.3f (min %.3f, max %.3f); %.0f ms -> %.0f ms\n' "$j:" "$n_med" "$n_min" "$n_max" "$na_med" "$nb_med"
+		nbjson+="$(printf '%s"%s": {"a_ms_median": %s, "b_ms_median": %s, "ratio": {"median": %s, "min": %s, "max": %s}}' \
+			"${nbjson:+, }" "$j" "$na_med" "$nb_med" "$n_med" "$n_min" "$n_max")"
+	done
+fi
 
 if [ -n "$OUT" ]; then
 	{
@@ -104,6 +145,7 @@ if [ -n "$OUT" ]; then
 			"$ga_med" "$gb_med" "$g_med" "$g_min" "$g_max"
 		printf ' "read": {"a_ns_median": %s, "b_ns_median": %s, "ratio": {"median": %s, "min": %s, "max": %s}},\n' \
 			"$ra_med" "$rb_med" "$r_med" "$r_min" "$r_max"
+		printf ' "neighbours": {%s}, "compile_files": %s, "transcode_frames": %s,\n' "$nbjson" "$(nb_sources | wc -l)" "$NB_FRAMES"
 		printf ' "runs": ['
 		sep=
 		for r in "${rows[@]}"; do

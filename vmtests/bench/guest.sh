@@ -11,12 +11,14 @@
 #   gwstop   PATH PAIR LOST_EVENTS COMPLETE       the daemon's final manifest after an "on" run
 #   burst    PATH RING IOCTLS SECONDS LOST_EVENTS COMPLETE RECORDS REASONS
 #   criu     N MIB PAIR gpu|anon|stateless BYTES DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
+#   neighbour PATH JOB PAIR on|off MS              a realistic neighbour in the sibling cgroup
+#                                                 (tests/bench/neighbour.sh: compile, transcode)
 # "on": gpuwatch attach --hooks=PATH follows the benchmark cgroup; "off": no gpuwatch runs.
 # Every pair is made of one on and one off run next to each other, their order alternating
 # from pair to pair; gpuwatch is started afresh for every on run.
 #
 # Environment: GPUWATCH, WL_DIR (bench_* binaries), OUT (results; the host's --rwdir), and
-#   SECTIONS    "hooks burst criu" (default: all)
+#   SECTIONS    "hooks neighbour burst criu" (default: all)
 #   PAIRS       pairs per hook path for hooks (default 5)
 #   HOOK_PATHS  "fexit tracepoint"
 #   IOCTL_MODES "dumb getcap" (bench_ioctl modes; dumbmmap adds mmap+munmap to dumb)
@@ -24,6 +26,8 @@
 #   RUN_MS      length of one timed loop in ms, calibrated once with gpuwatch off (default 500)
 #   BURST_IOCTLS  ioctls of the burst, over 2 processes (default 100000)
 #   SMALL_RING  the ring size (bytes) that forces losses (default 4096, the smallest allowed)
+#   NB_PAIRS    on/off pairs per hook path for neighbour (default 3); NB_FILES (default 2) and
+#               NB_FRAMES (default 6): the jobs' sizes under TCG (neighbour.sh)
 #   CRIU_PAIRS  gpu/anon pairs per cell (default 5)
 #   CRIU_STATELESS  1 (default): each pair also dumps and restores the gpu workload in the
 #               stateless mode (GPUWATCH_CHECKPOINT_MODE=stateless: its dump time and image size
@@ -38,7 +42,7 @@ BENCH=$(cd "$(dirname "$0")" && pwd)
 VMTESTS=$(cd "$BENCH/.." && pwd)
 INCGROUP=$VMTESTS/guest/incgroup
 : "${GPUWATCH:?}" "${WL_DIR:?}" "${OUT:?}"
-SECTIONS=${SECTIONS:-hooks burst criu}
+SECTIONS=${SECTIONS:-hooks neighbour burst criu}
 PAIRS=${PAIRS:-5}
 HOOK_PATHS=${HOOK_PATHS:-fexit tracepoint}
 IOCTL_MODES=${IOCTL_MODES:-dumb getcap}
@@ -47,6 +51,9 @@ RUN_MS=${RUN_MS:-500}
 BURST_IOCTLS=${BURST_IOCTLS:-100000}
 SMALL_RING=${SMALL_RING:-4096}
 CRIU_PAIRS=${CRIU_PAIRS:-5}
+NB_PAIRS=${NB_PAIRS:-3}
+export NB_FILES=${NB_FILES:-2} NB_FRAMES=${NB_FRAMES:-6}
+. "$VMTESTS/../tests/bench/neighbour.sh"
 CRIU_STATELESS=${CRIU_STATELESS-1}
 CELLS=${CELLS:-1:4 1:256 1000:256}
 IMAGES=${IMAGES:-tmpfs}
@@ -195,6 +202,31 @@ section_hooks() {
 		measure_tracefs "$pair"
 		measure_floor "$pair"
 		say "hooks: pair $pair done"
+	done
+}
+
+# (2b) realistic neighbours: each job of neighbour.sh run whole in CG_OUT, gpuwatch following
+# CG_IN (each hook path) or not running; on and off alternate as in section_hooks
+section_neighbour() {
+	local pair path state order j ms
+	nb_prepare "$W/nb" || die "neighbour: the jobs cannot run here"
+	raw meta nb_files "$(nb_sources | wc -l)"
+	raw meta nb_frames "$NB_FRAMES"
+	say "neighbour: $NB_PAIRS pairs per path ($HOOK_PATHS), compile of $(nb_sources | wc -l) files, transcode of $NB_FRAMES frames"
+	for pair in $(seq "$NB_PAIRS"); do
+		for path in $HOOK_PATHS; do
+			order="on off"
+			[ $((pair % 2)) = 1 ] || order="off on"
+			for state in $order; do
+				[ "$state" = off ] || gw_on "$path"
+				for j in compile transcode; do
+					ms=$(echo "$BASHPID" >"$CG_OUT/cgroup.procs" && nb_run "$j" "$W/nb") || die "neighbour $j failed"
+					raw neighbour "$path" "$j" "$pair" "$state" "$ms"
+				done
+				[ "$state" = off ] || gw_off
+			done
+		done
+		say "neighbour: pair $pair done"
 	done
 }
 

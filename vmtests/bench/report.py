@@ -46,8 +46,8 @@ def load(path):
     return meta, rows
 
 
-def loops(rows, section):
-    """ioctl/syscall rows -> [{path, loop, ratio spread, ns medians}]"""
+def loops(rows, section, unit="ns_per_op"):
+    """ioctl/syscall/neighbour rows -> [{path, loop, ratio spread, medians of the unit}]"""
     runs = defaultdict(dict)  # (path, mode, pair) -> {on: ns, off: ns}
     for path, mode, pair, state, ns in rows.get(section, []):
         runs[(path, mode, pair)][state] = float(ns)
@@ -60,8 +60,8 @@ def loops(rows, section):
         s = spread([x[0] for x in v])
         t = TARGETS.get((section, mode, path))
         out.append({"hook_path": path, "loop": mode, "ratio": s,
-                    "ns_per_op_on_median": round(statistics.median(x[1] for x in v), 1),
-                    "ns_per_op_off_median": round(statistics.median(x[2] for x in v), 1),
+                    f"{unit}_on_median": round(statistics.median(x[1] for x in v), 1),
+                    f"{unit}_off_median": round(statistics.median(x[2] for x in v), 1),
                     "target": t, "met": None if t is None else s["median"] <= t})
     return out
 
@@ -148,13 +148,13 @@ def verdict(met):
 
 
 
-def cost_table(title, rows):
-    """Sections 1 and 2: one line per (hook path, loop) with its ratio and target."""
+def cost_table(title, rows, unit="ns_per_op", label="ns/op"):
+    """Sections 1, 2 and 2b: one line per (hook path, loop) with its ratio and target."""
     print(title)
-    print(f"   {'hook path':<15}{'loop':<10}{'ns/op on':>10}{'ns/op off':>11}  {'ratio':<30}target")
+    print(f"   {'hook path':<15}{'loop':<10}{label + ' on':>10}{label + ' off':>11}  {'ratio':<30}target")
     for r in rows:
         t = f"<= {r['target']} {verdict(r['met'])}" if r["target"] else ""
-        print(f"   {r['hook_path']:<15}{r['loop']:<10}{r['ns_per_op_on_median']:>10.0f}{r['ns_per_op_off_median']:>11.0f}  "
+        print(f"   {r['hook_path']:<15}{r['loop']:<10}{r[unit + '_on_median']:>10.0f}{r[unit + '_off_median']:>11.0f}  "
               f"{fmt_ratio(r['ratio']):<30}{t}")
 
 def main():
@@ -169,6 +169,7 @@ def main():
         meta[k] = v
     res = {"schema": "gpuwatch.vm-bench/v1", "meta": meta,
            "workload_cost": loops(rows, "ioctl"), "others_cost": loops(rows, "syscall"),
+           "neighbour_cost": loops(rows, "neighbour", "ms"),
            "burst": burst(rows)}
     res["criu"], res["criu_per_handle"], res["criu_failures"] = criu(rows)
     stops = rows.get("gwstop", [])
@@ -183,6 +184,10 @@ def main():
                res["others_cost"])
     if stops:
         print(f"   events lost over those runs: {res['hooks_runs_lost_events']}")
+    if res["neighbour_cost"]:
+        cost_table(f"\n2b. Cost to a realistic neighbour in another cgroup (wall ms of the whole job; compile: gcc -O2"
+                   f" of {meta.get('nb_files', '?')} files, transcode: {meta.get('nb_frames', '?')} frames MJPEG -> MPEG-2"
+                   f" with GStreamer; gpuwatch on / not running)", res["neighbour_cost"], "ms", "ms")
     print("\n4. Lost events under load (bench_ioctl dumb, 2 processes)")
     print(f"   {'hook path':<11}{'ring':<9}{'ioctls':>8}{'seconds':>9}{'records':>9}{'lost':>8}  complete  expected")
     for r in res["burst"]:
