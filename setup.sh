@@ -7,10 +7,10 @@ set -euo pipefail
 
 pkgs=(
   build-essential cmake pkg-config git clang clang-format llvm libbpf-dev bpftool libelf-dev zlib1g-dev
-  libdrm-dev libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev
+  libdrm-dev libcli11-dev libgtest-dev libgmock-dev nlohmann-json3-dev libxxhash-dev
   qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static criu kmod
   python3-pip podman runc debootstrap libdrm-tests
-  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
+  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "chunks.hpp"
 #include "device.hpp"
 #include "drm_ops.hpp"
 #include "dump.hpp"
@@ -58,6 +59,14 @@ std::string holders_text(const std::vector<Holder> &hs)
 			s += (s.empty() ? "" : ", ") + std::string("pid ") + std::to_string(h.pid) + " fd " +
 			     std::to_string(fd);
 	return s.empty() ? "no task fd" : s;
+}
+
+// What names a buffer from one dump to the next (chunks.hpp): its file's first holder and handle.
+std::optional<ChunkKey> first_holder_key(const std::vector<Holder> &hs, uint32_t handle)
+{
+	if (hs.empty() || hs[0].fds.empty())
+		return std::nullopt;
+	return ChunkKey{hs[0].pid, hs[0].fds[0], handle};
 }
 
 // The manifest's files[] entry for this file, through any holder's (pid, fd).
@@ -191,17 +200,70 @@ int dump_stateless_file(DumpSession &s, FileImage &img, const std::string &who)
 
 } // namespace
 
-void save_object(DumpSession &s, uint64_t n, const BufferMap &map)
+void save_object(DumpSession &s, uint64_t n, const BufferMap &map, const std::optional<ChunkKey> &key)
 {
 	if (s.saved.count(n))
 		return;
-	ImageWriter w(object_image_name(n));
-	save_buffer(map, w);
-	w.commit();
+	uint32_t crc = 0;
+	// after a pre-dump that copied this buffer (CRIU's parent link): the chunks that changed
+	if (key && image_exists("parent/" + chunk_map_name(pre_image_base(*key)))) {
+		ChunkSave r = save_chunked(object_base_name(n), map, key);
+		crc = r.crc32;
+		s.bytes_stored += r.stored;
+		s.bytes_reused += r.reused;
+	} else {
+		ImageWriter w(object_image_name(n));
+		save_buffer(map, w);
+		w.commit();
+		crc = w.crc32();
+		s.bytes_stored += map.size();
+	}
 	char sum[64];
-	snprintf(sum, sizeof(sum), "%08x %llu\n", w.crc32(), static_cast<unsigned long long>(w.written()));
+	snprintf(sum, sizeof(sum), "%08x %llu\n", crc, static_cast<unsigned long long>(map.size()));
 	write_image(object_checksum_name(n), sum);
 	s.saved.insert(n);
+}
+
+void predump_drm_file(DumpSession &s, int lfd)
+{
+	struct stat st;
+	if (fstat(lfd, &st) != 0)
+		throw Error("pre-dump: cannot stat a DRM file: " + gw::errno_text(errno));
+	FileImage img;
+	std::string link;
+	img.holders = holders_of(s, lfd, false, minor(st.st_rdev), &link);
+	if (img.holders.empty())
+		return;
+	std::size_t index = 0;
+	const mf::File *mf = manifest_file_of(s, img.holders, &index);
+	img.device = describe_device(gw::kDrmMajor, minor(st.st_rdev), mf ? mf->path : link, lfd, mf ? mf->driver : "",
+				     img.holders[0].pid);
+	std::string who = img.device.path + " (" + holders_text(img.holders) + ")";
+	std::string why;
+	if (!mf || !mf->handles_known || !handles_from_manifest(s, index, *mf, lfd, img, &why)) {
+		img.handles.clear();
+		if (!probe_handles(s, lfd, img, &why)) {
+			log_warn("pre-dump: %s: handles cannot be probed (%s): the final dump saves its buffers whole",
+				 who.c_str(), why.c_str());
+			return;
+		}
+	}
+	for (const HandleRec &h : img.handles) {
+		if ((h.i915 && h.i915->kind == "userptr") || !s.saved.insert(h.object).second)
+			continue;
+		std::optional<ChunkKey> key = first_holder_key(img.holders, h.handle);
+		std::optional<BufferMap> map;
+		try {
+			map.emplace(BufferMap::of_handle(lfd, h.handle, h.size, false));
+		} catch (const Error &e) {
+			log_warn("pre-dump: %s: handle %u cannot be read (%s): the final dump saves it whole",
+				 who.c_str(), h.handle, e.what());
+			continue;
+		}
+		ChunkSave r = save_chunked(pre_image_base(*key), *map, key); // a write error fails the pre-dump
+		s.bytes_stored += r.stored;
+		s.bytes_reused += r.reused;
+	}
 }
 
 int dump_drm_file(int lfd, uint32_t id)
@@ -306,7 +368,8 @@ int dump_drm_file(int lfd, uint32_t id)
 			continue; // its pages are the task's own memory, which CRIU dumps
 		if (!s.saved.count(h.object)) {
 			try {
-				save_object(s, h.object, BufferMap::of_handle(lfd, h.handle, h.size, false));
+				save_object(s, h.object, BufferMap::of_handle(lfd, h.handle, h.size, false),
+					    first_holder_key(img.holders, h.handle));
 			} catch (const Error &e) {
 				img.degraded.push_back("contents of handle " + std::to_string(h.handle) +
 						       " not saved: " + e.what());

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "chunks.hpp"
 #include "images.hpp"
 #include "manifest/manifest.hpp"
 #include "proc.hpp"
@@ -32,6 +33,8 @@ struct DumpSession {
 	std::map<uint64_t, uint64_t> dmabuf_objects;
 	std::map<uint64_t, uint64_t> object_sizes;
 	std::set<uint64_t> saved; // objects whose gpuwatch-object-N.bin is written
+	// buffer bytes written into the image, and those left to the previous pre-dump's image
+	uint64_t bytes_stored = 0, bytes_reused = 0;
 
 	std::vector<VmaRec> vmas;     // every DRM mapping of every seized task
 	std::vector<bool> attributed; // vmas[i] was claimed by a dumped file (or the manifest)
@@ -58,19 +61,28 @@ struct DumpSession {
 	const gw::manifest::Mmap *manifest_mmap(std::size_t index, uint32_t pid, uint64_t start) const;
 };
 
-// The session, started on first use (stage DUMP only). Throws Error when /proc cannot be read.
-DumpSession &dump_session();
+// The session, started on first use (stage DUMP, or PRE_DUMP with predump: nothing written
+// but the buffers' copies). Throws Error when /proc cannot be read.
+DumpSession &dump_session(bool predump = false);
 // Takes the manifests (GPUWATCH_MANIFEST, the daemons following the tasks, the action script's
 // copy), writing them into the image when keep; the session does it when it starts, but for a
 // stateless dump, which asks only when a task has i915 mappings to convert (keep: false).
-void acquire_manifests(DumpSession &s, bool keep);
+// `without`: what the log says happens when there is none.
+void acquire_manifests(DumpSession &s, bool keep, const char *without);
 
 // DUMP_EXT_FILE for DRM files and dma-bufs: 0, -ENOTSUP (not ours) or -1 (logged).
 int dump_drm_file(int lfd, uint32_t id);
 int dump_dmabuf(int lfd, uint32_t id);
-// Saves the contents of object n (size bytes) read through `map`, once per dump.
+// Saves the contents of object n (size bytes) read through `map`, once per dump. With the key
+// of a buffer a pre-dump copied (CRIU's parent/ holds its image), only the chunks that changed.
 class BufferMap;
-void save_object(DumpSession &s, uint64_t n, const BufferMap &map);
+void save_object(DumpSession &s, uint64_t n, const BufferMap &map, const std::optional<ChunkKey> &key = {});
+// One DRM file of the seized tasks at pre-dump: its handles (manifest, else probed) and each
+// buffer's copy as gpuwatch-pre-<first holder pid>-<fd>-<handle>.
+void predump_drm_file(DumpSession &s, int lfd);
+// `criu pre-dump`: copies the buffers of every DRM file of the seized tasks into chunked
+// images (chunks.hpp), once. Throws Error when an image cannot be written.
+void predump_buffers();
 // Rewrites gpuwatch-vmas.json from the session (after each file, and at the end: final).
 void write_vmas_image(DumpSession &s, bool final);
 // End of the dump (plugin exit): logs the mappings nobody claimed, writes the last images.

@@ -64,7 +64,7 @@ void from_daemons(DumpSession &s)
 
 // keep: write the manifests used into the image (not in a stateless dump, which only needs
 // them to convert i915 mappings)
-void acquire_manifests(DumpSession &s, bool keep)
+void acquire_manifests(DumpSession &s, bool keep, const char *without)
 {
 	if (std::string env = env_or("GPUWATCH_MANIFEST", ""); !env.empty()) {
 		try {
@@ -93,10 +93,7 @@ void acquire_manifests(DumpSession &s, bool keep)
 		}
 	}
 	if (s.manifests.empty()) {
-		const char *what = keep ? "DRM files are dumped in degraded mode (handles probed, creation "
-					  "parameters unknown)"
-					: "their i915 mappings are saved as private copies of their bytes";
-		log_warn("no manifest (no gpuwatch daemon follows these tasks, see GPUWATCH_RUN_DIR): %s", what);
+		log_warn("no manifest (no gpuwatch daemon follows these tasks, see GPUWATCH_RUN_DIR): %s", without);
 		return;
 	}
 	for (std::size_t i = 0; i < s.manifests.size(); ++i) {
@@ -178,7 +175,7 @@ const gw::manifest::Mmap *DumpSession::manifest_mmap(std::size_t index, uint32_t
 	return p ? p->find_mmap(start) : nullptr;
 }
 
-DumpSession &dump_session()
+DumpSession &dump_session(bool predump)
 {
 	if (g_session)
 		return *g_session;
@@ -212,8 +209,50 @@ DumpSession &dump_session()
 			 settings.mode_from.c_str());
 		return s;
 	}
-	acquire_manifests(s, true);
+	if (predump)
+		acquire_manifests(s, false, "the pre-dump finds their buffers by probing handles");
+	else
+		acquire_manifests(
+			s, true, "DRM files are dumped in degraded mode (handles probed, creation parameters unknown)");
 	return s;
+}
+
+void predump_buffers()
+{
+	static bool done = false; // the first device mapping's hook: every task is seized by then
+	if (done)
+		return;
+	done = true;
+	DumpSession &s = dump_session(true);
+	if (s.stateless) {
+		log_info("pre-dump: stateless mode: no buffer is copied");
+		return;
+	}
+	std::vector<UniqueFd> seen; // one copy per open file, whoever holds it
+	std::size_t files = 0;
+	for (const Task &t : s.tasks)
+		for (const TaskFd &f : t.fds) {
+			if (f.dmabuf)
+				continue;
+			UniqueFd lfd(pidfd_getfd_of(static_cast<int>(t.pid), f.fd));
+			if (!lfd) {
+				log_warn("pre-dump: cannot take fd %d of pid %u (%s): its buffers are saved whole by "
+					 "the "
+					 "final dump",
+					 f.fd, t.pid, gw::errno_text(errno).c_str());
+				continue;
+			}
+			bool again = false;
+			for (const UniqueFd &o : seen)
+				again = again || same_file(getpid(), o.get(), getpid(), lfd.get());
+			if (again)
+				continue;
+			predump_drm_file(s, lfd.get());
+			seen.push_back(std::move(lfd));
+			++files;
+		}
+	log_info("pre-dump: %zu DRM files, %zu buffers: %llu bytes copied, %llu left to the previous pre-dump", files,
+		 s.saved.size(), (unsigned long long)s.bytes_stored, (unsigned long long)s.bytes_reused);
 }
 
 void write_vmas_image(DumpSession &s, bool final)
@@ -280,6 +319,11 @@ void finish_dump(int ret)
 									     : "zero-filled");
 			}
 			write_vmas_image(s, true);
+			if (s.bytes_reused)
+				log_info("buffers: %llu bytes saved, %llu bytes unchanged since the pre-dump (left to "
+					 "its "
+					 "images in parent/)",
+					 (unsigned long long)s.bytes_stored, (unsigned long long)s.bytes_reused);
 		}
 	} catch (const std::exception &e) {
 		log_error("dump: cannot write %s: %s (the restore will fail)", kVmasImage, e.what());

@@ -161,9 +161,13 @@ std::string fence_image_name(uint32_t id)
 {
 	return "gpuwatch-fence-" + std::to_string(id) + ".json";
 }
+std::string object_base_name(uint64_t n)
+{
+	return "gpuwatch-object-" + std::to_string(n);
+}
 std::string object_image_name(uint64_t n)
 {
-	return "gpuwatch-object-" + std::to_string(n) + ".bin";
+	return object_base_name(n) + ".bin";
 }
 std::string object_checksum_name(uint64_t n)
 {

@@ -4,9 +4,12 @@
 //   gpuwatch-dmabuf-<ID>.json   one dma-buf file exporting a buffer we dumped
 //   gpuwatch-vmas.json          every DRM mapping of the dumped tasks
 //   gpuwatch-devices.json       every device the others name, once (they hold its index)
-//   gpuwatch-object-<N>.bin     raw contents of buffer object N (each object once)
-//   gpuwatch-object-<N>.crc32   "<crc32 hex> <size>\n" of that file (zlib CRC-32), checked at restore
-//                               while the contents are read into the buffer
+//   gpuwatch-object-<N>.bin     raw contents of buffer object N (each object once); after a
+//                               pre-dump that copied it, the chunks that changed since, and
+//   gpuwatch-object-<N>.map     which chunks are the pre-dump's (chunks.hpp)
+//   gpuwatch-object-<N>.crc32   "<crc32 hex> <size>\n" of its contents (zlib CRC-32), checked at
+//                               restore while the contents are read into the buffer
+//   gpuwatch-pre-<P>-<F>-<H>.bin/.map  a `criu pre-dump`'s copy of a buffer (chunks.hpp)
 //   gpuwatch-manifest.json      the synced manifest (more daemons: gpuwatch-manifest.<i>.json)
 //
 // Object numbers N are the dump's own: one per buffer object, shared by every handle (in any
@@ -213,6 +216,7 @@ struct FenceImage {
 std::string file_image_name(uint32_t criu_id);
 std::string fence_image_name(uint32_t criu_id);
 std::string dmabuf_image_name(uint32_t criu_id);
+std::string object_base_name(uint64_t object); // gpuwatch-object-<N>
 std::string object_image_name(uint64_t object);
 std::string object_checksum_name(uint64_t object);
 constexpr const char *kVmasImage = "gpuwatch-vmas.json";

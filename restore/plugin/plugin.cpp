@@ -2,7 +2,8 @@
 // 4.2, see criu_abi.hpp).
 //
 // DUMP_EXT_FILE        DRM files (character devices of major 226) and dma-bufs of their buffers
-// HANDLE_DEVICE_VMA    accepts mappings of DRM files (their pages are ours to save, not CRIU's)
+// HANDLE_DEVICE_VMA    accepts mappings of DRM files (their pages are ours to save, not CRIU's);
+//                      in `criu pre-dump`, copies the buffers ahead (chunks.hpp)
 // RESTORE_EXT_FILE     reopens a DRM file with its handles, or recreates a dma-buf
 // UPDATE_VMA_MAP       gives each DRM mapping its new fake offset and the fd to map it through
 // RESUME_DEVICES_LATE  maps converted i915 buffers back, tells the gpuwatch daemon to look at the
@@ -131,9 +132,14 @@ int gw_init(int stage)
 							 n);
 			return 0;
 		});
-	if (stage == CR_PLUGIN_STAGE__PRE_DUMP && !abi.checkpoint_devices)
+	if (stage == CR_PLUGIN_STAGE__PRE_DUMP)
 		return guarded("pre-dump", [&] {
-			uint32_t pid = predump_tree_from_cmdline();
+			// no action script runs for a pre-dump: the buffer copies of an earlier one go here
+			if (int n = gwaction::remove_gpuwatch_images(gwcriu::image_dir()))
+				gwcriu::log_info("removed %d gpuwatch image(s) of an earlier dump from the image "
+						 "directory",
+						 n);
+			uint32_t pid = abi.checkpoint_devices ? 0 : predump_tree_from_cmdline();
 			if (!pid)
 				return 0;
 			for (uint32_t p : gwaction::process_tree(pid))
@@ -185,8 +191,15 @@ int gpuwatch_handle_device_vma(int fd, const struct stat *st)
 	(void)fd; // CRIU's own open of the mapped node (a new file, without the task's handles)
 	if (!st || !S_ISCHR(st->st_mode) || major(st->st_rdev) != gw::kDrmMajor)
 		return -ENOTSUP;
+	if (g_stage == CR_PLUGIN_STAGE__PRE_DUMP)
+		return guarded("HANDLE_DEVICE_VMA", [&] {
+			// the only hook every CRIU calls in a pre-dump, with the tasks seized: the buffers
+			// are copied ahead here, once (the final dump stores what changed since)
+			gwcriu::predump_buffers();
+			return 0;
+		});
 	if (g_stage != CR_PLUGIN_STAGE__DUMP)
-		return 0; // pre-dump: CRIU only needs to know the mapping is ours
+		return 0;
 	return guarded("HANDLE_DEVICE_VMA", [&] {
 		gwcriu::dump_session(); // tasks are frozen now: take the manifest, scan /proc
 		return 0;
@@ -236,7 +249,8 @@ int gpuwatch_checkpoint_devices(int pid)
 		static bool asked = false;
 		if (s.stateless && !asked) {
 			asked = true;
-			gwcriu::acquire_manifests(s, false);
+			gwcriu::acquire_manifests(s, false,
+						  "their i915 mappings are saved as private copies of their bytes");
 		}
 		return gwcriu::convert_seized_maps(s, static_cast<uint32_t>(pid));
 	});

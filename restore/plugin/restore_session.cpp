@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fcntl.h>
 #include <new>
 #include <set>
@@ -13,6 +14,7 @@
 #include <sys/sysmacros.h>
 #include <thread>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "device.hpp"
 #include "log.hpp"
@@ -71,7 +73,12 @@ void check_saved(RestoreImages &im, uint64_t n, uint64_t size, const std::string
 		throw ImageError(where + ": " + object_image_name(n) + " is missing");
 	uint64_t have = 0;
 	open_image(object_image_name(n), &have);
-	if (have != size)
+	if (std::optional<ChunkMap> m = read_chunk_map("", object_base_name(n))) {
+		if (m->size != size)
+			throw ImageError(chunk_map_name(object_base_name(n)) + " is of " + std::to_string(m->size) +
+					 " bytes, expected " + std::to_string(size));
+		im.object_maps[n] = std::move(*m);
+	} else if (have != size)
 		throw ImageError(object_image_name(n) + " is " + std::to_string(have) + " bytes, expected " +
 				 std::to_string(size) + " (truncated or corrupt)");
 	if (!image_exists(object_checksum_name(n)))
@@ -332,6 +339,43 @@ UniqueFd find_object(uint64_t n, std::optional<uint32_t> exclude, bool wait)
 	return {};
 }
 
+namespace
+{
+
+// An object saved after a pre-dump: its chunks from this image and the pre-dumps' (chunks.hpp),
+// checked against the dump's CRC-32 of the whole contents, as fill_object does.
+bool fill_chunked(uint64_t n, uint64_t skip, const uint32_t *want, const ChunkMap &map, BufferMap &dst)
+{
+	std::string name = object_base_name(n);
+	ChunkReader rd(name, map);
+	if (skip > rd.size() || dst.size() > rd.size() - skip)
+		throw Error(name + " is " + std::to_string(rd.size()) + " bytes: too short for " +
+			    std::to_string(dst.size()) + " bytes at " + std::to_string(skip));
+	char *bounce = io_buffer();
+	auto pass = [&](uint64_t from, uint64_t len, char *to) {
+		uLong crc = ::crc32_z(0, Z_NULL, 0);
+		for (uint64_t done = 0; done < len;) {
+			std::size_t k = static_cast<std::size_t>(std::min<uint64_t>(kIoBuffer, len - done));
+			rd.read(from + done, bounce, k);
+			crc = ::crc32_z(crc, reinterpret_cast<const Bytef *>(bounce), k);
+			if (to)
+				std::memcpy(to + done, bounce, k);
+			done += k;
+		}
+		return static_cast<uint32_t>(crc);
+	};
+	bool whole = !skip && dst.size() == rd.size();
+	const char *corrupt = ": contents do not match their checksum (corrupt, or a pre-dump's image changed)";
+	if (want && !whole && pass(0, rd.size(), nullptr) != *want)
+		throw Error(name + corrupt);
+	uint32_t crc = pass(skip, dst.size(), dst.data());
+	if (want && whole && crc != *want)
+		throw Error(name + corrupt);
+	return true;
+}
+
+} // namespace
+
 bool fill_object(uint64_t n, uint64_t skip, bool saved, BufferMap &dst)
 {
 	if (!n)
@@ -341,6 +385,11 @@ bool fill_object(uint64_t n, uint64_t skip, bool saved, BufferMap &dst)
 		if (saved)
 			throw Error(name + " is missing");
 		return false;
+	}
+	if (auto chunked = g_images.object_maps.find(n); chunked != g_images.object_maps.end()) {
+		auto want = g_images.object_crcs.find(n);
+		return fill_chunked(n, skip, want != g_images.object_crcs.end() ? &want->second : nullptr,
+				    chunked->second, dst);
 	}
 	uint64_t size = 0;
 	UniqueFd in = open_image(name, &size);

@@ -11,7 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "chunks.hpp"
+#include "drm_ops.hpp"
 #include "image_io.hpp"
+#include "images.hpp"
+#include <sys/mman.h>
+#include <zlib.h>
 
 namespace
 {
@@ -85,4 +90,153 @@ TEST_F(ImageDir, RefusesASymlink)
 	ASSERT_EQ(::symlink(path("elsewhere").c_str(), path("gpuwatch-file-1.json").c_str()), 0);
 	EXPECT_EQ(error_reading("gpuwatch-file-1.json"),
 		  "cannot open image gpuwatch-file-1.json: " + std::string(std::strerror(ELOOP)));
+}
+
+// --- chunked images (chunks.hpp): criu pre-dump rounds, then the final dump -----------------
+namespace
+{
+
+// A buffer stand-in: a memfd of `size` bytes, each byte from its offset and a seed
+class Buffer
+{
+public:
+	explicit Buffer(std::size_t size) : size_(size), fd_(::memfd_create("gw-chunks-test", MFD_CLOEXEC))
+	{
+		EXPECT_EQ(::ftruncate(fd_, static_cast<off_t>(size)), 0);
+		p_ = static_cast<char *>(::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0));
+		for (std::size_t i = 0; i < size; ++i)
+			p_[i] = static_cast<char>(i * 7 + i / 4096);
+	}
+	~Buffer()
+	{
+		::munmap(p_, size_);
+		::close(fd_);
+	}
+	char *data() { return p_; }
+	gwcriu::BufferMap map() const { return gwcriu::BufferMap::of_range(fd_, 0, size_); }
+	std::string bytes() const { return std::string(p_, size_); }
+
+private:
+	std::size_t size_;
+	int fd_;
+	char *p_;
+};
+
+class Chunks : public ImageDir
+{
+protected:
+	// image directory `name` under the test's own, with a parent link to `parent` (CRIU's)
+	void use(const std::string &name, const std::string &parent = "")
+	{
+		std::filesystem::create_directory(dir_ + "/" + name);
+		if (!parent.empty())
+			std::filesystem::create_directory_symlink("../" + parent, dir_ + "/" + name + "/parent");
+		::close(g_image_dir);
+		g_image_dir = ::open((dir_ + "/" + name).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		ASSERT_GE(g_image_dir, 0);
+	}
+	std::string read_back(const std::string &base)
+	{
+		std::optional<gwcriu::ChunkMap> m = gwcriu::read_chunk_map("", base);
+		if (!m)
+			return "no map";
+		gwcriu::ChunkReader rd(base, *m);
+		std::string out(rd.size(), '\0');
+		rd.read(0, out.data(), out.size());
+		return out;
+	}
+	const gwcriu::ChunkKey key{100, 3, 7};
+};
+
+uint32_t crc_of(const std::string &s)
+{
+	return static_cast<uint32_t>(::crc32_z(0, reinterpret_cast<const Bytef *>(s.data()), s.size()));
+}
+
+} // namespace
+
+TEST_F(Chunks, FinalDumpStoresOnlyWhatChangedSinceThePreDump)
+{
+	constexpr std::size_t kSize = 3 * gwcriu::kChunk + gwcriu::kChunk / 2;
+	Buffer b(kSize);
+	use("pre");
+	gwcriu::ChunkSave pre = gwcriu::save_chunked(gwcriu::pre_image_base(key), b.map(), key);
+	EXPECT_EQ(pre.stored, kSize); // no parent: everything
+	EXPECT_EQ(pre.reused, 0u);
+	b.data()[gwcriu::kChunk + 5] ^= 1; // one byte of chunk 1, and the short last chunk
+	b.data()[kSize - 1] ^= 1;
+	use("final", "pre");
+	gwcriu::ChunkSave fin = gwcriu::save_chunked("gpuwatch-object-1", b.map(), key);
+	EXPECT_EQ(fin.stored, gwcriu::kChunk + gwcriu::kChunk / 2);
+	EXPECT_EQ(fin.reused, 2 * gwcriu::kChunk);
+	EXPECT_EQ(std::filesystem::file_size(dir_ + "/final/gpuwatch-object-1.bin"), fin.stored);
+	EXPECT_EQ(fin.crc32, crc_of(b.bytes()));
+	EXPECT_TRUE(read_back("gpuwatch-object-1") == b.bytes());
+}
+
+TEST_F(Chunks, ARestoreFollowsSeveralPreDumps)
+{
+	constexpr std::size_t kSize = 4 * gwcriu::kChunk;
+	Buffer b(kSize);
+	use("pre1");
+	gwcriu::save_chunked(gwcriu::pre_image_base(key), b.map(), key);
+	b.data()[2 * gwcriu::kChunk] ^= 0x55; // chunk 2 changes in round 2
+	use("pre2", "pre1");
+	EXPECT_EQ(gwcriu::save_chunked(gwcriu::pre_image_base(key), b.map(), key).stored, gwcriu::kChunk);
+	b.data()[0] ^= 0x55; // chunk 0 before the final dump
+	use("final", "pre2");
+	EXPECT_EQ(gwcriu::save_chunked("gpuwatch-object-1", b.map(), key).stored, gwcriu::kChunk);
+	EXPECT_TRUE(read_back("gpuwatch-object-1") == b.bytes()); // chunks 1, 3 from pre1, 2 from pre2
+}
+
+TEST_F(Chunks, ABufferOfAnotherSizeIsStoredWhole)
+{
+	Buffer small(2 * gwcriu::kChunk), big(3 * gwcriu::kChunk);
+	use("pre");
+	gwcriu::save_chunked(gwcriu::pre_image_base(key), small.map(), key);
+	use("final", "pre");
+	gwcriu::ChunkSave fin = gwcriu::save_chunked("gpuwatch-object-1", big.map(), key);
+	EXPECT_EQ(fin.stored, 3 * gwcriu::kChunk);
+	EXPECT_FALSE(gwcriu::read_chunk_map("", "gpuwatch-object-1")->parent.has_value());
+}
+
+TEST_F(Chunks, RefusesMalformedMaps)
+{
+	auto error = [](const std::string &text, uint64_t bin) {
+		try {
+			gwcriu::parse_chunk_map(text, "m", bin);
+		} catch (const gwcriu::ImageError &e) {
+			return std::string(e.what());
+		}
+		return std::string("accepted");
+	};
+	const std::string h(32, 'a');
+	std::string head = "gpuwatch-chunks 1 1048576 1048576 ";
+	EXPECT_EQ(error(head + "-\n" + h + " 0\n", 1 << 20), "accepted");
+	EXPECT_EQ(error(head + "-\n" + h + " 1\n", 1 << 20),
+		  "m: chunk 0 at 1 is outside its 1048576-byte .bin (truncated or corrupt)");
+	EXPECT_EQ(error(head + "-\n" + h + " parent\n", 0), "m: chunk 0 is its parent's, but the map names no parent");
+	EXPECT_EQ(error(head + "1-2\n" + h + " parent\n", 0), "m: parent key 1-2 is not PID-FD-HANDLE");
+	EXPECT_EQ(error(head + "1-2-3\n", 0), "m: has 0 chunk lines, expected 1 (truncated)");
+	EXPECT_EQ(error(head + "1-2-3\n" + h + " parent\n" + h + " parent\n", 0),
+		  "m: has more chunk lines than its size needs");
+	EXPECT_EQ(error("gpuwatch-chunks 1 1048576 4096 -\n" + h + " 0\n", 1 << 20),
+		  "m: size 1048576 or chunk size 4096 is not allowed");
+}
+
+TEST_F(Chunks, AMissingPreDumpImageIsOneLine)
+{
+	Buffer b(gwcriu::kChunk);
+	use("pre");
+	gwcriu::save_chunked(gwcriu::pre_image_base(key), b.map(), key);
+	use("final", "pre");
+	gwcriu::save_chunked("gpuwatch-object-1", b.map(), key);
+	std::filesystem::remove(dir_ + "/pre/" + gwcriu::pre_image_base(key) + ".map");
+	try {
+		read_back("gpuwatch-object-1");
+		ADD_FAILURE() << "read without its pre-dump image";
+	} catch (const gwcriu::Error &e) {
+		EXPECT_NE(std::string(e.what()).find("parent/gpuwatch-pre-100-3-7.map is missing"), std::string::npos)
+			<< e.what();
+	}
 }

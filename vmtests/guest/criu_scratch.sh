@@ -15,7 +15,10 @@
 #   corrupt    damaged copies of the images (a bad path, a huge handle, a wrong type, a
 #              mapping outside its buffer...) must each fail the restore with gpuwatch's error
 #              line and no crash; then the intact images restore
-#   predump    a criu pre-dump first, then new contents: only the final dump has them
+#   predump    a criu pre-dump first (the plugin copies the buffers ahead), then new
+#              contents: the final dump saves the changed buffer and leaves the rest to the
+#              pre-dump's images; a changed pre-dump image fails the restore, then the intact
+#              one restores
 #   criuargs   $(gpuwatch criu-args) (plugin and action script), with the action script's
 #              post-resume signal (GPUWATCH_RESTORE_SIGNAL)
 #   device     after the dump vgem is unloaded and bochs loaded (card0 is now bochs): the
@@ -159,7 +162,39 @@ sc_scratch_predump() {
 	touch "$SCR_DIR/rewrite"
 	wait_for 30 test -e "$SCR_DIR/rewritten" || { fail "the workload did not rewrite A.3 after the pre-dump"; return 1; }
 	echo "    pre-dump done; A.3 rewritten since"
-	scr_dump --prev-images-dir=../pre --track-mem && scr_restore_finish
+	# the pre-dump copied the buffers ahead (chunks.hpp)
+	local copied
+	copied=$(sed -n 's/.*gpuwatch: pre-dump: .* buffers: \([0-9]*\) bytes copied.*/\1/p' "$WORK/pre-dump.log")
+	[ "${copied:-0}" -gt 0 ] && ls "$WORK/pre"/gpuwatch-pre-*.map >/dev/null 2>&1 ||
+		{ criu_show "$WORK/pre-dump.log"; fail "the pre-dump copied no buffer (copied: '${copied:-}')"; return 1; }
+	scr_dump --prev-images-dir=../pre --track-mem || return 1
+	# the final dump saved what changed (A.3's buffer) and left the rest to the pre-dump
+	local kept
+	kept=$(sed -n 's/.*gpuwatch: buffers: \([0-9]*\) bytes saved, \([0-9]*\) bytes unchanged since the pre-dump.*/\1 \2/p' "$WORK/dump.log")
+	[ -n "$kept" ] && [ "${kept#* }" -gt 0 ] && ls "$SCR_IMG"/gpuwatch-object-*.map >/dev/null 2>&1 ||
+		{ criu_show "$WORK/dump.log"; fail "the final dump left nothing to the pre-dump ('$kept')"; return 1; }
+	echo "    pre-dump copied $copied bytes; the final dump saved ${kept% *} and left ${kept#* } to the pre-dump"
+	# a pre-dump image changed after the final dump: the restore refuses (the CRC-32 of the
+	# assembled contents), then restores once it is back
+	local bin
+	bin=$(py -c "import glob, sys
+for m in sorted(glob.glob(sys.argv[1] + '/gpuwatch-object-*.map')):
+    lines = open(m).read().split('\n')
+    if lines[0].split()[4] != '-' and lines[1].endswith(' parent'):  # its chunk 0 is the pre-dump's
+        print(sys.argv[2] + '/gpuwatch-pre-' + lines[0].split()[4] + '.bin')
+        break" "$SCR_IMG" "$WORK/pre")
+	[ -f "$bin" ] || { fail "no saved buffer takes its first chunk from the pre-dump ('$bin')"; return 1; }
+	cp "$bin" "$WORK/pre.bin.orig"
+	py -c "import sys; f = open(sys.argv[1], 'r+b'); b = f.read(1); f.seek(0); f.write(bytes([b[0] ^ 0xff]))" "$bin"
+	scr_restore "$SCR_IMG" "$WORK/restore-changed-pre.log"
+	if [ "$CRIU_RC" = 0 ] || ! grep -q "a pre-dump's image changed" "$WORK/restore-changed-pre.log"; then
+		criu_show "$WORK/restore-changed-pre.log"
+		fail "a changed pre-dump image: criu restore exited $CRIU_RC without gpuwatch's checksum error"
+		return 1
+	fi
+	echo "    refused (changed pre-dump image): $(grep -h -m1 "a pre-dump's image changed" "$WORK/restore-changed-pre.log" | sed 's/.*gpuwatch: //' | cut -c1-160)"
+	cp "$WORK/pre.bin.orig" "$bin"
+	scr_restore_finish
 }
 
 sc_scratch_criuargs() {
