@@ -5,10 +5,6 @@
 #include <cstdio>
 #include <cstring>
 #include <unistd.h>
-#include <zlib.h>
-
-#define XXH_INLINE_ALL // header-only: the plugin loads in any CRIU root, libxxhash0 or not
-#include <xxhash.h>
 
 #include "drm_ops.hpp"
 #include "images.hpp"
@@ -31,10 +27,10 @@ namespace
 
 constexpr const char *kMagic = "gpuwatch-chunks 1";
 
-std::string hex128(uint64_t hi, uint64_t lo)
+std::string hex64(uint64_t v)
 {
-	char b[40];
-	snprintf(b, sizeof b, "%016" PRIx64 "%016" PRIx64, hi, lo);
+	char b[24];
+	snprintf(b, sizeof b, "%016" PRIx64, v);
 	return b;
 }
 
@@ -79,8 +75,7 @@ std::string chunk_map_text(const ChunkMap &m)
 				    : std::string("-")) +
 			  "\n";
 	for (const ChunkEntry &e : m.entries)
-		out += hex128(e.hash_hi, e.hash_lo) + " " +
-		       (e.parent ? std::string("parent") : std::to_string(e.offset)) + "\n";
+		out += hex64(e.hash) + " " + (e.parent ? std::string("parent") : std::to_string(e.offset)) + "\n";
 	return out;
 }
 
@@ -122,11 +117,10 @@ ChunkMap parse_chunk_map(const std::string &text, const std::string &name, uint6
 		std::vector<std::string> w = words(text.substr(at, end - at));
 		at = end + 1;
 		ChunkEntry e;
-		if (w.size() != 2 || w[0].size() != 32 ||
+		if (w.size() != 2 || w[0].size() != 16 ||
 		    w[0].find_first_not_of("0123456789abcdef") != std::string::npos)
 			throw bad("chunk " + std::to_string(i) + " is not \"HASH OFFSET\" or \"HASH parent\"");
-		e.hash_hi = strtoull(w[0].substr(0, 16).c_str(), nullptr, 16);
-		e.hash_lo = strtoull(w[0].substr(16).c_str(), nullptr, 16);
+		e.hash = strtoull(w[0].c_str(), nullptr, 16);
 		uint64_t len = std::min(m.chunk, m.size - i * m.chunk);
 		if (w[1] == "parent") {
 			if (!m.parent)
@@ -151,8 +145,8 @@ std::optional<ChunkMap> read_chunk_map(const std::string &dir, const std::string
 		return std::nullopt;
 	uint64_t bin_size = 0;
 	open_image(dir + base + ".bin", &bin_size);
-	// 33 + 21 bytes per chunk line at most, and the header
-	uint64_t max_text = 128 + chunks_of(max_object_size(), kChunk) * 56;
+	// 17 + 21 bytes per chunk line at most, and the header
+	uint64_t max_text = 128 + chunks_of(max_object_size(), kChunk) * 40;
 	return parse_chunk_map(read_image(map, static_cast<std::size_t>(max_text)), map, bin_size);
 }
 
@@ -169,20 +163,20 @@ ChunkSave save_chunked(const std::string &base, const BufferMap &m, const std::o
 	if (prev)
 		map.parent = parent;
 	ChunkSave r;
-	uLong crc = ::crc32_z(0, Z_NULL, 0);
 	char *bounce = io_buffer();
 	ImageWriter bin(base + ".bin");
 	for (uint64_t i = 0, done = 0; done < m.size(); ++i) {
 		std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(kChunk, m.size() - done));
-		std::memcpy(bounce, m.data() + done, n);
-		XXH128_hash_t h = XXH3_128bits(bounce, n);
-		crc = ::crc32_z(crc, reinterpret_cast<const Bytef *>(bounce), n);
-		ChunkEntry e{h.low64, h.high64, false, bin.written()};
-		if (prev && prev->entries[i].hash_lo == h.low64 && prev->entries[i].hash_hi == h.high64) {
+		ChunkEntry e;
+		// unchanged since the parent's copy: hashed in place, not copied
+		if (prev && prev->entries[i].hash == xxh64(m.data() + done, n)) {
+			e.hash = prev->entries[i].hash;
 			e.parent = true;
-			e.offset = 0;
 			r.reused += n;
 		} else {
+			std::memcpy(bounce, m.data() + done, n); // the hash is of the bytes stored
+			e.hash = xxh64(bounce, n);
+			e.offset = bin.written();
 			bin.write(bounce, n);
 			r.stored += n;
 		}
@@ -196,7 +190,6 @@ ChunkSave save_chunked(const std::string &base, const BufferMap &m, const std::o
 		unlinkat(image_dir(), (base + ".bin").c_str(), 0);
 		throw;
 	}
-	r.crc32 = static_cast<uint32_t>(crc);
 	return r;
 }
 
@@ -244,31 +237,29 @@ const ChunkReader::Level &ChunkReader::level(std::size_t depth)
 	return *levels_[depth];
 }
 
-void ChunkReader::read(uint64_t off, char *buf, std::size_t len)
+std::size_t ChunkReader::read_chunk(uint64_t i, char *out)
 {
-	if (off > map_.size || len > map_.size - off)
-		throw Error(base_ + ": read past its end");
-	while (len) {
-		uint64_t i = off / map_.chunk, in = off % map_.chunk;
-		std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(len, map_.chunk - in));
-		std::size_t depth = 0;
-		while (level(depth).map.entries[i].parent)
-			++depth;
-		const Level &l = level(depth);
-		uint64_t at = l.map.entries[i].offset + in;
-		for (std::size_t got = 0; got < n;) {
-			ssize_t r = pread(l.bin.get(), buf + got, n - got, static_cast<off_t>(at + got));
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0)
-				throw Error("cannot read " + l.dir + l.base +
-					    ".bin: " + (r == 0 ? std::string("truncated") : gw::errno_text(errno)));
-			got += static_cast<std::size_t>(r);
-		}
-		buf += n;
-		off += n;
-		len -= n;
+	if (i >= map_.entries.size())
+		throw Error(base_ + ": no chunk " + std::to_string(i));
+	std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(map_.chunk, map_.size - i * map_.chunk));
+	std::size_t depth = 0;
+	while (level(depth).map.entries[i].parent)
+		++depth;
+	const Level &l = level(depth);
+	uint64_t at = l.map.entries[i].offset;
+	for (std::size_t got = 0; got < n;) {
+		ssize_t r = pread(l.bin.get(), out + got, n - got, static_cast<off_t>(at + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			throw Error("cannot read " + l.dir + l.base +
+				    ".bin: " + (r == 0 ? std::string("truncated") : gw::errno_text(errno)));
+		got += static_cast<std::size_t>(r);
 	}
+	if (xxh64(out, n) != map_.entries[i].hash)
+		throw Error(base_ + ": chunk " + std::to_string(i) + " (from " + l.dir + l.base +
+			    ".bin) does not match its checksum (corrupt, or a pre-dump's image changed)");
+	return n;
 }
 
 } // namespace gwcriu

@@ -2,17 +2,18 @@
 // and a later pre-dump or the final `criu dump --prev-images-dir` stores only the chunks that
 // changed since. A chunk is kChunk bytes (the last one may be shorter); it is stored in this
 // image directory or it is the same chunk of the parent directory's image of the same
-// buffer (CRIU's `parent` link, made from --prev-images-dir), known by its XXH3-128 hash.
+// buffer (CRIU's `parent` link, made from --prev-images-dir), known by its XXH64 hash.
 //
 //   <base>.bin   the chunks stored here, back to back
 //   <base>.map   "gpuwatch-chunks 1 <size> <chunk size> <parent key or ->\n", then per chunk
-//                "<xxh128, 32 hex digits> <byte offset in .bin>" or "<xxh128> parent"
+//                "<xxh64, 16 hex digits> <byte offset in .bin>" or "<xxh64> parent"
 //
 // A pre-dump's image of a buffer is gpuwatch-pre-<pid>-<fd>-<handle> (its first holder's pid
 // and fd, and the handle there: what names the buffer again at the next dump); a final dump's
-// object n is gpuwatch-object-<n> (with gpuwatch-object-<n>.crc32 as ever: the CRC-32 of the
-// whole contents, which the restore checks on the bytes it assembles). Names are built here
-// from numbers, never read from an image.
+// object n is gpuwatch-object-<n>, whose map's hashes are those of the contents at the final
+// dump: the restore checks every chunk it reads against them, wherever the chunk is stored, so a
+// pre-dump image that changed since fails the restore. Names are built here from numbers, never
+// read from an image.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +41,7 @@ std::string pre_image_base(const ChunkKey &k); // "gpuwatch-pre-<pid>-<fd>-<hand
 std::string chunk_map_name(const std::string &base);
 
 struct ChunkEntry {
-	uint64_t hash_lo = 0, hash_hi = 0;
+	uint64_t hash = 0;   // XXH64 of the chunk
 	bool parent = false; // else stored here at `offset` of <base>.bin
 	uint64_t offset = 0;
 };
@@ -75,8 +76,10 @@ public:
 	ChunkReader(const std::string &base, ChunkMap map); // throws Error/ImageError
 	~ChunkReader();
 	uint64_t size() const { return map_.size; }
-	// Copies bytes [off, off + len) of the contents into buf. Throws Error.
-	void read(uint64_t off, char *buf, std::size_t len);
+	uint64_t chunks() const { return map_.entries.size(); }
+	// Reads chunk i whole into out (kChunk bytes at least), checked against its hash; returns
+	// its length. Throws Error.
+	std::size_t read_chunk(uint64_t i, char *out);
 
 private:
 	struct Level;

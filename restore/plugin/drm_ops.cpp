@@ -231,20 +231,20 @@ void save_buffer(const BufferMap &m, ImageWriter &out)
 	}
 }
 
-uint32_t load_buffer(int in_fd, const std::string &what, BufferMap &m)
+uint64_t load_buffer(int in_fd, const std::string &what, BufferMap &m, SumKind kind)
 {
 	char *bounce = io_buffer();
-	uLong crc = ::crc32_z(0, Z_NULL, 0);
+	SumStream sum(kind);
 	for (uint64_t done = 0; done < m.size();) {
 		std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(kIoBuffer, m.size() - done));
 		if (!read_full(in_fd, bounce, n))
 			throw Error("cannot read " + what + " at byte " + std::to_string(done) + ": " +
 				    (errno == ENODATA ? std::string("truncated") : gw::errno_text(errno)));
-		crc = ::crc32_z(crc, reinterpret_cast<const Bytef *>(bounce), n);
+		sum.update(bounce, n);
 		std::memcpy(m.data() + done, bounce, n);
 		done += n;
 	}
-	return static_cast<uint32_t>(crc);
+	return sum.value();
 }
 
 } // namespace gwcriu

@@ -58,8 +58,8 @@ private:
 
 // Streams the buffer to an image / an image into the buffer, 1 MiB at a time through a bounce
 // buffer (writing straight from a device mapping fails with EFAULT on 9p). Throw Error.
-// load_buffer returns the CRC-32 (zlib) of the bytes it read.
+// load_buffer returns the checksum (of that kind) of the bytes it read.
 void save_buffer(const BufferMap &m, ImageWriter &out);
-uint32_t load_buffer(int in_fd, const std::string &what, BufferMap &m);
+uint64_t load_buffer(int in_fd, const std::string &what, BufferMap &m, SumKind kind);
 
 } // namespace gwcriu

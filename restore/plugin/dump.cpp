@@ -204,23 +204,22 @@ void save_object(DumpSession &s, uint64_t n, const BufferMap &map, const std::op
 {
 	if (s.saved.count(n))
 		return;
-	uint32_t crc = 0;
-	// after a pre-dump that copied this buffer (CRIU's parent link): the chunks that changed
+	// after a pre-dump that copied this buffer (CRIU's parent link): the chunks that changed,
+	// each with its hash in the map
 	if (key && image_exists("parent/" + chunk_map_name(pre_image_base(*key)))) {
 		ChunkSave r = save_chunked(object_base_name(n), map, key);
-		crc = r.crc32;
 		s.bytes_stored += r.stored;
 		s.bytes_reused += r.reused;
 	} else {
 		ImageWriter w(object_image_name(n));
 		save_buffer(map, w);
 		w.commit();
-		crc = w.crc32();
+		char sum[64];
+		snprintf(sum, sizeof(sum), "%016llx %llu\n", static_cast<unsigned long long>(w.sum()),
+			 static_cast<unsigned long long>(map.size()));
+		write_image(object_checksum_name(n), sum);
 		s.bytes_stored += map.size();
 	}
-	char sum[64];
-	snprintf(sum, sizeof(sum), "%08x %llu\n", crc, static_cast<unsigned long long>(map.size()));
-	write_image(object_checksum_name(n), sum);
 	s.saved.insert(n);
 }
 

@@ -3,6 +3,9 @@
 #include <vector>
 #include <zlib.h>
 
+#define XXH_INLINE_ALL // header-only: the plugin loads in any CRIU root, libxxhash0 or not
+#include <xxhash.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -200,7 +203,7 @@ void ImageWriter::write(const void *buf, std::size_t len)
 {
 	if (!write_full(fd_.get(), buf, len))
 		throw Error("cannot write image " + tmp_ + ": " + gw::errno_text(errno));
-	crc_ = static_cast<uint32_t>(::crc32_z(crc_, static_cast<const Bytef *>(buf), len));
+	sum_.update(buf, len);
 	written_ += len;
 }
 
@@ -210,11 +213,39 @@ char *io_buffer()
 	return buf;
 }
 
-uint32_t image_crc32(const std::string &name, uint64_t *size)
+static_assert(sizeof(XXH64_state_t) <= 96 && alignof(XXH64_state_t) <= 8);
+
+SumStream::SumStream(SumKind kind) : kind_(kind)
+{
+	if (kind_ == SumKind::xxh64)
+		XXH64_reset(reinterpret_cast<XXH64_state_t *>(xxh_), 0);
+	else
+		crc_ = ::crc32_z(0, Z_NULL, 0);
+}
+
+void SumStream::update(const void *buf, std::size_t len)
+{
+	if (kind_ == SumKind::xxh64)
+		XXH64_update(reinterpret_cast<XXH64_state_t *>(xxh_), buf, len);
+	else
+		crc_ = ::crc32_z(static_cast<uLong>(crc_), static_cast<const Bytef *>(buf), len);
+}
+
+uint64_t SumStream::value() const
+{
+	return kind_ == SumKind::xxh64 ? XXH64_digest(reinterpret_cast<const XXH64_state_t *>(xxh_)) : crc_;
+}
+
+uint64_t xxh64(const void *buf, std::size_t len)
+{
+	return XXH64(buf, len, 0);
+}
+
+uint64_t image_sum(const std::string &name, SumKind kind, uint64_t *size)
 {
 	UniqueFd fd = open_image(name, size);
 	auto *buf = reinterpret_cast<unsigned char *>(io_buffer());
-	uLong crc = ::crc32_z(0, Z_NULL, 0);
+	SumStream sum(kind);
 	for (;;) {
 		ssize_t n = ::read(fd.get(), buf, kIoBuffer);
 		if (n < 0 && errno == EINTR)
@@ -223,9 +254,9 @@ uint32_t image_crc32(const std::string &name, uint64_t *size)
 			throw Error("cannot read image " + name + ": " + gw::errno_text(errno));
 		if (n == 0)
 			break;
-		crc = ::crc32_z(crc, buf, static_cast<std::size_t>(n));
+		sum.update(buf, static_cast<std::size_t>(n));
 	}
-	return static_cast<uint32_t>(crc);
+	return sum.value();
 }
 
 void ImageWriter::commit()

@@ -171,7 +171,11 @@ std::string object_image_name(uint64_t n)
 }
 std::string object_checksum_name(uint64_t n)
 {
-	return "gpuwatch-object-" + std::to_string(n) + ".crc32";
+	return object_base_name(n) + ".xxh64";
+}
+std::string object_crc32_name(uint64_t n)
+{
+	return object_base_name(n) + ".crc32";
 }
 std::string manifest_image_name(std::size_t i)
 {

@@ -23,8 +23,8 @@ struct RestoreImages {
 	std::map<uint32_t, DmabufImage> dmabufs; // by CRIU id
 	std::vector<VmaRec> vmas;
 	std::map<uint64_t, uint64_t> object_sizes;
-	std::map<uint64_t, uint32_t> object_crcs; // saved objects: the CRC-32 of their image, checked as it is read
-	std::map<uint64_t, ChunkMap> object_maps; // saved after a pre-dump: which chunks are whose (chunks.hpp)
+	std::map<uint64_t, ContentSum> object_sums; // saved objects: the checksum of their image, checked as it is read
+	std::map<uint64_t, ChunkMap> object_maps;   // saved after a pre-dump: which chunks are whose (chunks.hpp)
 	// buffer -> the one file that made it at dump (its handle of the buffer was not an import,
 	// "prime" or "flink", nor of unknown origin) and that handle. Absent when no file or
 	// several files did.

@@ -64,9 +64,9 @@ void note_size(RestoreImages &im, uint64_t n, uint64_t size, const std::string &
 }
 
 // The saved contents of object n are there, of its size, with a well-formed checksum (kept
-// in im.object_crcs). The contents themselves are checked against it as they are read into
-// the buffer (fill_object): reading every image twice, once here and once to fill, was a
-// third of a large restore.
+// in im.object_sums) or chunk map (im.object_maps). The contents themselves are checked as they
+// are read into the buffer (fill_object): reading every image twice, once here and once to
+// fill, was a third of a large restore.
 void check_saved(RestoreImages &im, uint64_t n, uint64_t size, const std::string &where)
 {
 	if (!image_exists(object_image_name(n)))
@@ -78,18 +78,24 @@ void check_saved(RestoreImages &im, uint64_t n, uint64_t size, const std::string
 			throw ImageError(chunk_map_name(object_base_name(n)) + " is of " + std::to_string(m->size) +
 					 " bytes, expected " + std::to_string(size));
 		im.object_maps[n] = std::move(*m);
-	} else if (have != size)
+		return;
+	}
+	if (have != size)
 		throw ImageError(object_image_name(n) + " is " + std::to_string(have) + " bytes, expected " +
 				 std::to_string(size) + " (truncated or corrupt)");
-	if (!image_exists(object_checksum_name(n)))
-		throw ImageError(where + ": " + object_checksum_name(n) + " is missing");
-	unsigned crc = 0;
-	unsigned long long sum_size = 0;
+	bool legacy = !image_exists(object_checksum_name(n)) && image_exists(object_crc32_name(n));
+	std::string name = legacy ? object_crc32_name(n) : object_checksum_name(n);
+	if (!image_exists(name))
+		throw ImageError(where + ": " + name + " is missing");
+	unsigned long long sum = 0, sum_size = 0;
 	char tail = 0;
-	std::string sum = read_image(object_checksum_name(n), 64);
-	if (sscanf(sum.c_str(), "%8x %llu%c", &crc, &sum_size, &tail) != 3 || tail != '\n' || sum_size != size)
-		throw ImageError(object_checksum_name(n) + ": not \"<crc32> " + std::to_string(size) + "\"");
-	im.object_crcs[n] = crc;
+	std::string text = read_image(name, 64);
+	std::size_t digits = text.find(' ');
+	if (digits != (legacy ? 8u : 16u) || sscanf(text.c_str(), "%llx %llu%c", &sum, &sum_size, &tail) != 3 ||
+	    tail != '\n' || sum_size != size)
+		throw ImageError(name + ": not \"<" + (legacy ? "crc32" : "xxh64") + "> " + std::to_string(size) +
+				 "\"");
+	im.object_sums[n] = ContentSum{legacy ? SumKind::crc32 : SumKind::xxh64, sum};
 }
 
 // Which file made each buffer (RestoreImages::makers): the restore makes it there again, so
@@ -343,8 +349,8 @@ namespace
 {
 
 // An object saved after a pre-dump: its chunks from this image and the pre-dumps' (chunks.hpp),
-// checked against the dump's CRC-32 of the whole contents, as fill_object does.
-bool fill_chunked(uint64_t n, uint64_t skip, const uint32_t *want, const ChunkMap &map, BufferMap &dst)
+// each checked against its hash as it is read; the window [skip, skip + dst.size()) of them.
+bool fill_chunked(uint64_t n, uint64_t skip, const ChunkMap &map, BufferMap &dst)
 {
 	std::string name = object_base_name(n);
 	ChunkReader rd(name, map);
@@ -352,25 +358,13 @@ bool fill_chunked(uint64_t n, uint64_t skip, const uint32_t *want, const ChunkMa
 		throw Error(name + " is " + std::to_string(rd.size()) + " bytes: too short for " +
 			    std::to_string(dst.size()) + " bytes at " + std::to_string(skip));
 	char *bounce = io_buffer();
-	auto pass = [&](uint64_t from, uint64_t len, char *to) {
-		uLong crc = ::crc32_z(0, Z_NULL, 0);
-		for (uint64_t done = 0; done < len;) {
-			std::size_t k = static_cast<std::size_t>(std::min<uint64_t>(kIoBuffer, len - done));
-			rd.read(from + done, bounce, k);
-			crc = ::crc32_z(crc, reinterpret_cast<const Bytef *>(bounce), k);
-			if (to)
-				std::memcpy(to + done, bounce, k);
-			done += k;
-		}
-		return static_cast<uint32_t>(crc);
-	};
-	bool whole = !skip && dst.size() == rd.size();
-	const char *corrupt = ": contents do not match their checksum (corrupt, or a pre-dump's image changed)";
-	if (want && !whole && pass(0, rd.size(), nullptr) != *want)
-		throw Error(name + corrupt);
-	uint32_t crc = pass(skip, dst.size(), dst.data());
-	if (want && whole && crc != *want)
-		throw Error(name + corrupt);
+	for (uint64_t done = 0; done < dst.size();) {
+		uint64_t at = skip + done, i = at / map.chunk, in = at % map.chunk;
+		std::size_t len = rd.read_chunk(i, bounce);
+		std::size_t k = static_cast<std::size_t>(std::min<uint64_t>(len - in, dst.size() - done));
+		std::memcpy(dst.data() + done, bounce + in, k);
+		done += k;
+	}
 	return true;
 }
 
@@ -386,11 +380,8 @@ bool fill_object(uint64_t n, uint64_t skip, bool saved, BufferMap &dst)
 			throw Error(name + " is missing");
 		return false;
 	}
-	if (auto chunked = g_images.object_maps.find(n); chunked != g_images.object_maps.end()) {
-		auto want = g_images.object_crcs.find(n);
-		return fill_chunked(n, skip, want != g_images.object_crcs.end() ? &want->second : nullptr,
-				    chunked->second, dst);
-	}
+	if (auto chunked = g_images.object_maps.find(n); chunked != g_images.object_maps.end())
+		return fill_chunked(n, skip, chunked->second, dst);
 	uint64_t size = 0;
 	UniqueFd in = open_image(name, &size);
 	if (skip > size || dst.size() > size - skip)
@@ -398,15 +389,17 @@ bool fill_object(uint64_t n, uint64_t skip, bool saved, BufferMap &dst)
 			    std::to_string(dst.size()) + " bytes at " + std::to_string(skip) + " (truncated)");
 	/* checked against the checksum of the dump: while it is read when the buffer takes the
 	 * whole image, else before (a mapping's window of its object) */
-	auto want = g_images.object_crcs.find(n);
+	auto want = g_images.object_sums.find(n);
+	bool checked = want != g_images.object_sums.end();
+	SumKind kind = checked ? want->second.kind : SumKind::xxh64;
 	bool whole = !skip && dst.size() == size;
 	uint64_t ignored = 0;
-	if (want != g_images.object_crcs.end() && !whole && image_crc32(name, &ignored) != want->second)
+	if (checked && !whole && image_sum(name, kind, &ignored) != want->second.value)
 		throw Error(name + ": contents do not match their checksum (corrupt)");
 	if (skip && lseek(in.get(), static_cast<off_t>(skip), SEEK_SET) < 0)
 		throw Error("cannot seek in " + name + ": " + gw::errno_text(errno));
-	uint32_t crc = load_buffer(in.get(), name, dst);
-	if (want != g_images.object_crcs.end() && whole && crc != want->second)
+	uint64_t sum = load_buffer(in.get(), name, dst, kind);
+	if (checked && whole && sum != want->second.value)
 		throw Error(name + ": contents do not match their checksum (corrupt)");
 	return true;
 }

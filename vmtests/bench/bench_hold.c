@@ -4,7 +4,7 @@
  * buffers (each mapped and filled: the CRIU plugin saves and restores them) or as the same
  * bytes in one anonymous mapping (no DRM state: plain CRIU's pages), then waits to be dumped.
  *
- * usage: bench_hold DIR gpu|anon|stateless N S_MIB
+ * usage: bench_hold DIR gpu|anon|stateless N S_MIB [WRITE_KIB]
  *   Each piece is S/N bytes rounded down to whole pages (one page at least): the bytes held
  *   are N times that, the same for gpu and anon. Every 8-byte word holds a pattern of its
  *   piece and place. When built it writes DIR/pid and then DIR/ready ("BYTES" held), and
@@ -14,6 +14,10 @@
  *   (GPUWATCH_CHECKPOINT_MODE=stateless): after go every page must read zero instead (the
  *   mappings come back as zero-filled memory). It prints nothing before go (CRIU restores regular files only at
  *   their dumped size).
+ *   WRITE_KIB (iterative migration: criu pre-dump, then the final dump): until go it keeps
+ *   writing the first WRITE_KIB of what it holds (from piece 0 on), one pass every 20 ms; a
+ *   pass stores its number in the second word of each page there. After go the numbers must
+ *   be what one moment of the passes left: from page to page the same or one lower, never 0.
  */
 #define _GNU_SOURCE
 #include "bench.h"
@@ -73,13 +77,44 @@ static uint64_t check(const uint64_t *p, uint64_t piece, uint64_t bytes, int zer
 	return 0;
 }
 
+/* the pages of the write region, in order: piece i, page j */
+struct region {
+	uint64_t **maps, piece, pages;
+};
+
+static uint64_t *region_word(const struct region *r, uint64_t k)
+{
+	uint64_t per = r->piece / PAGE;
+	return &r->maps[k / per][(k % per) * (PAGE / 8) + 1];
+}
+
+static void write_pass(const struct region *r, uint64_t gen)
+{
+	for (uint64_t k = 0; k < r->pages; k++)
+		*(volatile uint64_t *)region_word(r, k) = gen;
+}
+
+/* 0, or a message about the first page that does not fit one moment of the passes */
+static const char *region_check(const struct region *r, uint64_t *at)
+{
+	uint64_t first = r->pages ? *region_word(r, 0) : 1, prev = first;
+	for (uint64_t k = 0; k < r->pages; k++) {
+		uint64_t v = *region_word(r, k);
+		*at = k;
+		if (v == 0 || v > prev || v + 1 < first)
+			return "write region: pass numbers from two moments";
+		prev = v;
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	char text[256];
 
 	if (argc < 5 ||
 	    (strcmp(argv[2], "gpu") != 0 && strcmp(argv[2], "anon") != 0 && strcmp(argv[2], "stateless") != 0)) {
-		fprintf(stderr, "usage: bench_hold DIR gpu|anon|stateless N S_MIB\n");
+		fprintf(stderr, "usage: bench_hold DIR gpu|anon|stateless N S_MIB [WRITE_KIB]\n");
 		return 2;
 	}
 	dir = argv[1];
@@ -129,12 +164,26 @@ int main(int argc, char **argv)
 	for (uint64_t i = 0; i < n; i++)
 		fill(maps[i], i, piece);
 
+	struct region r = {maps, piece, 0};
+	if (argc > 5) {
+		r.pages = strtoull(argv[5], NULL, 10) * 1024 / PAGE;
+		if (r.pages > piece * n / PAGE)
+			r.pages = piece * n / PAGE;
+		write_pass(&r, 1);
+	}
+
 	snprintf(text, sizeof(text), "%d\n", (int)getpid());
 	put_file("pid", text);
 	snprintf(text, sizeof(text), "%llu\n", (unsigned long long)(piece * n));
 	put_file("ready", text);
-	while (!exists("go"))
-		usleep(50000);
+	for (uint64_t gen = 2; !exists("go"); gen++) {
+		if (r.pages) {
+			write_pass(&r, gen);
+			usleep(20000);
+		} else {
+			usleep(50000);
+		}
+	}
 
 	snprintf(text, sizeof(text), "OK\n");
 	for (uint64_t i = 0; i < n; i++) {
@@ -145,6 +194,10 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	uint64_t at = 0;
+	const char *torn = stateless ? NULL : region_check(&r, &at);
+	if (torn && strncmp(text, "OK", 2) == 0)
+		snprintf(text, sizeof(text), "FAIL %s (page %llu)\n", torn, (unsigned long long)at);
 	put_file("result", text);
 	return 0;
 }

@@ -11,6 +11,7 @@
 #   gwstop   PATH PAIR LOST_EVENTS COMPLETE       the daemon's final manifest after an "on" run
 #   burst    PATH RING IOCTLS SECONDS LOST_EVENTS COMPLETE RECORDS REASONS
 #   criu     N MIB PAIR gpu|anon|stateless BYTES DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
+#   iter     N MIB PAIR gpu|anon single|iterative BYTES PREDUMP_MS DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
 #   neighbour PATH JOB PAIR on|off MS              a realistic neighbour in the sibling cgroup
 #                                                 (tests/bench/neighbour.sh: compile, transcode)
 # "on": gpuwatch attach --hooks=PATH follows the benchmark cgroup; "off": no gpuwatch runs.
@@ -18,7 +19,7 @@
 # from pair to pair; gpuwatch is started afresh for every on run.
 #
 # Environment: GPUWATCH, WL_DIR (bench_* binaries), OUT (results; the host's --rwdir), and
-#   SECTIONS    "hooks neighbour burst criu" (default: all)
+#   SECTIONS    "hooks neighbour burst criu iterative" (default: all)
 #   PAIRS       pairs per hook path for hooks (default 5)
 #   HOOK_PATHS  "fexit tracepoint"
 #   IOCTL_MODES "dumb getcap" (bench_ioctl modes; dumbmmap adds mmap+munmap to dumb)
@@ -33,6 +34,9 @@
 #               stateless mode (GPUWATCH_CHECKPOINT_MODE=stateless: its dump time and image size
 #               against the full mode's); empty: not
 #   CELLS       "N:MIB ..." (default "1:4 1:256 1000:256"; the full grid: see vmtests/README.md)
+#   ITER_CELLS  iterative's cells (default "1:256 1000:256"), ITER_PAIRS (3), ITER_WRITE_KIB
+#               (2048: what the workload keeps writing), ITER_GAP (seconds between pre-dump
+#               and dump, default 2)
 #   IMAGES      tmpfs (default: /run, guest RAM) or 9p (OUT/img: the host's disk)
 #   CRIU_VERBOSE=1  criu -v4 (timestamped logs, slower) and keep the logs in OUT/criu-logs/
 set -u
@@ -42,7 +46,7 @@ BENCH=$(cd "$(dirname "$0")" && pwd)
 VMTESTS=$(cd "$BENCH/.." && pwd)
 INCGROUP=$VMTESTS/guest/incgroup
 : "${GPUWATCH:?}" "${WL_DIR:?}" "${OUT:?}"
-SECTIONS=${SECTIONS:-hooks neighbour burst criu}
+SECTIONS=${SECTIONS:-hooks neighbour burst criu iterative}
 PAIRS=${PAIRS:-5}
 HOOK_PATHS=${HOOK_PATHS:-fexit tracepoint}
 IOCTL_MODES=${IOCTL_MODES:-dumb getcap}
@@ -56,6 +60,10 @@ export NB_FILES=${NB_FILES:-2} NB_FRAMES=${NB_FRAMES:-6}
 . "$VMTESTS/../tests/bench/neighbour.sh"
 CRIU_STATELESS=${CRIU_STATELESS-1}
 CELLS=${CELLS:-1:4 1:256 1000:256}
+ITER_CELLS=${ITER_CELLS:-1:256 1000:256}
+ITER_PAIRS=${ITER_PAIRS:-3}
+ITER_WRITE_KIB=${ITER_WRITE_KIB:-2048}
+ITER_GAP=${ITER_GAP:-2}
 IMAGES=${IMAGES:-tmpfs}
 CRIU=${CRIU:-criu}
 W=/run/gwbench
@@ -248,12 +256,18 @@ section_burst() {
 
 ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 
-# criu_one KIND N MIB PAIR: the workload holds MIB in N pieces; dump, restore, verify
+# criu_one KIND N MIB PAIR [single|iterative]: the workload holds MIB in N pieces; dump,
+# restore, verify (a "criu" row). With a fifth argument (section iterative) the workload keeps
+# writing ITER_WRITE_KIB of it, and the row is an "iter" one: single is one dump as above;
+# iterative is `criu pre-dump` first (timed on its own), then the final dump with
+# --prev-images-dir and --track-mem
 criu_one() {
-	local kind=$1 n=$2 mib=$3 pair=$4 d=$W/hold img cg=$CG_OUT t pid dump_ms restore_ms bytes imgb result rc
-	local args=()
+	local kind=$1 n=$2 mib=$3 pair=$4 iter=${5:-} d=$W/hold img pre cg=$CG_OUT t pid dump_ms restore_ms bytes imgb result rc
+	local args=() write=() predump_ms=0 prev=()
 	img=$([ "$IMAGES" = 9p ] && echo "$OUT/img" || echo "$W/img")
-	rm -rf "$d" "$img" && mkdir -p "$d" "$img"
+	pre=$img.pre
+	rm -rf "$d" "$img" "$pre" && mkdir -p "$d" "$img"
+	[ -z "$iter" ] || write=("$ITER_WRITE_KIB")
 	local env=()
 	if [ "$kind" != anon ]; then
 		cg=$CG_IN
@@ -261,16 +275,30 @@ criu_one() {
 		gw_on fexit
 	fi
 	[ "$kind" = stateless ] && env=(GPUWATCH_CHECKPOINT_MODE=stateless)
-	(cd "$d" && exec setsid "$INCGROUP" "$cg" "$WL_DIR/bench_hold" "$d" "$kind" "$n" "$mib" \
+	(cd "$d" && exec setsid "$INCGROUP" "$cg" "$WL_DIR/bench_hold" "$d" "$kind" "$n" "$mib" ${write[@]+"${write[@]}"} \
 		</dev/null >"$d/stdout" 2>"$d/stderr") &
 	pid=$!
 	disown "$pid"   # no "Killed" job notice when criu dump kills it
 	wait_file "$d/ready" 600 "$pid" || { cat "$d/stderr"; die "bench_hold $kind $n $mib not ready"; }
 	bytes=$(cat "$d/ready")
-	t=$(date +%s%N)
-	env ${env[@]+"${env[@]}"} "$CRIU" dump -t "$pid" -D "$img" --shell-job ${CRIU_VERBOSE:+-v4} -o dump.log "${args[@]}" >>"$W/criu.out" 2>&1
-	rc=$?
-	dump_ms=$(ms_since "$t")
+	rc=0
+	if [ "$iter" = iterative ]; then
+		mkdir -p "$pre"
+		t=$(date +%s%N)
+		"$CRIU" pre-dump -t "$pid" -D "$pre" --shell-job ${CRIU_VERBOSE:+-v4} -o pre-dump.log "${args[@]}" >>"$W/criu.out" 2>&1
+		rc=$?
+		predump_ms=$(ms_since "$t")
+		[ $rc = 0 ] || cp "$pre/pre-dump.log" "$OUT/predump-fail-$kind-$n-$mib-$pair.log"
+		sleep "$ITER_GAP" # the workload goes on writing
+		prev=(--prev-images-dir=../"$(basename "$pre")" --track-mem)
+	fi
+	if [ $rc = 0 ]; then
+		t=$(date +%s%N)
+		env ${env[@]+"${env[@]}"} "$CRIU" dump -t "$pid" -D "$img" --shell-job ${CRIU_VERBOSE:+-v4} -o dump.log \
+			${prev[@]+"${prev[@]}"} "${args[@]}" >>"$W/criu.out" 2>&1
+		rc=$?
+		dump_ms=$(ms_since "$t")
+	fi
 	for _ in $(seq 200); do [ -e "/proc/$pid" ] || break; sleep 0.05; done # bash reaps it: the restore needs the pid
 	if [ $rc != 0 ]; then
 		cp "$img/dump.log" "$OUT/dump-fail-$kind-$n-$mib-$pair.log"
@@ -294,19 +322,25 @@ criu_one() {
 		kill -9 "$pid" 2>/dev/null
 	fi
 	[ "$kind" != anon ] && gw_off
-	raw criu "$n" "$mib" "$pair" "$kind" "$bytes" "$dump_ms" "$restore_ms" "$imgb" "$result"
-	say "criu $kind N=$n ${mib}MiB pair $pair: dump $dump_ms ms, restore $restore_ms ms, image $imgb B, $result"
+	if [ -n "$iter" ]; then
+		raw iter "$n" "$mib" "$pair" "$kind" "$iter" "$bytes" "$predump_ms" "$dump_ms" "$restore_ms" "$imgb" "$result"
+		say "iter $kind $iter N=$n ${mib}MiB pair $pair: pre-dump $predump_ms ms, dump $dump_ms ms, restore $restore_ms ms, image $imgb B, $result"
+	else
+		raw criu "$n" "$mib" "$pair" "$kind" "$bytes" "$dump_ms" "$restore_ms" "$imgb" "$result"
+		say "criu $kind N=$n ${mib}MiB pair $pair: dump $dump_ms ms, restore $restore_ms ms, image $imgb B, $result"
+	fi
 	if [ -n "${CRIU_VERBOSE:-}" ]; then
 		mkdir -p "$OUT/criu-logs"
 		cp "$img/dump.log" "$OUT/criu-logs/$kind-$n-$mib-$pair-dump.log" 2>/dev/null
 		cp "$img/restore.log" "$OUT/criu-logs/$kind-$n-$mib-$pair-restore.log" 2>/dev/null
 	fi
-	rm -rf "$img"
+	rm -rf "$img" "$pre"
 }
 
-section_criu() {
-	local cell n mib pair out
-	command -v "$CRIU" >/dev/null || { say "criu not installed: section skipped"; raw meta criu_skipped "no criu"; return; }
+criu_setup() {
+	command -v "$CRIU" >/dev/null || return 1
+	[ -z "${CRIU_GW_ARGS+x}" ] || return 0
+	local out
 	out=$("$GPUWATCH" criu-args) || die "gpuwatch criu-args: $out"
 	read -r -a CRIU_GW_ARGS <<<"$out"
 	raw meta criu_version "$("$CRIU" --version | head -n1)"
@@ -314,6 +348,11 @@ section_criu() {
 	# in /run/criu.kdat: not a cost of either side of a pair.
 	"$CRIU" check >"$W/criu-check.out" 2>&1
 	raw meta images "$IMAGES"
+}
+
+section_criu() {
+	local cell n mib pair
+	criu_setup || { say "criu not installed: section skipped"; raw meta criu_skipped "no criu"; return; }
 	say "criu: cells $CELLS, $CRIU_PAIRS pairs each, images on $IMAGES"
 	for cell in $CELLS; do
 		n=${cell%:*} mib=${cell#*:}
@@ -326,6 +365,30 @@ section_criu() {
 				criu_one gpu "$n" "$mib" "$pair"
 			fi
 			[ -z "$CRIU_STATELESS" ] || criu_one stateless "$n" "$mib" "$pair"
+		done
+	done
+}
+
+# (5c) iterative migration: the workload keeps writing ITER_WRITE_KIB of its bytes; the
+# downtime (final dump + restore) after a pre-dump against one single dump, gpu and anon
+section_iterative() {
+	local cell n mib pair kind
+	criu_setup || { say "criu not installed: section skipped"; raw meta iter_skipped "no criu"; return; }
+	raw meta iter_write_kib "$ITER_WRITE_KIB"
+	raw meta iter_gap_s "$ITER_GAP"
+	say "iterative: cells $ITER_CELLS, $ITER_PAIRS pairs each, writing $ITER_WRITE_KIB KiB, ${ITER_GAP}s between pre-dump and dump"
+	for cell in $ITER_CELLS; do
+		n=${cell%:*} mib=${cell#*:}
+		for pair in $(seq "$ITER_PAIRS"); do
+			for kind in gpu anon; do
+				if [ $((pair % 2)) = 1 ]; then
+					criu_one "$kind" "$n" "$mib" "$pair" single
+					criu_one "$kind" "$n" "$mib" "$pair" iterative
+				else
+					criu_one "$kind" "$n" "$mib" "$pair" iterative
+					criu_one "$kind" "$n" "$mib" "$pair" single
+				fi
+			done
 		done
 	done
 }

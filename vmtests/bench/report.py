@@ -126,6 +126,37 @@ def criu(rows):
     return out, per_handle, failures
 
 
+def iterative(rows):
+    """iter rows -> per (kind, n, mib): downtime (final dump + restore) after a pre-dump against a
+    single dump of the same writing workload, per pair; and the runs that failed"""
+    runs = defaultdict(dict)  # (kind, n, mib, pair) -> single|iterative -> dict
+    failures = []
+    for n, mib, pair, kind, mode, nbytes, pre_ms, dump_ms, restore_ms, img, result in rows.get("iter", []):
+        runs[(kind, int(n), int(mib), int(pair))][mode] = {
+            "predump_ms": int(pre_ms), "dump_ms": int(dump_ms), "restore_ms": int(restore_ms),
+            "image_bytes": int(img), "ok": result == "OK"}
+        if result != "OK":
+            failures.append({"kind": kind, "handles": int(n), "mib": int(mib), "pair": int(pair), "mode": mode,
+                             "result": result})
+    cells = defaultdict(list)
+    for (kind, n, mib, pair), r in sorted(runs.items()):
+        if all(m in r and r[m]["ok"] for m in ("single", "iterative")):
+            cells[(kind, n, mib)].append((r["single"], r["iterative"]))
+    out = []
+    down = lambda x: x["dump_ms"] + x["restore_ms"]
+    for (kind, n, mib), v in sorted(cells.items(), key=lambda kv: (kv[0][2], kv[0][1], kv[0][0] != "gpu")):
+        med = lambda i, key: statistics.median(x[i][key] for x in v)
+        out.append({"kind": kind, "handles": n, "mib": mib, "pairs": len(v),
+                    "single_dump_ms": med(0, "dump_ms"), "single_restore_ms": med(0, "restore_ms"),
+                    "single_image_bytes": med(0, "image_bytes"), "predump_ms": med(1, "predump_ms"),
+                    "final_dump_ms": med(1, "dump_ms"), "final_restore_ms": med(1, "restore_ms"),
+                    "final_image_bytes": med(1, "image_bytes"),
+                    "downtime_single_ms": statistics.median(down(x[0]) for x in v),
+                    "downtime_iterative_ms": statistics.median(down(x[1]) for x in v),
+                    "downtime_ratio": spread([down(x[1]) / max(down(x[0]), 1) for x in v])})
+    return out, failures
+
+
 def burst(rows):
     out = []
     for path, ring, ioctls, secs, lost, complete, records, *reasons in rows.get("burst", []):
@@ -172,6 +203,7 @@ def main():
            "neighbour_cost": loops(rows, "neighbour", "ms"),
            "burst": burst(rows)}
     res["criu"], res["criu_per_handle"], res["criu_failures"] = criu(rows)
+    res["iterative"], res["iterative_failures"] = iterative(rows)
     stops = rows.get("gwstop", [])
     res["hooks_runs_lost_events"] = sum(int(r[2]) for r in stops if r[2].isdigit())
 
@@ -219,6 +251,18 @@ def main():
                   f"{c['stateless_image_bytes']:>17.0f}  {fmt_ratio(c['stateless_vs_full_total'])}")
     for f in res["criu_failures"]:
         print(f"   FAILED run: {f}")
+    if res["iterative"] or res["iterative_failures"]:
+        print(f"\n5c. Iterative migration (the workload keeps writing {meta.get('iter_write_kib', '?')} KiB of what it holds;"
+              f" single: one criu dump; iterative: criu pre-dump, {meta.get('iter_gap_s', '?')} s, then criu dump"
+              f" --prev-images-dir --track-mem; downtime = (final) dump + restore, ms; image: the final dump's directory, bytes)")
+        print(f"   {'kind':<6}{'N':>5}{'MiB':>5}{'single dump':>13}{'single rst':>12}{'pre-dump':>10}{'final dump':>12}"
+              f"{'final rst':>11}{'single image':>14}{'final image':>13}  downtime iterative/single")
+        for c in res["iterative"]:
+            print(f"   {c['kind']:<6}{c['handles']:>5}{c['mib']:>5}{c['single_dump_ms']:>13.0f}{c['single_restore_ms']:>12.0f}"
+                  f"{c['predump_ms']:>10.0f}{c['final_dump_ms']:>12.0f}{c['final_restore_ms']:>11.0f}"
+                  f"{c['single_image_bytes']:>14.0f}{c['final_image_bytes']:>13.0f}  {fmt_ratio(c['downtime_ratio'])}")
+        for f in res["iterative_failures"]:
+            print(f"   FAILED run: {f}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)

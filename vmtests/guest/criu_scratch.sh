@@ -14,7 +14,8 @@
 #   degraded   no daemon, no manifest
 #   corrupt    damaged copies of the images (a bad path, a huge handle, a wrong type, a
 #              mapping outside its buffer...) must each fail the restore with gpuwatch's error
-#              line and no crash; then the intact images restore
+#              line and no crash; then the intact images restore, their checksums turned
+#              into those of earlier versions (zlib CRC-32, .crc32)
 #   predump    a criu pre-dump first (the plugin copies the buffers ahead), then new
 #              contents: the final dump saves the changed buffer and leaves the rest to the
 #              pre-dump's images; a changed pre-dump image fails the restore, then the intact
@@ -251,8 +252,21 @@ sc_scratch_corrupt() {
 	scr_damage vma-outside "outside its object" \
 		"import json; j = json.load(open('gpuwatch-vmas.json')); v = [v for v in j['vmas'] if v['object']][0]; v['delta'] = v['object_size']; json.dump(j, open('gpuwatch-vmas.json', 'w'))" || return 1
 	scr_damage not-json "not valid JSON" "open('$f', 'wb').write(bytes(range(256)))" || return 1
+	scr_damage flipped-legacy "do not match their checksum" "$SCR_LEGACY
+f = open('gpuwatch-object-1.bin', 'r+b'); b = f.read(1); f.seek(0); f.write(bytes([b[0] ^ 0xff]))" || return 1
+	# images of an earlier gpuwatch (zlib CRC-32 checksums, gpuwatch-object-N.crc32) restore
+	(cd "$SCR_IMG" && py -c "$SCR_LEGACY") || { fail "cannot turn the checksums into .crc32 ones"; return 1; }
+	echo "    the images' checksums turned into an earlier version's (.crc32): restored below"
 	scr_restore_finish
 }
+
+# the images' XXH64 checksums turned into the zlib CRC-32 ones of images of earlier versions
+SCR_LEGACY="import glob, os, zlib
+for x in glob.glob('gpuwatch-object-*.xxh64'):
+    b = x[:-6]
+    size = int(open(x).read().split()[1])
+    open(b + '.crc32', 'w').write('%08x %d\\n' % (zlib.crc32(open(b + '.bin', 'rb').read()), size))
+    os.unlink(x)"
 
 sc_scratch_device() {
 	local rc
