@@ -84,8 +84,9 @@ TEST(ActionPreDump, NoCgroupV2AndNoDaemonLetsTheDumpGoOn)
 	ASSERT_LT(WEXITSTATUS(r.status), 90)
 		<< "could not set up a mount namespace without cgroup v2: " << WEXITSTATUS(r.status);
 	EXPECT_EQ(WEXITSTATUS(r.status), 0) << r.log;
-	EXPECT_NE(r.log.find("no gpuwatch daemon follows process"), std::string::npos) << r.log;
-	EXPECT_EQ(r.log.find("/sys/fs/cgroup"), std::string::npos) << "cgroup v2 was still mounted: " << r.log;
+	// since issue 17 the pre-dump looks for a daemon only for a tree with i915 mappings (the
+	// plugin syncs the daemons itself): this tree has none, so it asks for no cgroup at all
+	EXPECT_EQ(r.log.find("cgroup"), std::string::npos) << r.log;
 }
 
 // Issue 16, finding 12: `$(gpuwatch criu-args)` gives --libdir, and CRIU keeps one: a tool's
