@@ -12,6 +12,7 @@
 #   burst    PATH RING IOCTLS SECONDS LOST_EVENTS COMPLETE RECORDS REASONS
 #   criu     N MIB PAIR gpu|anon|stateless BYTES DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
 #   iter     N MIB PAIR gpu|anon single|iterative BYTES PREDUMP_MS DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
+#   fault    MIB PAIR PAGES MAP_READ_MS MAP_WRITE_MS COPY_MS ANON_TOUCH_MS   bench_fault: the floor
 #   neighbour PATH JOB PAIR on|off MS              a realistic neighbour in the sibling cgroup
 #                                                 (tests/bench/neighbour.sh: compile, transcode)
 # "on": gpuwatch attach --hooks=PATH follows the benchmark cgroup; "off": no gpuwatch runs.
@@ -355,6 +356,17 @@ criu_setup() {
 section_criu() {
 	local cell n mib pair
 	criu_setup || { say "criu not installed: section skipped"; raw meta criu_skipped "no criu"; return; }
+	# the floor: what the page faults of reading and filling a buffer through a mapping cost
+	local sizes line f
+	sizes=$(for cell in $CELLS; do echo "${cell#*:}"; done | sort -un)
+	for mib in $sizes; do
+		for pair in $(seq "$CRIU_PAIRS"); do
+			line=$("$INCGROUP" "$CG_OUT" "$WL_DIR/bench_fault" "$mib") || die "bench_fault $mib failed"
+			read -r -a f <<<"$line" # "pages N map_read_ms R ...": the values are fields 1, 3, ...
+			raw fault "$mib" "$pair" "${f[1]}" "${f[3]}" "${f[5]}" "${f[7]}" "${f[9]}"
+		done
+		say "fault floor ${mib} MiB: $line"
+	done
 	say "criu: cells $CELLS, $CRIU_PAIRS pairs each, images on $IMAGES"
 	for cell in $CELLS; do
 		n=${cell%:*} mib=${cell#*:}

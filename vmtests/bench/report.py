@@ -126,6 +126,19 @@ def criu(rows):
     return out, per_handle, failures
 
 
+def faults(rows):
+    """fault rows (bench_fault) -> per MiB the medians: the page-fault floor of a mapping"""
+    by = defaultdict(list)
+    for mib, pair, pages, rd, wr, cp, anon in rows.get("fault", []):
+        by[int(mib)].append((int(pages), float(rd), float(wr), float(cp), float(anon)))
+    out = []
+    for mib, v in sorted(by.items()):
+        med = lambda i: round(statistics.median(x[i] for x in v), 1)
+        out.append({"mib": mib, "pages": v[0][0], "runs": len(v), "map_read_ms": med(1), "map_write_ms": med(2),
+                    "copy_ms": med(3), "anon_touch_ms": med(4)})
+    return out
+
+
 def iterative(rows):
     """iter rows -> per (kind, n, mib): downtime (final dump + restore) after a pre-dump against a
     single dump of the same writing workload, per pair; and the runs that failed"""
@@ -204,6 +217,7 @@ def main():
            "burst": burst(rows)}
     res["criu"], res["criu_per_handle"], res["criu_failures"] = criu(rows)
     res["iterative"], res["iterative_failures"] = iterative(rows)
+    res["fault_floor"] = faults(rows)
     stops = rows.get("gwstop", [])
     res["hooks_runs_lost_events"] = sum(int(r[2]) for r in stops if r[2].isdigit())
 
@@ -251,6 +265,14 @@ def main():
                   f"{c['stateless_image_bytes']:>17.0f}  {fmt_ratio(c['stateless_vs_full_total'])}")
     for f in res["criu_failures"]:
         print(f"   FAILED run: {f}")
+    if res["fault_floor"]:
+        print("   floor (bench_fault, ms): a vgem buffer read (dump) and written (restore) through a fresh mapping,"
+              " one page fault per 4 KiB page; copy = the same bytes with every page present; anon = plain CRIU's"
+              " restore faults on as much anonymous memory")
+        print(f"   {'MiB':>5}{'pages':>8}{'map+read':>10}{'map+write':>11}{'copy':>7}{'anon':>7}")
+        for f in res["fault_floor"]:
+            print(f"   {f['mib']:>5}{f['pages']:>8}{f['map_read_ms']:>10.0f}{f['map_write_ms']:>11.0f}{f['copy_ms']:>7.0f}"
+                  f"{f['anon_touch_ms']:>7.0f}")
     if res["iterative"] or res["iterative_failures"]:
         print(f"\n5c. Iterative migration (the workload keeps writing {meta.get('iter_write_kib', '?')} KiB of what it holds;"
               f" single: one criu dump; iterative: criu pre-dump, {meta.get('iter_gap_s', '?')} s, then criu dump"
