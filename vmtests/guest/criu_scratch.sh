@@ -19,7 +19,7 @@
 #   predump    a criu pre-dump first (the plugin copies the buffers ahead), then new
 #              contents: the final dump saves the changed buffer and leaves the rest to the
 #              pre-dump's images; a changed pre-dump image fails the restore, then the intact
-#              one restores
+#              one restores (predump_degraded: the same without a daemon, handles probed)
 #   criuargs   $(gpuwatch criu-args) (plugin and action script), with the action script's
 #              post-resume signal (GPUWATCH_RESTORE_SIGNAL)
 #   device     after the dump vgem is unloaded and bochs loaded (card0 is now bochs): the
@@ -153,8 +153,10 @@ sc_scratch_degraded() {
 	scr_restore_finish
 }
 
+# sc_scratch_predump [--no-daemon]: without a daemon the pre-dump and the final dump find the
+# buffers by probing handles (predump_degraded)
 sc_scratch_predump() {
-	scr_start || return 1
+	scr_start "$@" || return 1
 	mkdir -p "$WORK/pre"
 	criu_run pre-dump "$WORK/pre-dump.log" pre-dump -t "$SCR_PID" -D "$WORK/pre" --shell-job "${SCR_ARGS[@]}"
 	[ "$CRIU_RC" = 0 ] || { criu_show "$WORK/pre-dump.log"; fail "criu pre-dump exited $CRIU_RC$(criu_why "$WORK/pre-dump.log")"; return 1; }
@@ -196,6 +198,10 @@ for m in sorted(glob.glob(sys.argv[1] + '/gpuwatch-object-*.map')):
 	echo "    refused (changed pre-dump image): $(grep -h -m1 "a pre-dump's image changed" "$WORK/restore-changed-pre.log" | sed 's/.*gpuwatch: //' | cut -c1-160)"
 	cp "$WORK/pre.bin.orig" "$bin"
 	scr_restore_finish
+}
+
+sc_scratch_predump_degraded() {
+	sc_scratch_predump --no-daemon
 }
 
 sc_scratch_criuargs() {

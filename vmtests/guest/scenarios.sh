@@ -139,6 +139,7 @@ SCENARIOS=(
 	"criu_scratch_degraded     sc_scratch_degraded"
 	"criu_scratch_corrupt      sc_scratch_corrupt"
 	"criu_scratch_predump      sc_scratch_predump"
+	"criu_scratch_predump_degraded sc_scratch_predump_degraded"
 	"criu_scratch_criuargs     sc_scratch_criuargs"
 	"criu_scratch_device       sc_scratch_device"
 )
