@@ -52,17 +52,17 @@ bool parse_u64(const std::string &s, uint64_t *v)
 	return true;
 }
 
-std::vector<std::string> words(const std::string &line)
+// The fields of text between separators: "a b" -> {a, b}; "a-" -> {a, ""}; "" -> {""}
+std::vector<std::string> fields(const std::string &text, char sep)
 {
 	std::vector<std::string> out;
-	for (std::size_t at = 0; at < line.size();) {
-		std::size_t end = line.find(' ', at);
+	for (std::size_t at = 0;;) {
+		std::size_t end = text.find(sep, at);
+		out.push_back(text.substr(at, end == std::string::npos ? std::string::npos : end - at));
 		if (end == std::string::npos)
-			end = line.size();
-		out.push_back(line.substr(at, end - at));
+			return out;
 		at = end + 1;
 	}
-	return out;
 }
 
 } // namespace
@@ -86,21 +86,14 @@ ChunkMap parse_chunk_map(const std::string &text, const std::string &name, uint6
 	std::size_t nl = text.find('\n');
 	if (nl == std::string::npos || text.back() != '\n')
 		throw bad("not a chunk map (no header line, or a last line without newline)");
-	std::vector<std::string> head = words(text.substr(0, nl));
+	std::vector<std::string> head = fields(text.substr(0, nl), ' ');
 	if (head.size() != 5 || head[0] + " " + head[1] != kMagic)
 		throw bad("not a chunk map (header is not \"" + std::string(kMagic) + " SIZE CHUNK PARENT\")");
 	if (!parse_u64(head[2], &m.size) || !parse_u64(head[3], &m.chunk) || m.chunk != kChunk || !m.size ||
 	    m.size > max_object_size())
 		throw bad("size " + head[2] + " or chunk size " + head[3] + " is not allowed");
 	if (head[4] != "-") {
-		std::vector<std::string> k;
-		for (std::size_t at = 0; at <= head[4].size();) {
-			std::size_t end = head[4].find('-', at);
-			if (end == std::string::npos)
-				end = head[4].size();
-			k.push_back(head[4].substr(at, end - at));
-			at = end + 1;
-		}
+		std::vector<std::string> k = fields(head[4], '-');
 		uint64_t p = 0, f = 0, h = 0;
 		if (k.size() != 3 || !parse_u64(k[0], &p) || !parse_u64(k[1], &f) || !parse_u64(k[2], &h) ||
 		    p > 0x7fffffff || f > 0x7fffffff || h > UINT32_MAX)
@@ -114,7 +107,7 @@ ChunkMap parse_chunk_map(const std::string &text, const std::string &name, uint6
 		if (end == std::string::npos)
 			throw bad("has " + std::to_string(i) + " chunk lines, expected " + std::to_string(n) +
 				  " (truncated)");
-		std::vector<std::string> w = words(text.substr(at, end - at));
+		std::vector<std::string> w = fields(text.substr(at, end - at), ' ');
 		at = end + 1;
 		ChunkEntry e;
 		if (w.size() != 2 || w[0].size() != 16 ||
@@ -246,16 +239,10 @@ std::size_t ChunkReader::read_chunk(uint64_t i, char *out)
 	while (level(depth).map.entries[i].parent)
 		++depth;
 	const Level &l = level(depth);
-	uint64_t at = l.map.entries[i].offset;
-	for (std::size_t got = 0; got < n;) {
-		ssize_t r = pread(l.bin.get(), out + got, n - got, static_cast<off_t>(at + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			throw Error("cannot read " + l.dir + l.base +
-				    ".bin: " + (r == 0 ? std::string("truncated") : gw::errno_text(errno)));
-		got += static_cast<std::size_t>(r);
-	}
+	if (lseek(l.bin.get(), static_cast<off_t>(l.map.entries[i].offset), SEEK_SET) < 0 ||
+	    !read_full(l.bin.get(), out, n))
+		throw Error("cannot read " + l.dir + l.base +
+			    ".bin: " + (errno == ENODATA ? std::string("truncated") : gw::errno_text(errno)));
 	if (xxh64(out, n) != map_.entries[i].hash)
 		throw Error(base_ + ": chunk " + std::to_string(i) + " (from " + l.dir + l.base +
 			    ".bin) does not match its checksum (corrupt, or a pre-dump's image changed)");

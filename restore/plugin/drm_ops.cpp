@@ -9,7 +9,6 @@
 #include <drm_mode.h>
 #include <linux/dma-buf.h>
 #include <memory>
-#include <zlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>

@@ -237,8 +237,7 @@ void predump_buffers()
 			UniqueFd lfd(pidfd_getfd_of(static_cast<int>(t.pid), f.fd));
 			if (!lfd) {
 				log_warn("pre-dump: cannot take fd %d of pid %u (%s): its buffers are saved whole by "
-					 "the "
-					 "final dump",
+					 "the final dump",
 					 f.fd, t.pid, gw::errno_text(errno).c_str());
 				continue;
 			}

@@ -14,7 +14,6 @@
 #include <sys/sysmacros.h>
 #include <thread>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "device.hpp"
 #include "log.hpp"
