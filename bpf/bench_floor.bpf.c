@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * A benchmark control, not part of gpuwatch: an empty fentry and an empty fexit program on
- * drm_ioctl, the function gpuwatch's ioctl hook group traces. Loaded by
- * vmtests/bench/bench_floor.c, it measures what the BPF trampoline alone costs every DRM
- * ioctl, the floor under anything a program attached there can cost.
+ * Benchmark controls, not part of gpuwatch, on drm_ioctl, the function gpuwatch's ioctl hook
+ * group traces. Loaded by vmtests/bench/bench_floor.c (one of two sets):
+ *   empty:  an empty fentry and an empty fexit program: what the BPF trampoline alone costs
+ *           every DRM ioctl, the floor under anything attached there;
+ *   record: the same empty fentry and an fexit program that writes one ring-buffer record of
+ *           gpuwatch's ioctl record size (struct gw_ev_ioctl, 184 bytes) with the argument
+ *           read back from user memory, for every DRM ioctl, drained by bench_floor: the floor
+ *           of any tracer that records each ioctl's result, without gpuwatch's filters, its
+ *           entry-to-exit join or its decoding.
  */
 #include "kernel_types.h"
 #include <bpf/bpf_helpers.h>
@@ -20,5 +25,45 @@ int BPF_PROG(floor_fentry, struct file *filp, unsigned int cmd, unsigned long ar
 SEC("fexit/drm_ioctl")
 int BPF_PROG(floor_fexit, struct file *filp, unsigned int cmd, unsigned long arg, long ret)
 {
+	return 0;
+}
+
+#define FLOOR_ARG_MAX 64 /* GW_IOCTL_ARG_MAX */
+
+struct floor_rec { /* the size and layout class of struct gw_ev_ioctl */
+	__u8 hdr[24];
+	__u64 file, aux_file;
+	__u32 cmd;
+	__s32 ret;
+	__u32 arg_size, pad;
+	__u8 in[FLOOR_ARG_MAX];
+	__u8 out[FLOOR_ARG_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+} floor_ring SEC(".maps");
+
+SEC("fexit/drm_ioctl")
+int BPF_PROG(floor_record_fexit, struct file *filp, unsigned int cmd, unsigned long arg, long ret)
+{
+	__u32 size = (cmd >> 16) & 0x3fff; /* _IOC_SIZE */
+	struct floor_rec *r = bpf_ringbuf_reserve(&floor_ring, sizeof(*r), 0);
+
+	if (!r)
+		return 0;
+	if (size > FLOOR_ARG_MAX)
+		size = FLOOR_ARG_MAX;
+	__builtin_memset(r, 0, sizeof(*r));
+	r->file = (__u64)filp;
+	r->cmd = cmd;
+	r->ret = ret;
+	r->arg_size = size;
+	if (size && bpf_probe_read_user(r->out, size, (void *)arg)) {
+		bpf_ringbuf_discard(r, 0);
+		return 0;
+	}
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }

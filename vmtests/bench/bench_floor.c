@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A benchmark control (section 1 of vmtests/bench): attaches the empty fentry and fexit
- * programs of bpf/bench_floor.bpf.c to drm_ioctl and holds them until SIGINT or SIGTERM.
- * bench_ioctl run meanwhile measures what the BPF trampoline alone costs a DRM ioctl: the
- * floor under gpuwatch's ioctl hooks on the fexit path.
+ * A benchmark control (section 1 of vmtests/bench): attaches one set of the programs of
+ * bpf/bench_floor.bpf.c to drm_ioctl and holds them until SIGINT or SIGTERM. bench_ioctl run
+ * meanwhile measures a floor under gpuwatch's ioctl hooks on the fexit path:
+ *   empty   (default) the empty fentry and fexit programs: the BPF trampoline alone;
+ *   record  the empty fentry and an fexit program writing one 184-byte ring-buffer record with
+ *           the ioctl's argument per DRM ioctl, which this process drains every 10 ms, as
+ *           gpuwatch's daemon drains its ring: what recording every ioctl costs at least.
  *
- * usage: bench_floor     prints "attached" once both programs are attached; exit status 0
+ * usage: bench_floor [empty|record]
+ *                        prints "attached" once both programs are attached; exit status 0
  *                        after a clean detach, 1 if loading or attaching failed (the reason
- *                        on stderr)
+ *                        on stderr), 2 on a bad argument; "records N" on exit in record mode
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,26 +24,59 @@
 
 static volatile sig_atomic_t stop;
 
+static unsigned long long records;
+
 static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
 }
 
-int main(void)
+static int on_record(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	records++;
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	struct bench_floor_bpf *skel;
+	struct ring_buffer *rb = NULL;
 	struct sigaction sa;
-	int err;
+	int record, err, status = 0;
+
+	if (argc > 2 || (argc == 2 && strcmp(argv[1], "empty") && strcmp(argv[1], "record"))) {
+		fprintf(stderr, "usage: bench_floor [empty|record]\n");
+		return 2;
+	}
+	record = argc == 2 && !strcmp(argv[1], "record");
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	skel = bench_floor_bpf__open_and_load();
+	skel = bench_floor_bpf__open();
 	if (!skel) {
-		fprintf(stderr, "bench_floor: loading the empty drm_ioctl programs failed: %s\n", strerror(errno));
+		fprintf(stderr, "bench_floor: opening the drm_ioctl programs failed: %s\n", strerror(errno));
 		return 1;
+	}
+	bpf_program__set_autoload(record ? skel->progs.floor_fexit : skel->progs.floor_record_fexit, false);
+	err = bench_floor_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "bench_floor: loading the drm_ioctl programs failed: %s\n", strerror(-err));
+		bench_floor_bpf__destroy(skel);
+		return 1;
+	}
+	if (record) {
+		rb = ring_buffer__new(bpf_map__fd(skel->maps.floor_ring), on_record, NULL, NULL);
+		if (!rb) {
+			fprintf(stderr, "bench_floor: the ring buffer reader failed: %s\n", strerror(errno));
+			bench_floor_bpf__destroy(skel);
+			return 1;
+		}
 	}
 	err = bench_floor_bpf__attach(skel);
 	if (err) {
@@ -49,8 +86,24 @@ int main(void)
 	}
 	printf("attached\n");
 	fflush(stdout);
-	while (!stop)
-		pause();
+	while (!stop) {
+		if (!rb) {
+			pause();
+			continue;
+		}
+		usleep(10000); /* records are submitted without a wakeup: drain on a timer */
+		err = ring_buffer__consume(rb);
+		if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "bench_floor: reading the ring buffer failed: %s\n", strerror(-err));
+			status = 1;
+			break;
+		}
+	}
+	if (rb) {
+		ring_buffer__consume(rb);
+		printf("records %llu\n", records);
+		ring_buffer__free(rb);
+	}
 	bench_floor_bpf__destroy(skel);
-	return 0;
+	return status;
 }

@@ -6,8 +6,8 @@
 #   ioctl    PATH MODE PAIR on|off NS_PER_OP      bench_ioctl in the followed cgroup
 #   syscall  PATH MODE PAIR on|off NS_PER_OP      bench_syscall in a sibling cgroup (PATH
 #                                                 tracefs-event: the control, no gpuwatch)
-#            (ioctl PATH fentry-empty: the control of (1), bench_floor's empty fentry and
-#            fexit programs on drm_ioctl, no gpuwatch)
+#            (ioctl PATH fentry-empty / fexit-record: the controls of (1), bench_floor's
+#            programs on drm_ioctl, no gpuwatch: empty ones / one ring record per ioctl)
 #   gwstop   PATH PAIR LOST_EVENTS COMPLETE       the daemon's final manifest after an "on" run
 #   burst    PATH RING IOCTLS SECONDS LOST_EVENTS COMPLETE RECORDS REASONS
 #   criu     N MIB PAIR gpu|anon|stateless BYTES DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
@@ -155,31 +155,40 @@ measure_tracefs() {
 	echo 0 >"$ev"
 }
 
-# control for (1): no gpuwatch, bench_floor's empty fentry and fexit programs on drm_ioctl.
-# What the BPF trampoline alone costs each DRM ioctl: the floor under the fexit path's hooks.
+# controls for (1): no gpuwatch, bench_floor's programs on drm_ioctl (bpf/bench_floor.bpf.c).
+#   fentry-empty:  empty fentry and fexit programs: what the BPF trampoline alone costs each DRM
+#                  ioctl, the floor under the fexit path's hooks;
+#   fexit-record:  the empty fentry and an fexit program that writes one record of gpuwatch's
+#                  ioctl record size with the argument per DRM ioctl, drained by bench_floor:
+#                  the floor of recording every ioctl, without gpuwatch's filters and join.
 measure_floor() {
-	local pair=$1 m line state fpid= order="on off"
+	local pair=$1 m line state fpid="" order="on off" kind row
 	[ $((pair % 2)) = 1 ] || order="off on"
-	for state in $order; do
-		if [ $state = on ]; then
-			"$WL_DIR/bench_floor" >"$W/floor.out" 2>&1 &
-			fpid=$!
-			for _ in $(seq 300); do
-				grep -q attached "$W/floor.out" 2>/dev/null && break
-				kill -0 "$fpid" 2>/dev/null || break
-				sleep 0.1
+	for kind in empty record; do
+		row=fentry-empty
+		[ $kind = empty ] || row=fexit-record
+		for state in $order; do
+			if [ $state = on ]; then
+				"$WL_DIR/bench_floor" $kind >"$W/floor.out" 2>&1 &
+				fpid=$!
+				for _ in $(seq 300); do
+					grep -q attached "$W/floor.out" 2>/dev/null && break
+					kill -0 "$fpid" 2>/dev/null || break
+					sleep 0.1
+				done
+				grep -q attached "$W/floor.out" || { say "bench_floor $kind: $(cat "$W/floor.out")"; kill "$fpid" 2>/dev/null; wait "$fpid"; return 0; }
+			fi
+			for m in $IOCTL_MODES; do
+				line=$("$INCGROUP" "$CG_IN" "$WL_DIR/bench_ioctl" "$m" "${ITERS[ioctl_$m]}") || die "bench_ioctl $m failed"
+				raw ioctl "$row" "$m" "$pair" "$state" "$(echo "$line" | awk '{ print $3 }')"
 			done
-			grep -q attached "$W/floor.out" || { say "bench_floor: $(cat "$W/floor.out")"; kill "$fpid" 2>/dev/null; wait "$fpid"; return 0; }
-		fi
-		for m in $IOCTL_MODES; do
-			line=$("$INCGROUP" "$CG_IN" "$WL_DIR/bench_ioctl" "$m" "${ITERS[ioctl_$m]}") || die "bench_ioctl $m failed"
-			raw ioctl fentry-empty "$m" "$pair" "$state" "$(echo "$line" | awk '{ print $3 }')"
+			if [ -n "$fpid" ]; then
+				kill -INT "$fpid"
+				wait "$fpid" || die "bench_floor $kind did not detach cleanly: $(cat "$W/floor.out")"
+				fpid=
+				[ $kind = empty ] || grep -q '^records [1-9]' "$W/floor.out" || die "bench_floor record recorded nothing: $(cat "$W/floor.out")"
+			fi
 		done
-		if [ -n "$fpid" ]; then
-			kill -INT "$fpid"
-			wait "$fpid" || die "bench_floor did not detach cleanly: $(cat "$W/floor.out")"
-			fpid=
-		fi
 	done
 }
 

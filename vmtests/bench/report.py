@@ -24,6 +24,7 @@ TARGETS = {  # (section, loop, hook path) -> the issue's bound on the median rat
 # gpu / anon, dump + restore, at 256 MiB, by number of buffers (issue 17; issue 12's was 1.5 for both)
 CRIU_RATIO_TARGETS = {1: 1.2, 1000: 1.3}
 PER_HANDLE_TARGET = 2.0       # 1000 handles / 1 handle, gpu, same bytes
+FLOOR_GAP_TARGET = 0.1        # the fexit path's traced loop over the empty-trampoline floor (issue 17)
 
 
 def spread(ratios):
@@ -63,6 +64,25 @@ def loops(rows, section, unit="ns_per_op"):
                     f"{unit}_on_median": round(statistics.median(x[1] for x in v), 1),
                     f"{unit}_off_median": round(statistics.median(x[2] for x in v), 1),
                     "target": t, "met": None if t is None else s["median"] <= t})
+    return out
+
+
+def floor_gaps(cost):
+    """Section 1: per loop, the fexit path's median ratio over each floor's (bench_floor)."""
+    by = {(r["hook_path"], r["loop"]): r["ratio"]["median"] for r in cost}
+    out = []
+    for (path, loop), fexit in sorted(by.items()):
+        if path != "fexit":
+            continue
+        g = {"loop": loop, "fexit": fexit}
+        for floor in ("fentry-empty", "fexit-record"):
+            if (floor, loop) in by:
+                g[floor] = by[(floor, loop)]
+                g[floor + "_gap"] = round(fexit - by[(floor, loop)], 4)
+        if "fentry-empty_gap" in g:
+            g["target"] = FLOOR_GAP_TARGET
+            g["met"] = g["fentry-empty_gap"] <= FLOOR_GAP_TARGET
+        out.append(g)
     return out
 
 
@@ -218,6 +238,7 @@ def main():
     res["criu"], res["criu_per_handle"], res["criu_failures"] = criu(rows)
     res["iterative"], res["iterative_failures"] = iterative(rows)
     res["fault_floor"] = faults(rows)
+    res["floor_gaps"] = floor_gaps(res["workload_cost"])
     stops = rows.get("gwstop", [])
     res["hooks_runs_lost_events"] = sum(int(r[2]) for r in stops if r[2].isdigit())
 
@@ -226,6 +247,14 @@ def main():
     print("ratio = median of per-pair ratios (min-max, n = pairs); every pair is one run with and one without\n")
     cost_table("1. Cost to the traced workload (bench_ioctl in the followed cgroup; gpuwatch on / not running)",
                res["workload_cost"])
+    if res["floor_gaps"]:
+        print("   fexit over the floors (median ratio minus the floor's): fentry-empty = empty fentry + fexit"
+              " programs; fexit-record = + one 184-byte ring record with the argument per ioctl")
+        for g in res["floor_gaps"]:
+            t = f"<= {g['target']} {verdict(g['met'])}" if "target" in g else ""
+            parts = "  ".join(f"{f} {g[f + '_gap']:+.3f}" for f in ("fentry-empty", "fexit-record")
+                              if f + "_gap" in g)
+            print(f"     {g['loop']:<10}{parts:<44}{t}")
     cost_table("\n2. Cost to everything else (bench_syscall in another cgroup; gpuwatch on / not running)",
                res["others_cost"])
     if stops:
