@@ -122,9 +122,12 @@ TP_ENTER(ioctl)
 {
 	u32 cmd = ctx->args[1];
 
-	if (cmd == GW_FIOCLEX || cmd == GW_FIONCLEX ? gw_cloexec_fexit : gw_ioctl_fexit)
+	bool cloexec = cmd == GW_FIOCLEX || cmd == GW_FIONCLEX;
+
+	if (cloexec ? gw_cloexec_fexit : gw_ioctl_fexit)
 		return 0;
-	if (gw_followed())
+	/* every ioctl of every task comes here: the mask test first (see gw_fentry_drm_ioctl) */
+	if ((cloexec || !gw_ioctl_core_skip(cmd)) && gw_followed())
 		gw_ioctl_enter(ctx->args[0], cmd, ctx->args[2]);
 	return 0;
 }
@@ -175,10 +178,14 @@ TP_EXIT(mremap)
 /* ---- the fexit path (fexit.bpf.h) ------------------------------------------------------ */
 #define F GW_HOOK_FEXIT
 
+/* A core ioctl gpuwatch skips (GET_CAP, a query) costs both programs only a mask test, which
+ * depends on cmd alone: it comes before the cgroup test and the syscall's fd, and the exit
+ * does not look for an entry the entry cannot have left. (A driver-private nr needs the
+ * file's driver: read only for followed tasks.) */
 SEC("fentry/drm_ioctl")
 int BPF_PROG(gw_fentry_drm_ioctl, struct file *filp, unsigned int cmd, unsigned long arg)
 {
-	if (gw_followed())
+	if (!gw_ioctl_core_skip(cmd) && gw_followed())
 		gw_ioctl_enter_file(filp, gw_ioctl_syscall_fd(), cmd, arg);
 	return 0;
 }
@@ -186,7 +193,7 @@ int BPF_PROG(gw_fentry_drm_ioctl, struct file *filp, unsigned int cmd, unsigned 
 SEC("fexit/drm_ioctl")
 int BPF_PROG(gw_fexit_drm_ioctl, struct file *filp, unsigned int cmd, unsigned long arg, long ret)
 {
-	if (gw_followed())
+	if (!gw_ioctl_core_skip(cmd) && gw_followed())
 		gw_ioctl_exit(ret, F);
 	return 0;
 }
@@ -372,11 +379,9 @@ int BPF_PROG(gw_exec, struct task_struct *p)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(gw_exit, struct task_struct *p)
 {
-	u64 id = bpf_get_current_pid_tgid();
-	u32 tid = (u32)id, tgid = id >> 32;
+	u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct gw_ev_exit *e;
 
-	bpf_map_delete_elem(&gw_pending_map, &tid);
 	/* signal->live reached 0 before this tracepoint: the whole process is gone */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0 || !gw_followed())
 		return 0;

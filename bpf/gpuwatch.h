@@ -224,7 +224,7 @@ struct gw_ev_ioctl_ext {
 struct gw_counters {
 	__u64 lost_events;  /* ring buffer full: bpf_ringbuf_reserve failed */
 	__u64 failed_reads; /* bpf_probe_read_* of an argument or kernel struct failed */
-	__u64 pending_full; /* syscall-entry state could not be stored (map full, or no scratch) */
+	__u64 pending_full; /* syscall-entry state could not be stored (no task storage for it, or no scratch) */
 };
 
 #endif /* GPUWATCH_ABI_H */

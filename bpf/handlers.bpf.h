@@ -6,7 +6,8 @@
  * with the same arguments (the DRM file already known: gw_ioctl_enter_file, gw_mmap_args),
  * so both paths emit identical records.
  *
- * Join: entry -> gw_pending_map[tid] -> exit -> one record. Only successful syscalls emit.
+ * Join: entry -> gw_pending_map (the thread's task storage) -> exit -> one record. Only
+ * successful syscalls emit.
  */
 #ifndef GPUWATCH_HANDLERS_BPF_H
 #define GPUWATCH_HANDLERS_BPF_H
@@ -54,25 +55,28 @@ static __always_inline struct gw_pending *gw_scratch_get(u32 sc)
 
 static __always_inline void gw_pending_put(struct gw_pending *p)
 {
-	u32 tid = (u32)bpf_get_current_pid_tgid();
-	if (bpf_map_update_elem(&gw_pending_map, &tid, p, BPF_ANY))
+	struct gw_pending *q =
+		bpf_task_storage_get(&gw_pending_map, bpf_get_current_task_btf(), NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!q) {
 		GW_COUNT(pending_full);
+		return;
+	}
+	__builtin_memcpy(q, p, sizeof(*q));
 }
 
-/* takes this thread's pending entry (whatever its kind) into the scratch and deletes it;
+/* takes this thread's pending entry (whatever its kind) into the scratch and clears it;
  * returns it only if it is of kind sc (a stale entry of another kind is dropped) */
 static __always_inline struct gw_pending *gw_pending_take2(u32 sc, u32 sc2)
 {
-	u32 tid = (u32)bpf_get_current_pid_tgid();
-	struct gw_pending *p = bpf_map_lookup_elem(&gw_pending_map, &tid);
+	struct gw_pending *p = bpf_task_storage_get(&gw_pending_map, bpf_get_current_task_btf(), NULL, 0);
 	struct gw_pending *s;
 
-	if (!p)
+	if (!p || !p->sc)
 		return NULL;
 	s = gw_thread_scratch();
 	if (s)
 		__builtin_memcpy(s, p, sizeof(*s));
-	bpf_map_delete_elem(&gw_pending_map, &tid);
+	p->sc = 0;
 	if (s && s->sc != sc && s->sc != sc2)
 		return NULL;
 	return s;

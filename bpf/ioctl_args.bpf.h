@@ -74,6 +74,17 @@ static __always_inline enum gw_ioctl_want gw_mask_want(u64 decode, u64 note, u32
 	return (note >> (bit & 63)) & 1 ? GW_IOCTL_NOTE : GW_IOCTL_SKIP;
 }
 
+/* true when gw_ioctl_wanted would say SKIP without reading the file: not DRM's, or a core nr
+ * neither mask names (a driver-private nr needs the file's driver: false) */
+static __always_inline bool gw_ioctl_core_skip(u32 cmd)
+{
+	u32 nr = GW_IOC_NR(cmd), w = (nr >> 6) & 3;
+
+	if (GW_IOC_TYPE(cmd) != 'd')
+		return true;
+	return !GW_IS_DRIVER_NR(nr) && gw_mask_want(gw_ioctl_nr_mask[w], gw_ioctl_note_mask[w], nr) == GW_IOCTL_SKIP;
+}
+
 /* how the ioctl is followed: a core nr by gw_ioctl_nr_mask / gw_ioctl_note_mask, a private
  * nr by its driver's masks (GW_DRV_OTHER: drivers without a table); *drv gets the driver */
 static __always_inline enum gw_ioctl_want gw_ioctl_wanted(struct file *f, u32 cmd, u8 *drv)
@@ -82,7 +93,7 @@ static __always_inline enum gw_ioctl_want gw_ioctl_wanted(struct file *f, u32 cm
 	u8 d;
 
 	*drv = GW_DRV_OTHER;
-	if (GW_IOC_TYPE(cmd) != 'd')
+	if (gw_ioctl_core_skip(cmd))
 		return GW_IOCTL_SKIP;
 	if (!GW_IS_DRIVER_NR(nr)) {
 		w = (nr >> 6) & 3;

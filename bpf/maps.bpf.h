@@ -75,10 +75,13 @@ struct gw_pending {
 	u8 in[GW_IOCTL_ARG_MAX];
 };
 
+/* a thread's syscall in flight: what its entry read, for its exit (sc 0: none). The thread's
+ * own storage, not a map keyed by tid: no hash, lock or element allocation on the path of
+ * every followed DRM ioctl, and nothing to delete when the thread exits. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, u32); /* tid */
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct gw_pending);
 } gw_pending_map SEC(".maps");
 

@@ -225,7 +225,7 @@ std::string Tracer::try_fexit(HookGroup g)
 		bpf_program__set_autoload(q, true);
 	/* tiny maps: only whether the programs load and attach matters here */
 	bpf_map__set_max_entries(s->maps.gw_events, ::getpagesize());
-	for (bpf_map *m : {s->maps.gw_pending_map, s->maps.gw_has_maps, s->maps.gw_snap_pids})
+	for (bpf_map *m : {s->maps.gw_has_maps, s->maps.gw_snap_pids})
 		bpf_map__set_max_entries(m, 1);
 	if (int err = gpuwatch_bpf__load(s.get()))
 		return what + ": loading refused: " + errno_text(-err);
