@@ -42,12 +42,18 @@
 #   BINARIES    tmpfs (default: gpuwatch, its action script and plugin copied to /run) or 9p
 #               (run from the build tree, read over 9p at every exec)
 #   CRIU_VERBOSE=1  criu -v4 (timestamped logs, slower) and keep the logs in OUT/criu-logs/
+#   PIN_CPUS=1  hooks: gpuwatch on vCPU 1 and the timed loops on vCPU 0 (taskset), on and off
+#               alike: the loop's own cost without the daemon's work sharing its vCPU
 set -u
 . "$(dirname "$0")/../guest/common.sh"
 
 BENCH=$(cd "$(dirname "$0")" && pwd)
 VMTESTS=$(cd "$BENCH/.." && pwd)
 INCGROUP=$VMTESTS/guest/incgroup
+PIN_LOOP=() PIN_GW=()
+if [ -n "${PIN_CPUS:-}" ]; then
+	PIN_LOOP=(taskset -c 0) PIN_GW=(taskset -c 1)
+fi
 : "${GPUWATCH:?}" "${WL_DIR:?}" "${OUT:?}"
 SECTIONS=${SECTIONS:-hooks neighbour burst criu iterative}
 PAIRS=${PAIRS:-5}
@@ -91,7 +97,7 @@ print("\t".join(json.dumps(m.get(k)) if not isinstance(m.get(k), str) else m[k] 
 gw_on() {
 	local path=$1 ring=${2:-}
 	rm -f "$W/manifest.json"
-	"$GPUWATCH" attach --cgroup "$CG_IN" --manifest "$W/manifest.json" --hooks="$path" \
+	${PIN_GW[@]+"${PIN_GW[@]}"} "$GPUWATCH" attach --cgroup "$CG_IN" --manifest "$W/manifest.json" --hooks="$path" \
 		${ring:+--ring-size "$ring"} >"$W/gw.log" 2>&1 &
 	GW_PID=$!
 	for _ in $(seq 1200); do
@@ -130,11 +136,11 @@ calibrate() {
 measure() {
 	local path=$1 pair=$2 state=$3 m line
 	for m in $IOCTL_MODES; do
-		line=$("$INCGROUP" "$CG_IN" "$WL_DIR/bench_ioctl" "$m" "${ITERS[ioctl_$m]}") || die "bench_ioctl $m failed"
+		line=$(${PIN_LOOP[@]+"${PIN_LOOP[@]}"} "$INCGROUP" "$CG_IN" "$WL_DIR/bench_ioctl" "$m" "${ITERS[ioctl_$m]}") || die "bench_ioctl $m failed"
 		raw ioctl "$path" "$m" "$pair" "$state" "$(echo "$line" | awk '{ print $3 }')"
 	done
 	for m in $SYSCALL_MODES; do
-		line=$("$INCGROUP" "$CG_OUT" "$WL_DIR/bench_syscall" "$m" "${ITERS[syscall_$m]}") || die "bench_syscall $m failed"
+		line=$(${PIN_LOOP[@]+"${PIN_LOOP[@]}"} "$INCGROUP" "$CG_OUT" "$WL_DIR/bench_syscall" "$m" "${ITERS[syscall_$m]}") || die "bench_syscall $m failed"
 		raw syscall "$path" "$m" "$pair" "$state" "$(echo "$line" | awk '{ print $3 }')"
 	done
 }
@@ -148,7 +154,7 @@ measure_tracefs() {
 	for state in on off; do
 		if [ $state = on ]; then echo 1 >"$ev"; else echo 0 >"$ev"; fi
 		for m in $SYSCALL_MODES; do
-			line=$("$INCGROUP" "$CG_OUT" "$WL_DIR/bench_syscall" "$m" "${ITERS[syscall_$m]}") || die "bench_syscall $m failed"
+			line=$(${PIN_LOOP[@]+"${PIN_LOOP[@]}"} "$INCGROUP" "$CG_OUT" "$WL_DIR/bench_syscall" "$m" "${ITERS[syscall_$m]}") || die "bench_syscall $m failed"
 			raw syscall tracefs-event "$m" "$pair" "$state" "$(echo "$line" | awk '{ print $3 }')"
 		done
 	done
@@ -169,7 +175,7 @@ measure_floor() {
 		[ $kind = empty ] || row=fexit-record
 		for state in $order; do
 			if [ $state = on ]; then
-				"$WL_DIR/bench_floor" $kind >"$W/floor.out" 2>&1 &
+				${PIN_GW[@]+"${PIN_GW[@]}"} "$WL_DIR/bench_floor" $kind >"$W/floor.out" 2>&1 &
 				fpid=$!
 				for _ in $(seq 300); do
 					grep -q attached "$W/floor.out" 2>/dev/null && break
@@ -179,7 +185,7 @@ measure_floor() {
 				grep -q attached "$W/floor.out" || { say "bench_floor $kind: $(cat "$W/floor.out")"; kill "$fpid" 2>/dev/null; wait "$fpid"; return 0; }
 			fi
 			for m in $IOCTL_MODES; do
-				line=$("$INCGROUP" "$CG_IN" "$WL_DIR/bench_ioctl" "$m" "${ITERS[ioctl_$m]}") || die "bench_ioctl $m failed"
+				line=$(${PIN_LOOP[@]+"${PIN_LOOP[@]}"} "$INCGROUP" "$CG_IN" "$WL_DIR/bench_ioctl" "$m" "${ITERS[ioctl_$m]}") || die "bench_ioctl $m failed"
 				raw ioctl "$row" "$m" "$pair" "$state" "$(echo "$line" | awk '{ print $3 }')"
 			done
 			if [ -n "$fpid" ]; then
@@ -208,6 +214,7 @@ section_hooks() {
 		[ "${ITERS[$m]}" != 0 ] || die "calibration of $m failed"
 		raw meta "iters_$m" "${ITERS[$m]}"
 	done
+	raw meta pin_cpus "${PIN_CPUS:-}"
 	say "hooks: $PAIRS pairs per path ($HOOK_PATHS); iterations: $(for m in "${!ITERS[@]}"; do printf '%s=%s ' "$m" "${ITERS[$m]}"; done)"
 	for pair in $(seq "$PAIRS"); do
 		for path in $HOOK_PATHS; do
