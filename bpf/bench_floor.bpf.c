@@ -11,6 +11,7 @@
  *           entry-to-exit join or its decoding.
  */
 #include "kernel_types.h"
+#include "gpuwatch.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
@@ -28,17 +29,16 @@ int BPF_PROG(floor_fexit, struct file *filp, unsigned int cmd, unsigned long arg
 	return 0;
 }
 
-#define FLOOR_ARG_MAX 64 /* GW_IOCTL_ARG_MAX */
-
 struct floor_rec { /* the size and layout class of struct gw_ev_ioctl */
-	__u8 hdr[24];
+	__u8 hdr[sizeof(struct gw_hdr)];
 	__u64 file, aux_file;
 	__u32 cmd;
 	__s32 ret;
 	__u32 arg_size, pad;
-	__u8 in[FLOOR_ARG_MAX];
-	__u8 out[FLOOR_ARG_MAX];
+	__u8 in[GW_IOCTL_ARG_MAX];
+	__u8 out[GW_IOCTL_ARG_MAX];
 };
+_Static_assert(sizeof(struct floor_rec) == sizeof(struct gw_ev_ioctl), "a record of gpuwatch's ioctl record size");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -53,8 +53,8 @@ int BPF_PROG(floor_record_fexit, struct file *filp, unsigned int cmd, unsigned l
 
 	if (!r)
 		return 0;
-	if (size > FLOOR_ARG_MAX)
-		size = FLOOR_ARG_MAX;
+	if (size > GW_IOCTL_ARG_MAX)
+		size = GW_IOCTL_ARG_MAX;
 	__builtin_memset(r, 0, sizeof(*r));
 	r->file = (__u64)filp;
 	r->cmd = cmd;

@@ -74,31 +74,35 @@ static __always_inline enum gw_ioctl_want gw_mask_want(u64 decode, u64 note, u32
 	return (note >> (bit & 63)) & 1 ? GW_IOCTL_NOTE : GW_IOCTL_SKIP;
 }
 
+/* how a core nr (0..255, not a driver's) is followed: by gw_ioctl_nr_mask / gw_ioctl_note_mask */
+static __always_inline enum gw_ioctl_want gw_core_want(u32 nr)
+{
+	u32 w = (nr >> 6) & 3;
+
+	return gw_mask_want(gw_ioctl_nr_mask[w], gw_ioctl_note_mask[w], nr);
+}
+
 /* true when gw_ioctl_wanted would say SKIP without reading the file: not DRM's, or a core nr
  * neither mask names (a driver-private nr needs the file's driver: false) */
 static __always_inline bool gw_ioctl_core_skip(u32 cmd)
 {
-	u32 nr = GW_IOC_NR(cmd), w = (nr >> 6) & 3;
+	u32 nr = GW_IOC_NR(cmd);
 
-	if (GW_IOC_TYPE(cmd) != 'd')
-		return true;
-	return !GW_IS_DRIVER_NR(nr) && gw_mask_want(gw_ioctl_nr_mask[w], gw_ioctl_note_mask[w], nr) == GW_IOCTL_SKIP;
+	return GW_IOC_TYPE(cmd) != 'd' || (!GW_IS_DRIVER_NR(nr) && gw_core_want(nr) == GW_IOCTL_SKIP);
 }
 
-/* how the ioctl is followed: a core nr by gw_ioctl_nr_mask / gw_ioctl_note_mask, a private
- * nr by its driver's masks (GW_DRV_OTHER: drivers without a table); *drv gets the driver */
+/* how the ioctl is followed: a core nr by gw_core_want, a private nr by its driver's masks
+ * (GW_DRV_OTHER: drivers without a table); *drv gets the driver */
 static __always_inline enum gw_ioctl_want gw_ioctl_wanted(struct file *f, u32 cmd, u8 *drv)
 {
 	u32 nr = GW_IOC_NR(cmd), bit, w;
 	u8 d;
 
 	*drv = GW_DRV_OTHER;
-	if (gw_ioctl_core_skip(cmd))
+	if (GW_IOC_TYPE(cmd) != 'd')
 		return GW_IOCTL_SKIP;
-	if (!GW_IS_DRIVER_NR(nr)) {
-		w = (nr >> 6) & 3;
-		return gw_mask_want(gw_ioctl_nr_mask[w], gw_ioctl_note_mask[w], nr);
-	}
+	if (!GW_IS_DRIVER_NR(nr))
+		return gw_core_want(nr);
 	d = gw_driver_id(f);
 	if (d >= GW_DRV_MAX)
 		return GW_IOCTL_SKIP;

@@ -5,8 +5,8 @@
  * meanwhile measures a floor under gpuwatch's ioctl hooks on the fexit path:
  *   empty   (default) the empty fentry and fexit programs: the BPF trampoline alone;
  *   record  the empty fentry and an fexit program writing one 184-byte ring-buffer record with
- *           the ioctl's argument per DRM ioctl, which this process drains every 10 ms, as
- *           gpuwatch's daemon drains its ring: what recording every ioctl costs at least.
+ *           the ioctl's argument per DRM ioctl, submitted without a wakeup and drained by this
+ *           process every 10 ms: what recording every ioctl costs at least.
  *
  * usage: bench_floor [empty|record]
  *                        prints "attached" once both programs are attached; exit status 0

@@ -133,30 +133,30 @@ calibrate() {
 }
 
 # measure PATH PAIR on|off: one timed run of every loop
+# one timed loop and its raw row: ioctl|syscall ROW MODE PAIR on|off (bench_ioctl in CG_IN,
+# bench_syscall in CG_OUT; on vCPU 0 under PIN_CPUS)
+timed_loop() {
+	local kind=$1 row=$2 m=$3 pair=$4 state=$5 cg=$CG_IN bin=bench_ioctl line
+	[ "$kind" = ioctl ] || { cg=$CG_OUT; bin=bench_syscall; }
+	line=$(${PIN_LOOP[@]+"${PIN_LOOP[@]}"} "$INCGROUP" "$cg" "$WL_DIR/$bin" "$m" "${ITERS[${kind}_$m]}") || die "$bin $m failed"
+	raw "$kind" "$row" "$m" "$pair" "$state" "$(echo "$line" | awk '{ print $3 }')"
+}
+
 measure() {
-	local path=$1 pair=$2 state=$3 m line
-	for m in $IOCTL_MODES; do
-		line=$(${PIN_LOOP[@]+"${PIN_LOOP[@]}"} "$INCGROUP" "$CG_IN" "$WL_DIR/bench_ioctl" "$m" "${ITERS[ioctl_$m]}") || die "bench_ioctl $m failed"
-		raw ioctl "$path" "$m" "$pair" "$state" "$(echo "$line" | awk '{ print $3 }')"
-	done
-	for m in $SYSCALL_MODES; do
-		line=$(${PIN_LOOP[@]+"${PIN_LOOP[@]}"} "$INCGROUP" "$CG_OUT" "$WL_DIR/bench_syscall" "$m" "${ITERS[syscall_$m]}") || die "bench_syscall $m failed"
-		raw syscall "$path" "$m" "$pair" "$state" "$(echo "$line" | awk '{ print $3 }')"
-	done
+	local path=$1 pair=$2 state=$3 m
+	for m in $IOCTL_MODES; do timed_loop ioctl "$path" "$m" "$pair" "$state"; done
+	for m in $SYSCALL_MODES; do timed_loop syscall "$path" "$m" "$pair" "$state"; done
 }
 
 # control for (2): no gpuwatch, one syscall event enabled through tracefs (ftrace, no BPF).
 # Any enabled syscall tracepoint puts every task on the syscall slow path: this is that floor.
 measure_tracefs() {
-	local pair=$1 m line state ev=/sys/kernel/tracing/events/syscalls/sys_enter_close/enable
+	local pair=$1 m state ev=/sys/kernel/tracing/events/syscalls/sys_enter_close/enable
 	[ -e "$ev" ] || mount -t tracefs none /sys/kernel/tracing 2>/dev/null
 	[ -e "$ev" ] || return 0
 	for state in on off; do
 		if [ $state = on ]; then echo 1 >"$ev"; else echo 0 >"$ev"; fi
-		for m in $SYSCALL_MODES; do
-			line=$(${PIN_LOOP[@]+"${PIN_LOOP[@]}"} "$INCGROUP" "$CG_OUT" "$WL_DIR/bench_syscall" "$m" "${ITERS[syscall_$m]}") || die "bench_syscall $m failed"
-			raw syscall tracefs-event "$m" "$pair" "$state" "$(echo "$line" | awk '{ print $3 }')"
-		done
+		for m in $SYSCALL_MODES; do timed_loop syscall tracefs-event "$m" "$pair" "$state"; done
 	done
 	echo 0 >"$ev"
 }
@@ -168,7 +168,7 @@ measure_tracefs() {
 #                  ioctl record size with the argument per DRM ioctl, drained by bench_floor:
 #                  the floor of recording every ioctl, without gpuwatch's filters and join.
 measure_floor() {
-	local pair=$1 m line state fpid="" order="on off" kind row
+	local pair=$1 m state fpid="" order="on off" kind row
 	[ $((pair % 2)) = 1 ] || order="off on"
 	for kind in empty record; do
 		row=fentry-empty
@@ -184,10 +184,7 @@ measure_floor() {
 				done
 				grep -q attached "$W/floor.out" || { say "bench_floor $kind: $(cat "$W/floor.out")"; kill "$fpid" 2>/dev/null; wait "$fpid"; return 0; }
 			fi
-			for m in $IOCTL_MODES; do
-				line=$(${PIN_LOOP[@]+"${PIN_LOOP[@]}"} "$INCGROUP" "$CG_IN" "$WL_DIR/bench_ioctl" "$m" "${ITERS[ioctl_$m]}") || die "bench_ioctl $m failed"
-				raw ioctl "$row" "$m" "$pair" "$state" "$(echo "$line" | awk '{ print $3 }')"
-			done
+			for m in $IOCTL_MODES; do timed_loop ioctl "$row" "$m" "$pair" "$state"; done
 			if [ -n "$fpid" ]; then
 				kill -INT "$fpid"
 				wait "$fpid" || die "bench_floor $kind did not detach cleanly: $(cat "$W/floor.out")"
