@@ -24,6 +24,7 @@
 
 #include "event_abi.hpp"
 #include "handle_table.hpp"
+#include "object_table.hpp"
 #include "manifest/manifest.hpp"
 
 namespace gw
@@ -36,11 +37,13 @@ struct GemObject {         // keyed by its model-assigned id in Model::objects()
 	// references the model keeps count of, so that a closed handle or a removed mapping
 	// is collected without a walk over the whole model: handles (in any file) and mappings
 	// (in any process) naming this object
-	uint32_t handles = 0, mappings = 0;
+	uint32_t handles = 0;
+	uint32_t mappings : 31 = 0;
 	// an xe VM binding has named it (never reset): only such an object may be held by a
 	// binding, which collecting it must then look for
-	bool bound = false;
+	bool bound : 1 = false;
 };
+static_assert(sizeof(GemObject) == 16, "10^5 objects: keep GemObject at 16 bytes");
 
 // What a handle carries beyond the common fields; rare (see Handle), so held out of line.
 struct HandleExtra {
@@ -51,13 +54,15 @@ struct HandleExtra {
 	uint32_t flink_name = 0; // GEM_FLINK name (names start at 1): 0 when none
 };
 
-// A GEM handle of a file. Kept small: a model of 10^5 handles holds 10^5 of these. The
-// common creation parameters (dumb buffers, xe GEM_CREATE) are five 32-bit values whose
+// A GEM handle of a file. Kept small (40 bytes): a model of 10^5 handles holds 10^5 of these.
+// The common creation parameters (dumb buffers, xe GEM_CREATE) are four 32-bit values whose
 // names the origin gives; anything else (flink names, imports, attributes, other origins'
-// parameters) lives in a HandleExtra allocated only for the handles that have one.
+// parameters, a dumb buffer's flags when not 0) lives in a HandleExtra allocated only for the
+// handles that have one.
 struct Handle {
-	// grant: kNoGrant, the one fake offset (DrmFile::mmap_offsets) granted for this handle, or
-	// kManyGrants (several, or not known: dropping the handle scans the file's grants)
+	// grant(): kNoGrant, the one fake offset (DrmFile::mmap_offsets) granted for this handle, or
+	// kManyGrants (several, or not known: dropping the handle scans the file's grants). Held as
+	// a page number: an offset that is not one (the kernel's fake offsets are) is "many".
 	static constexpr uint64_t kNoGrant = 0, kManyGrants = ~0ull;
 	// origins: what created the handle ("dumb", "prime", "flink", "unknown", "i915.gem_create", ...)
 	enum class Origin : uint8_t {
@@ -73,11 +78,17 @@ struct Handle {
 		virtio_gpu_resource_create
 	};
 
-	uint64_t object = 0; // GemObject id
-	uint64_t grant = kNoGrant;
+	uint64_t object = 0;    // GemObject id
+	uint32_t small[4] = {}; // dumb (flags 0): width, height, bpp, pitch; xe: placement, flags, vm_id, cpu_caching
 	Origin kind = Origin::unknown;
 	bool has_small = false; // `small` holds the origin's parameters
-	uint32_t small[5] = {}; // dumb: width, height, bpp, flags, pitch; xe: placement, flags, vm_id, cpu_caching
+
+	uint64_t grant() const { return grant_page_ == kManyPages ? kManyGrants : uint64_t{grant_page_} << kPageShift; }
+	void set_grant(uint64_t offset)
+	{
+		bool page = offset % (uint64_t{1} << kPageShift) == 0 && (offset >> kPageShift) < kManyPages;
+		grant_page_ = page ? static_cast<uint32_t>(offset >> kPageShift) : kManyPages;
+	}
 
 	std::string_view origin() const;
 	static Origin origin_of(std::string_view name); // Origin::unknown for a name not listed
@@ -98,7 +109,7 @@ struct Handle {
 
 	Handle() = default;
 	Handle(const Handle &o)
-	    : object(o.object), grant(o.grant), kind(o.kind), has_small(o.has_small),
+	    : object(o.object), kind(o.kind), has_small(o.has_small), grant_page_(o.grant_page_),
 	      extra_(o.extra_ ? std::make_unique<HandleExtra>(*o.extra_) : nullptr)
 	{
 		std::copy(std::begin(o.small), std::end(o.small), small);
@@ -114,8 +125,12 @@ private:
 			extra_ = std::make_unique<HandleExtra>();
 		return *extra_;
 	}
+	static constexpr unsigned kPageShift = 12;
+	static constexpr uint32_t kManyPages = ~0u;
+	uint32_t grant_page_ = 0; // grant() >> kPageShift, or kManyPages
 	std::unique_ptr<HandleExtra> extra_;
 };
+static_assert(sizeof(Handle) <= 40, "10^5 handles: keep Handle at 40 bytes");
 
 // i915 contexts, i915/xe VMs and their bindings, xe exec queues: per DRM file, by id.
 struct Context {
@@ -279,10 +294,10 @@ public:
 	const std::map<uint32_t, Process> &processes() const { return procs_; }
 	const std::map<uint64_t, DrmFile> &files() const { return files_; } // keyed by kfile
 	uint64_t malformed_records() const { return malformed_; }
-	const std::map<uint64_t, DmaBuf> &dmabufs() const { return dmabufs_; }              // keyed by kfile
-	const std::unordered_map<uint64_t, GemObject> &objects() const { return objects_; } // keyed by id
-	const std::map<uint64_t, OtherFile> &others() const { return others_; }             // keyed by kfile
-	uint64_t ignored_ioctls() const { return ignored_ioctls_; }                         // recorded, but not decoded
+	const std::map<uint64_t, DmaBuf> &dmabufs() const { return dmabufs_; }  // keyed by kfile
+	const ObjectTable<GemObject> &objects() const { return objects_; }      // keyed by id
+	const std::map<uint64_t, OtherFile> &others() const { return others_; } // keyed by kfile
+	uint64_t ignored_ioctls() const { return ignored_ioctls_; }             // recorded, but not decoded
 
 private:
 	// implementation details are the model's own
@@ -291,13 +306,13 @@ private:
 	std::map<uint32_t, Process> procs_;
 	std::map<uint64_t, DrmFile> files_;
 	std::map<uint64_t, DmaBuf> dmabufs_;
-	std::unordered_map<uint64_t, GemObject> objects_;          // a node per object, no tree: see Handle
+	ObjectTable<GemObject> objects_;                           // id -> object: user/object_table.hpp
 	std::map<std::pair<uint64_t, uint32_t>, uint64_t> flinks_; // (device key, name) -> object
 	std::map<uint64_t, OtherFile> others_;
 	std::map<std::pair<uint32_t, int>, nlohmann::json> pending_origin_; // (tgid, fd) -> origin
 	std::map<uint32_t, gw_ev_ioctl_ext> pending_ext_;                   // tid -> the ext record before its ioctl
 	std::vector<std::string> incomplete_;
-	uint64_t next_file_id_ = 1, next_object_id_ = 1;
+	uint64_t next_file_id_ = 1;
 	uint64_t lost_events_ = 0, failed_reads_ = 0, malformed_ = 0, ignored_ioctls_ = 0;
 	uint64_t generation_ = 0;
 	NodeNamer namer_ = nullptr;

@@ -129,15 +129,15 @@ void ModelOps::gc()
 		live_objs.insert(d.object);
 	live_objs.insert(handled_objs.begin(), handled_objs.end());
 	std::erase_if(m.flinks_, [&](const auto &kv) { return !handled_objs.count(kv.second); });
-	std::erase_if(m.objects_, [&](const auto &kv) { return !live_objs.count(kv.first); });
+	m.objects_.erase_if([&](uint64_t id, const GemObject &) { return !live_objs.count(id); });
 }
 
 void ModelOps::count_mapping(const Mapping &mp, int delta)
 {
 	if (!mp.object)
 		return;
-	if (auto o = m.objects_.find(*mp.object); o != m.objects_.end())
-		o->second.mappings += delta;
+	if (GemObject *o = m.objects_.find(*mp.object))
+		o->mappings += delta;
 	if (delta < 0)
 		lost_objs.push_back(*mp.object);
 }
@@ -150,8 +150,8 @@ void ModelOps::uncount_mappings(const Process &p)
 
 void ModelOps::count_handle(uint64_t object, int delta)
 {
-	if (auto o = m.objects_.find(object); o != m.objects_.end())
-		o->second.handles += delta;
+	if (GemObject *o = m.objects_.find(object))
+		o->handles += delta;
 	if (delta < 0)
 		lost_objs.push_back(object);
 }
@@ -194,22 +194,22 @@ void ModelOps::collect()
 		m.dmabufs_.erase(d);
 	}
 	for (uint64_t id : lost_objs) {
-		auto o = m.objects_.find(id);
-		if (o == m.objects_.end())
+		GemObject *o = m.objects_.find(id);
+		if (!o)
 			continue;
-		if (o->second.handles == 0) // a flink name lives while its object has a handle
+		if (o->handles == 0) // a flink name lives while its object has a handle
 			std::erase_if(m.flinks_, [&](const auto &kv) { return kv.second == id; });
-		if (o->second.handles || o->second.mappings)
+		if (o->handles || o->mappings)
 			continue;
 		bool held = false;
 		for (const auto &[k, d] : m.dmabufs_)
 			held = held || d.object == id;
-		for (auto f = m.files_.begin(); o->second.bound && !held && f != m.files_.end(); ++f)
+		for (auto f = m.files_.begin(); o->bound && !held && f != m.files_.end(); ++f)
 			for (const auto &[vid, vm] : f->second.vms)
 				for (const auto &[addr, b] : vm.bindings)
 					held = held || b.object == id; // a bound buffer outlives its handle
 		if (!held)
-			m.objects_.erase(o);
+			m.objects_.erase(id);
 	}
 }
 

@@ -32,7 +32,7 @@ constexpr std::string_view kOrigins[] = {"unknown",         "dumb",
 					 "i915.userptr",    "xe.gem_create",
 					 "getfb",           "virtio_gpu.resource_create"};
 // the names of Handle::small's values, by origin
-constexpr const char *kDumbSmall[] = {"width", "height", "bpp", "flags", "pitch"};
+constexpr const char *kDumbSmall[] = {"width", "height", "bpp", "pitch"}; // and flags 0
 constexpr const char *kXeSmall[] = {"placement", "flags", "vm_id", "cpu_caching"};
 } // namespace
 
@@ -55,6 +55,7 @@ nlohmann::json Handle::params() const
 	if (has_small && kind == Origin::dumb) {
 		for (std::size_t i = 0; i < std::size(kDumbSmall); ++i)
 			p[kDumbSmall[i]] = small[i];
+		p["flags"] = 0;
 	} else if (has_small && kind == Origin::xe_gem_create) {
 		for (std::size_t i = 0; i < std::size(kXeSmall); ++i)
 			p[kXeSmall[i]] = small[i];
@@ -106,9 +107,7 @@ ApplyStatus ModelOps::on_ioctl(const gw_ev_ioctl &ev)
 
 uint64_t ModelOps::new_object(uint64_t size)
 {
-	uint64_t id = m.next_object_id_++;
-	m.objects_[id] = GemObject{size};
-	return id;
+	return m.objects_.insert(GemObject{size});
 }
 
 void ModelOps::drop_handle(DrmFile &f, uint32_t handle)
@@ -117,7 +116,7 @@ void ModelOps::drop_handle(DrmFile &f, uint32_t handle)
 	if (hit == f.handles.end())
 		return;
 	count_handle(hit->second.object, -1);
-	uint64_t g = hit->second.grant;
+	uint64_t g = hit->second.grant();
 	f.handles.erase(hit);
 	if (g == Handle::kManyGrants) {
 		for (auto it = f.mmap_offsets.begin(); it != f.mmap_offsets.end();) {
@@ -149,13 +148,13 @@ void ModelOps::grant(DrmFile &f, uint64_t offset, uint32_t handle)
 	auto [it, inserted] = f.mmap_offsets.try_emplace(offset, handle);
 	if (!inserted && it->second != handle) { // a stale grant: its handle's list is no longer known
 		if (auto old = f.handles.find(it->second); old != f.handles.end())
-			old->second.grant = Handle::kManyGrants;
+			old->second.set_grant(Handle::kManyGrants);
 		it->second = handle;
 	}
-	if (auto h = f.handles.find(handle); h != f.handles.end() && h->second.grant != offset)
-		h->second.grant = h->second.grant == Handle::kNoGrant && offset != Handle::kNoGrant
-					  ? offset
-					  : Handle::kManyGrants;
+	if (auto h = f.handles.find(handle); h != f.handles.end() && h->second.grant() != offset)
+		h->second.set_grant(h->second.grant() == Handle::kNoGrant && offset != Handle::kNoGrant
+					    ? offset
+					    : Handle::kManyGrants);
 	changed = true;
 }
 
@@ -189,9 +188,18 @@ void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o)
 		return;
 	std::visit(overloaded{
 			   [&](const CreateDumb &x) {
+				   if (x.flags) { // no flag is defined: kept, out of line
+					   add_handle(f, x.handle, new_object(x.size), "dumb",
+						      nlohmann::json{{"width", x.width},
+								     {"height", x.height},
+								     {"bpp", x.bpp},
+								     {"flags", x.flags},
+								     {"pitch", x.pitch}});
+					   return;
+				   }
 				   Handle &h = add_handle(f, x.handle, new_object(x.size), "dumb");
 				   h.has_small = true;
-				   uint32_t v[] = {x.width, x.height, x.bpp, x.flags, x.pitch};
+				   uint32_t v[] = {x.width, x.height, x.bpp, x.pitch};
 				   std::copy(std::begin(v), std::end(v), h.small);
 			   },
 			   [&](const MapDumb &x) {
@@ -360,8 +368,8 @@ void ModelOps::op(DrmFile &f, const drm::GemOpen &x)
 	uint64_t obj = 0;
 	if (it != m.flinks_.end() && m.objects_.count(it->second)) {
 		obj = it->second;
-		if (m.objects_[obj].size == 0)
-			m.objects_[obj].size = x.size;
+		if (GemObject &o = *m.objects_.find(obj); o.size == 0)
+			o.size = x.size;
 	} else {
 		obj = new_object(x.size);
 		m.flinks_[key] = obj;

@@ -324,8 +324,8 @@ bool ModelOps::apply_intel(Process &p, DrmFile &f, const drm::Op &o)
 						    b.obj != 0) { // obj 0: a NULL (sparse) or CPU-mirror binding
 							nb.handle = b.obj;
 							nb.object = known_handle(f, b.obj).object;
-							if (auto o = m.objects_.find(nb.object); o != m.objects_.end())
-								o->second.bound = true;
+							if (GemObject *o = m.objects_.find(nb.object))
+								o->bound = true;
 						}
 						vm->bindings[b.addr] = nb;
 						break;

@@ -22,8 +22,8 @@ manifest::Manifest Model::manifest() const
 		return n != names.end() ? std::optional<uint64_t>(n->second) : std::nullopt;
 	};
 	auto object_size = [&](uint64_t obj) {
-		auto it = objects_.find(obj);
-		return it == objects_.end() ? uint64_t{0} : it->second.size;
+		const GemObject *o = objects_.find(obj);
+		return o ? o->size : uint64_t{0};
 	};
 	// The handle of `obj` in `f`: the one the mapping's offset grant names, else the lowest.
 	auto handle_of = [&](const DrmFile &f, uint64_t obj, uint64_t offset) -> std::optional<uint64_t> {
@@ -259,7 +259,7 @@ manifest::Manifest Model::manifest() const
 		m.processes.push_back(std::move(pj));
 	}
 
-	std::vector<std::pair<uint64_t, const GemObject *>> objs; // by id: the table is unordered
+	std::vector<std::pair<uint64_t, const GemObject *>> objs; // by id: a reused slot's id is larger
 	for (const auto &[id, o] : objects_)
 		objs.emplace_back(id, &o);
 	std::sort(objs.begin(), objs.end());

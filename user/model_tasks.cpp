@@ -117,8 +117,8 @@ std::optional<uint64_t> ModelOps::object_at(const DrmFile &f, uint64_t offset) c
 	auto h = f.handles.find(g->second);
 	if (h == f.handles.end())
 		return std::nullopt;
-	auto o = m.objects_.find(h->second.object);
-	uint64_t size = o == m.objects_.end() ? 0 : o->second.size;
+	const GemObject *o = m.objects_.find(h->second.object);
+	uint64_t size = o ? o->size : 0;
 	if (offset == g->first || offset - g->first < size)
 		return h->second.object;
 	return std::nullopt;

@@ -44,6 +44,34 @@ TEST(ModelGem, GemCloseRemovesHandleAndGrants)
 	EXPECT_EQ(w.m.objects().size(), 1u);
 }
 
+// A dumb buffer's flags (none is defined, so the kernel's 0) are kept out of line when not
+// 0; a grant that is not a page's offset is kept as "many" (closing the handle scans).
+TEST(ModelGem, DumbFlagsAndOddGrantsSurviveTheCompactHandle)
+{
+	World w;
+	w.proc(100);
+	w.open(100, 3, kCard);
+	drm_mode_create_dumb in{}, out{};
+	in.width = 16, in.height = 8, in.bpp = 32, in.flags = 0x80000001u;
+	out = in;
+	out.handle = 1, out.pitch = 64, out.size = 512;
+	ASSERT_EQ(w.apply(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_CREATE_DUMB, in, out)), ApplyStatus::ok);
+	EXPECT_EQ(w.f(kCard).handles.at(1).params(),
+		  (json{{"width", 16}, {"height", 8}, {"bpp", 32}, {"flags", 0x80000001u}, {"pitch", 64}}));
+	w.create_dumb(100, kCard, 2);
+	for (uint64_t off : {kFake + 1, kFake + (uint64_t{0xffffffff} << 12), uint64_t{0x1000}}) {
+		ASSERT_EQ(w.map_dumb(100, kCard, 2, off), ApplyStatus::ok);
+		EXPECT_EQ(w.f(kCard).mmap_offsets.at(off), 2u);
+	}
+	ASSERT_EQ(w.map_dumb(100, kCard, 1, kFake + 0x100000), ApplyStatus::ok);
+	EXPECT_EQ(w.f(kCard).handles.at(1).grant(), kFake + 0x100000);
+	ASSERT_EQ(w.gem_close(100, kCard, 2), ApplyStatus::ok);
+	ASSERT_EQ(w.f(kCard).mmap_offsets.size(), 1u);
+	EXPECT_EQ(w.f(kCard).mmap_offsets.at(kFake + 0x100000), 1u);
+	ASSERT_EQ(w.gem_close(100, kCard, 1), ApplyStatus::ok);
+	EXPECT_TRUE(w.f(kCard).mmap_offsets.empty());
+}
+
 TEST(ModelGem, FlinkThenOpenSharesTheObject)
 {
 	World w;
