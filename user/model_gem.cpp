@@ -91,12 +91,11 @@ ApplyStatus ModelOps::on_ioctl(const gw_ev_ioctl &ev)
 	std::string_view driver = known != m.files_.end() && !known->second.driver.empty()
 					  ? std::string_view(known->second.driver)
 					  : drm::driver_name(ev.drv);
-	std::optional<gw_ev_ioctl_ext> ext;
-	if (auto x = m.pending_ext_.find(ev.hdr.tid); x != m.pending_ext_.end()) {
-		ext = x->second;
-		m.pending_ext_.erase(x);
-	}
-	drm::Op op = drm::decode_ioctl(driver, drm::IoctlRecord{ev, ext ? &*ext : nullptr});
+	// the ext record, taken out of the table (2.7 KiB: not copied, nor a copy's room zeroed)
+	decltype(m.pending_ext_)::node_type ext;
+	if (auto x = m.pending_ext_.find(ev.hdr.tid); x != m.pending_ext_.end())
+		ext = m.pending_ext_.extract(x);
+	drm::Op op = drm::decode_ioctl(driver, drm::IoctlRecord{ev, ext ? &ext.mapped() : nullptr});
 	if (std::holds_alternative<drm::Malformed>(op))
 		return malformed();
 	DrmFile &f = file_seen(ev.file);
