@@ -177,6 +177,13 @@ struct Framebuffer {
 	std::vector<FramebufferPlane> planes;
 };
 
+// A fake offset's grant (MAP_DUMB, MMAP_OFFSET): its handle and, for i915, the mmap type.
+struct Grant {
+	uint32_t handle = 0;
+	uint8_t i915_type = 0;                   // 0: none (not an i915 MMAP_OFFSET), else I915_MMAP_OFFSET_* + 1
+	std::string_view i915_type_name() const; // "gtt", "wc", "wb", "uc", "fixed", "unknown"; "": none
+};
+
 struct DrmFile {
 	uint64_t id = 0;    // model-assigned, stable for the file's life, starts at 1
 	uint64_t kfile = 0; // kernel struct file pointer (never in the manifest)
@@ -196,8 +203,7 @@ struct DrmFile {
 	std::map<uint32_t, uint32_t> blobs;                  // property blob id (per device) -> length
 	std::map<uint32_t, manifest::DisplayCursor> cursors; // legacy cursors the file set, by CRTC
 	uint64_t atomic_commits = 0;                         // MODE_ATOMIC, not TEST_ONLY
-	std::map<uint64_t, uint32_t> mmap_offsets;           // fake offset -> handle (MAP_DUMB grants)
-	std::map<uint64_t, std::string> mmap_types;          // fake offset -> i915/xe mmap type ("wb", ...)
+	std::map<uint64_t, Grant> mmap_offsets;              // fake offset -> grant (one map: a grant is one node)
 	std::map<uint64_t, uint32_t> prime;                  // dma-buf kfile -> handle (exports and imports)
 	uint64_t dev = 0; // kernel struct drm_device * (joins i915.gem mappings; not in the manifest)
 	std::map<uint32_t, Context> contexts;      // i915
@@ -220,18 +226,43 @@ struct OtherFile {
 	nlohmann::json origin = nullptr;
 };
 
-struct Mapping {
-	uint64_t start = 0, length = 0;
-	uint32_t prot = 0; // PROT_* bits
-	bool shared = false;
-	uint64_t kfile = 0;             // the DRM file
-	uint64_t offset = 0;            // byte offset (fake offset)
-	std::optional<uint64_t> object; // GemObject id when known
-	// how the mapping reaches its buffer: "" (the DRM file itself), "anon_inode:i915.gem"
-	// (i915 swaps the VMA's file), "i915.gem_mmap" (legacy GEM_MMAP: the object's shmem file).
-	// Always a string literal: a std::string would allocate for "anon_inode:i915.gem".
-	std::string_view via;
+// A GemObject id or none, in 8 bytes (ids are never 0), with std::optional's interface: a
+// model of 10^5 mappings holds 10^5 of these.
+class ObjectRef
+{
+public:
+	ObjectRef() = default;
+	ObjectRef(std::nullopt_t) {}
+	ObjectRef(uint64_t id) : id_(id) {}
+	ObjectRef(std::optional<uint64_t> id) : id_(id.value_or(0)) {}
+	explicit operator bool() const { return id_ != 0; }
+	bool has_value() const { return id_ != 0; }
+	uint64_t operator*() const { return id_; }
+	operator std::optional<uint64_t>() const { return id_ ? std::optional<uint64_t>(id_) : std::nullopt; }
+	friend bool operator==(ObjectRef a, ObjectRef b) { return a.id_ == b.id_; }
+
+private:
+	uint64_t id_ = 0;
 };
+
+struct Mapping { // 48 bytes: a model of 10^5 mappings holds 10^5 of these
+	// how the mapping reaches its buffer: the DRM file itself; "anon_inode:i915.gem" (i915
+	// swaps the VMA's file); "i915.gem_mmap" (legacy GEM_MMAP: the object's shmem file)
+	enum class Via : uint8_t {
+		device,
+		i915_gem,
+		i915_gem_mmap
+	};
+	uint64_t start = 0, length = 0;
+	uint64_t kfile = 0;  // the DRM file
+	uint64_t offset = 0; // byte offset (fake offset)
+	ObjectRef object;    // GemObject id when known
+	uint32_t prot = 0;   // PROT_* bits
+	bool shared = false;
+	Via via = Via::device;
+	std::string_view via_name() const; // "" for the device itself
+};
+static_assert(sizeof(Mapping) == 48, "10^5 mappings: keep Mapping at 48 bytes");
 
 struct Process {
 	uint32_t pid = 0;

@@ -109,6 +109,12 @@ uint64_t ModelOps::new_object(uint64_t size)
 	return m.objects_.insert(GemObject{size});
 }
 
+std::string_view Grant::i915_type_name() const
+{
+	constexpr std::string_view kNames[] = {"", "gtt", "wc", "wb", "uc", "fixed", "unknown"};
+	return i915_type < std::size(kNames) ? kNames[i915_type] : "unknown";
+}
+
 void ModelOps::drop_handle(DrmFile &f, uint32_t handle)
 {
 	auto hit = f.handles.find(handle);
@@ -119,16 +125,14 @@ void ModelOps::drop_handle(DrmFile &f, uint32_t handle)
 	f.handles.erase(hit);
 	if (g == Handle::kManyGrants) {
 		for (auto it = f.mmap_offsets.begin(); it != f.mmap_offsets.end();) {
-			if (it->second != handle) {
+			if (it->second.handle != handle) {
 				++it;
 				continue;
 			}
-			f.mmap_types.erase(it->first); // the grant's type goes with it
 			it = f.mmap_offsets.erase(it);
 		}
 	} else if (auto it = f.mmap_offsets.find(g);
-		   g != Handle::kNoGrant && it != f.mmap_offsets.end() && it->second == handle) {
-		f.mmap_types.erase(g);
+		   g != Handle::kNoGrant && it != f.mmap_offsets.end() && it->second.handle == handle) {
 		f.mmap_offsets.erase(it);
 	}
 	std::erase_if(f.prime, [&](const auto &kv) {
@@ -144,11 +148,11 @@ void ModelOps::drop_handle(DrmFile &f, uint32_t handle)
 // remembers its grant, so that dropping it does not scan every grant of the file.
 void ModelOps::grant(DrmFile &f, uint64_t offset, uint32_t handle)
 {
-	auto [it, inserted] = f.mmap_offsets.try_emplace(offset, handle);
-	if (!inserted && it->second != handle) { // a stale grant: its handle's list is no longer known
-		if (auto old = f.handles.find(it->second); old != f.handles.end())
+	auto [it, inserted] = f.mmap_offsets.try_emplace(offset, Grant{handle});
+	if (!inserted && it->second.handle != handle) { // a stale grant: its handle's list is no longer known
+		if (auto old = f.handles.find(it->second.handle); old != f.handles.end())
 			old->second.set_grant(Handle::kManyGrants);
-		it->second = handle;
+		it->second = Grant{handle};
 	}
 	if (auto h = f.handles.find(handle); h != f.handles.end() && h->second.grant() != offset)
 		h->second.set_grant(h->second.grant() == Handle::kNoGrant && offset != Handle::kNoGrant

@@ -33,18 +33,6 @@ const char *mem_class_name(uint16_t c)
 	}
 }
 
-const char *i915_mmap_type(uint64_t t)
-{
-	switch (t) {
-	case I915_MMAP_OFFSET_GTT: return "gtt";
-	case I915_MMAP_OFFSET_WC: return "wc";
-	case I915_MMAP_OFFSET_WB: return "wb";
-	case I915_MMAP_OFFSET_UC: return "uc";
-	case 4: return "fixed"; // I915_MMAP_OFFSET_FIXED (discrete parts)
-	default: return "unknown";
-	}
-}
-
 const char *tiling_name(uint32_t mode)
 {
 	switch (mode) {
@@ -174,7 +162,9 @@ bool ModelOps::apply_intel(Process &p, DrmFile &f, const drm::Op &o)
 			[&](const I915MmapOffset &x) {
 				known_handle(f, x.handle);
 				grant(f, x.offset, x.handle);
-				f.mmap_types[x.offset] = i915_mmap_type(x.type);
+				// I915_MMAP_OFFSET_GTT .. _FIXED (4, discrete parts); anything else "unknown"
+				f.mmap_offsets.at(x.offset).i915_type =
+					static_cast<uint8_t>(std::min<uint64_t>(x.type, 5) + 1);
 				changed = true;
 			},
 			[&](const I915MmapLegacy &x) {
@@ -187,7 +177,7 @@ bool ModelOps::apply_intel(Process &p, DrmFile &f, const drm::Op &o)
 				mp.kfile = f.kfile;
 				mp.offset = x.offset;
 				mp.object = h.object;
-				mp.via = "i915.gem_mmap";
+				mp.via = Mapping::Via::i915_gem_mmap;
 				map(p, mp);
 			},
 			[&](const I915Userptr &x) {

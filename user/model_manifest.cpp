@@ -28,7 +28,7 @@ manifest::Manifest Model::manifest() const
 	// The handle of `obj` in `f`: the one the mapping's offset grant names, else the lowest.
 	auto handle_of = [&](const DrmFile &f, uint64_t obj, uint64_t offset) -> std::optional<uint64_t> {
 		if (auto g = f.mmap_offsets.upper_bound(offset); g != f.mmap_offsets.begin()) {
-			auto h = f.handles.find(std::prev(g)->second);
+			auto h = f.handles.find(std::prev(g)->second.handle);
 			if (h != f.handles.end() && h->second.object == obj)
 				return h->first;
 		}
@@ -70,8 +70,8 @@ manifest::Manifest Model::manifest() const
 		fj.handles_known = f->handles_known;
 		// each handle's fake offsets, ascending: one pass over the grants, not one per handle
 		std::map<uint32_t, std::vector<uint64_t>> grants;
-		for (const auto &[off, hn] : f->mmap_offsets)
-			grants[hn].push_back(off);
+		for (const auto &[off, g] : f->mmap_offsets)
+			grants[g.handle].push_back(off);
 		for (const auto &[n, h] : f->handles) {
 			mf::Handle hj;
 			hj.handle = n;
@@ -85,8 +85,8 @@ manifest::Manifest Model::manifest() const
 			if (auto g = grants.find(n); g != grants.end())
 				hj.mmap_offsets = std::move(g->second);
 			for (uint64_t off : hj.mmap_offsets)
-				if (auto t = f->mmap_types.find(off); t != f->mmap_types.end())
-					hj.mmap_types[off] = t->second;
+				if (std::string_view t = f->mmap_offsets.at(off).i915_type_name(); !t.empty())
+					hj.mmap_types[off] = std::string(t);
 			nlohmann::json attrs = h.attrs();
 			if (auto t = attrs.find("tiling"); attrs.is_object() && t != attrs.end()) {
 				mf::Tiling tl;
@@ -253,7 +253,7 @@ manifest::Manifest Model::manifest() const
 			mj.offset = mp.offset;
 			mj.handle = mp.object ? handle_of(f, *mp.object, mp.offset) : std::nullopt;
 			mj.object = mp.object;
-			mj.via = std::string(mp.via.empty() ? "device" : mp.via);
+			mj.via = std::string(mp.via == Mapping::Via::device ? "device" : mp.via_name());
 			pj.mmaps.push_back(std::move(mj));
 		}
 		m.processes.push_back(std::move(pj));

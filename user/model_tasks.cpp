@@ -59,6 +59,16 @@ void ModelOps::learn_fd(Process &p, int fd, uint64_t kfile, bool dmabuf)
 		install_fd(p, fd, FdEntry{kfile, false, dmabuf});
 }
 
+std::string_view Mapping::via_name() const
+{
+	switch (via) {
+	case Via::device: break;
+	case Via::i915_gem: return "anon_inode:i915.gem";
+	case Via::i915_gem_mmap: return "i915.gem_mmap";
+	}
+	return "";
+}
+
 // Removes [start, start+len), keeping the pieces of partly covered mappings.
 void ModelOps::unmap_range(Process &p, uint64_t start, uint64_t len)
 {
@@ -114,7 +124,7 @@ std::optional<uint64_t> ModelOps::object_at(const DrmFile &f, uint64_t offset) c
 	if (g == f.mmap_offsets.begin())
 		return std::nullopt;
 	--g;
-	auto h = f.handles.find(g->second);
+	auto h = f.handles.find(g->second.handle);
 	if (h == f.handles.end())
 		return std::nullopt;
 	const GemObject *o = m.objects_.find(h->second.object);
@@ -299,11 +309,11 @@ ApplyStatus ModelOps::on_mmap(const gw_ev_mmap &ev)
 		}
 	}
 	if (ev.via == GW_VIA_I915_SHMEM) {
-		mp.via = "i915.gem_mmap"; // its object is not known: the ioctl that made it was not seen
+		mp.via = Mapping::Via::i915_gem_mmap; // its object is not known: the ioctl that made it was not seen
 	} else {
 		mp.object = object_at(f, ev.offset);
 		if (anon || f.driver == "i915")
-			mp.via = "anon_inode:i915.gem";
+			mp.via = Mapping::Via::i915_gem;
 	}
 	map(*p, mp);
 	return ApplyStatus::ok;

@@ -21,7 +21,7 @@ TEST(ModelGem, DumbCreateMapDestroy)
 	EXPECT_EQ(h.params(), (json{{"width", 64}, {"height", 32}, {"bpp", 32}, {"flags", 0}, {"pitch", 256}}));
 	EXPECT_EQ(w.m.objects().at(h.object).size, 8192u);
 	ASSERT_EQ(w.map_dumb(100, kCard, 1, kFake), ApplyStatus::ok);
-	EXPECT_EQ(w.f(kCard).mmap_offsets.at(kFake), 1u);
+	EXPECT_EQ(w.f(kCard).mmap_offsets.at(kFake).handle, 1u);
 	ASSERT_EQ(w.destroy_dumb(100, kCard, 1), ApplyStatus::ok);
 	EXPECT_TRUE(w.f(kCard).handles.empty());
 	EXPECT_TRUE(w.f(kCard).mmap_offsets.empty());
@@ -61,13 +61,13 @@ TEST(ModelGem, DumbFlagsAndOddGrantsSurviveTheCompactHandle)
 	w.create_dumb(100, kCard, 2);
 	for (uint64_t off : {kFake + 1, kFake + (uint64_t{0xffffffff} << 12), uint64_t{0x1000}}) {
 		ASSERT_EQ(w.map_dumb(100, kCard, 2, off), ApplyStatus::ok);
-		EXPECT_EQ(w.f(kCard).mmap_offsets.at(off), 2u);
+		EXPECT_EQ(w.f(kCard).mmap_offsets.at(off).handle, 2u);
 	}
 	ASSERT_EQ(w.map_dumb(100, kCard, 1, kFake + 0x100000), ApplyStatus::ok);
 	EXPECT_EQ(w.f(kCard).handles.at(1).grant(), kFake + 0x100000);
 	ASSERT_EQ(w.gem_close(100, kCard, 2), ApplyStatus::ok);
 	ASSERT_EQ(w.f(kCard).mmap_offsets.size(), 1u);
-	EXPECT_EQ(w.f(kCard).mmap_offsets.at(kFake + 0x100000), 1u);
+	EXPECT_EQ(w.f(kCard).mmap_offsets.at(kFake + 0x100000).handle, 1u);
 	ASSERT_EQ(w.gem_close(100, kCard, 1), ApplyStatus::ok);
 	EXPECT_TRUE(w.f(kCard).mmap_offsets.empty());
 }
@@ -255,7 +255,7 @@ TEST(ModelGem, IoctlsOnStateTheModelNeverSaw)
 	EXPECT_FALSE(w.f(kCard).handles_known);
 	EXPECT_EQ(w.p(100).fds.at(6).kfile, kCard);
 	EXPECT_EQ(w.f(kCard).handles.at(4).origin(), "unknown");
-	EXPECT_EQ(w.f(kCard).mmap_offsets.at(kFake), 4u);
+	EXPECT_EQ(w.f(kCard).mmap_offsets.at(kFake).handle, 4u);
 	EXPECT_EQ(w.gem_close(100, kCard, 9, 6), ApplyStatus::ok); // never seen: nothing to drop
 	EXPECT_EQ(w.flink(100, kCard, 4, 3, 6), ApplyStatus::ok);
 	EXPECT_EQ(w.f(kCard).handles.size(), 1u);

@@ -133,7 +133,7 @@ TEST(ModelI915, LegacyGemMmapMapsInsideTheIoctl)
 	ASSERT_EQ(c.gem_mmap(2, 0x2800, A), ApplyStatus::ok);
 	const gw::Mapping &mp = w.p(100).mmaps.at(A);
 	EXPECT_EQ(mp.length, 0x3000u);
-	EXPECT_EQ(mp.via, "i915.gem_mmap");
+	EXPECT_EQ(mp.via_name(), "i915.gem_mmap");
 	EXPECT_EQ(mp.object, w.f(kI915).handles.at(2).object);
 	json mj = w.manifest()["processes"][0]["mmaps"];
 	EXPECT_EQ(mj, (json::array({{{"start", A},
@@ -143,7 +143,7 @@ TEST(ModelI915, LegacyGemMmapMapsInsideTheIoctl)
 				     {"file", 1},
 				     {"offset", 0},
 				     {"handle", 2},
-				     {"object", mp.object.value()},
+				     {"object", *mp.object},
 				     {"via", "i915.gem_mmap"}}})));
 	// a re-snapshot (a sync at dump) finds the same VMA, which names no buffer: the handle stays
 	auto snap = mmap_rec(100, 0, A, 0x3000, 0, PROT_READ, true, -1);
@@ -417,7 +417,7 @@ TEST(ModelI915, DriverOfAFileKnownOnlyFromItsIoctls)
 	EXPECT_FALSE(f.handles_known);
 	ASSERT_EQ(f.handles.size(), 2u);
 	EXPECT_EQ(f.handles.at(2).origin(), "i915.gem_create");
-	EXPECT_EQ(f.mmap_types.at(kOff), "wb");
+	EXPECT_EQ(f.mmap_offsets.at(kOff).i915_type_name(), "wb");
 	EXPECT_EQ(w.m.ignored_ioctls(), 0u);
 }
 
@@ -429,7 +429,6 @@ TEST(ModelI915, MmapTypesGoWithTheirHandle)
 	c.mmap_offset(1, I915_MMAP_OFFSET_WB, kOff);
 	w.gem_close(100, kI915, 1);
 	EXPECT_TRUE(w.f(kI915).mmap_offsets.empty());
-	EXPECT_TRUE(w.f(kI915).mmap_types.empty());
 	// the offset is reused for a new buffer granted by MODE_MAP_DUMB: no type of the old one
 	w.create_dumb(100, kI915, 1);
 	w.map_dumb(100, kI915, 1, kOff);

@@ -37,7 +37,7 @@ TEST(ModelXe, MmapOffsetThenMmapJoinsTheHandle)
 	Xe x{w};
 	x.gem_create(3, 0x10000);
 	ASSERT_EQ(x.mmap_offset(3, kOff), ApplyStatus::ok);
-	EXPECT_EQ(w.f(kXe).mmap_offsets.at(kOff), 3u);
+	EXPECT_EQ(w.f(kXe).mmap_offsets.at(kOff).handle, 3u);
 	ASSERT_EQ(w.mmap(100, kXe, A, 0x10000, kOff), ApplyStatus::ok);
 	json mp = w.manifest()["processes"][0]["mmaps"][0];
 	EXPECT_EQ(mp["handle"], 3);
