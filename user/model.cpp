@@ -22,8 +22,13 @@ ApplyStatus ModelOps::malformed()
 
 Process *ModelOps::process(uint32_t tgid)
 {
+	if (Process *p = m.last_proc_.get(tgid))
+		return p;
 	auto it = m.procs_.find(tgid);
-	return it == m.procs_.end() ? nullptr : &it->second;
+	if (it == m.procs_.end())
+		return nullptr;
+	m.last_proc_.set(tgid, &it->second);
+	return &it->second;
 }
 
 Process &ModelOps::process_or_create(uint32_t tgid)
@@ -96,6 +101,7 @@ void Model::remove_process(uint32_t tgid)
 	if (it == procs_.end())
 		return;
 	ops.uncount_mappings(it->second);
+	last_proc_ = {};
 	procs_.erase(it);
 	ops.gc();
 	++generation_;

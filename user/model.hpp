@@ -347,6 +347,25 @@ private:
 	uint64_t lost_events_ = 0, failed_reads_ = 0, malformed_ = 0, ignored_ioctls_ = 0;
 	uint64_t generation_ = 0;
 	NodeNamer namer_ = nullptr;
+
+	// The last process and file looked up: records come in bursts from one task, and a round
+	// of the churn is five records of one process on one file. Reset by every erase from
+	// procs_ / files_, and by a copy (the pointers are into this model's maps).
+	template <class K, class V> struct LastHit {
+		K key{};
+		V *value = nullptr;
+		LastHit() = default;
+		LastHit(const LastHit &) {}
+		LastHit &operator=(const LastHit &)
+		{
+			value = nullptr;
+			return *this;
+		}
+		V *get(K k) const { return value && key == k ? value : nullptr; }
+		void set(K k, V *v) { key = k, value = v; }
+	};
+	LastHit<uint32_t, Process> last_proc_;
+	LastHit<uint64_t, DrmFile> last_file_;
 };
 
 } // namespace gw

@@ -48,10 +48,21 @@ void ModelOps::learn_meta(DrmFile &f, const gw_ev_fd &ev)
 }
 
 // A DRM file met by a route other than open(): its earlier history is unknown.
+DrmFile *ModelOps::file(uint64_t kfile)
+{
+	if (DrmFile *f = m.last_file_.get(kfile))
+		return f;
+	auto it = m.files_.find(kfile);
+	if (it == m.files_.end())
+		return nullptr;
+	m.last_file_.set(kfile, &it->second);
+	return &it->second;
+}
+
 DrmFile &ModelOps::file_seen(uint64_t kfile)
 {
-	if (auto it = m.files_.find(kfile); it != m.files_.end())
-		return it->second;
+	if (DrmFile *f = file(kfile))
+		return *f;
 	if (m.dmabufs_.count(kfile))
 		purge(kfile); // it was a dma-buf: freed, and the pointer reused
 	return new_file(kfile, false);
@@ -89,6 +100,7 @@ void ModelOps::drop_file(std::map<uint64_t, DrmFile>::iterator it)
 	for (auto &[k, d] : m.dmabufs_)
 		if (d.exporter_kfile == it->first)
 			d.exporter_kfile = 0, d.exporter_handle = 0;
+	m.last_file_ = {};
 	m.files_.erase(it);
 	changed = need_gc = true;
 }

@@ -87,10 +87,9 @@ ApplyStatus ModelOps::on_ioctl(const gw_ev_ioctl &ev)
 		return ApplyStatus::unknown_process;
 	// the driver an fd record named, else the one the tracer found for this ioctl (a file
 	// first met by its ioctls, e.g. received over a socket, has no name yet)
-	auto known = m.files_.find(ev.file);
-	std::string_view driver = known != m.files_.end() && !known->second.driver.empty()
-					  ? std::string_view(known->second.driver)
-					  : drm::driver_name(ev.drv);
+	const DrmFile *known = file(ev.file);
+	std::string_view driver =
+		known && !known->driver.empty() ? std::string_view(known->driver) : drm::driver_name(ev.drv);
 	// the ext record, taken out of the table (2.7 KiB: not copied, nor a copy's room zeroed)
 	decltype(m.pending_ext_)::node_type ext;
 	if (auto x = m.pending_ext_.find(ev.hdr.tid); x != m.pending_ext_.end())

@@ -49,6 +49,7 @@ struct ModelOps {
 	// files (model_files.cpp)
 	DrmFile &new_file(uint64_t kfile, bool handles_known);
 	void learn_meta(DrmFile &f, const gw_ev_fd &ev);
+	DrmFile *file(uint64_t kfile); // nullptr when not known
 	DrmFile &file_seen(uint64_t kfile);
 	void purge(uint64_t kfile);
 	void drop_file(std::map<uint64_t, DrmFile>::iterator it);

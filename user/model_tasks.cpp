@@ -410,6 +410,7 @@ ApplyStatus ModelOps::on_exit(const gw_ev_exit &ev)
 	if (it == m.procs_.end())
 		return ApplyStatus::unknown_process;
 	uncount_mappings(it->second);
+	m.last_proc_ = {};
 	m.procs_.erase(it);
 	changed = need_gc = true;
 	return ApplyStatus::ok;

@@ -471,6 +471,30 @@ TEST(ModelStatus, GenerationFollowsManifestChanges)
 			  {"3 events lost (ring buffer full)", "1 kernel reads failed", "snapshot of pid 7 failed"})));
 }
 
+// The model remembers the last process and file it looked up; an exit or a file's last close
+// must make it forget them (a stale one would be freed memory).
+TEST(ModelStatus, TheLastLookupForgetsWhatIsGone)
+{
+	World w;
+	w.proc(100);
+	w.open(100, 3, kCard);
+	ASSERT_EQ(w.create_dumb(100, kCard, 1), ApplyStatus::ok);
+	ASSERT_EQ(w.exit(100), ApplyStatus::ok);
+	EXPECT_EQ(w.create_dumb(100, kCard, 2), ApplyStatus::unknown_process);
+	EXPECT_TRUE(w.m.files().empty());
+	w.proc(100);
+	ASSERT_EQ(w.open(100, 3, kCard), ApplyStatus::ok); // a new file at the freed one's address
+	ASSERT_EQ(w.create_dumb(100, kCard, 1), ApplyStatus::ok);
+	ASSERT_EQ(w.close(100, 3, kCard), ApplyStatus::ok);
+	EXPECT_TRUE(w.m.files().empty());
+	ASSERT_EQ(w.open(100, 4, kCard), ApplyStatus::ok);
+	ASSERT_EQ(w.create_dumb(100, kCard, 1, 64, 64, 4), ApplyStatus::ok);
+	ASSERT_EQ(w.m.files().size(), 1u);
+	EXPECT_EQ(w.f(kCard).handles.size(), 1u);
+	w.m.remove_process(100);
+	EXPECT_EQ(w.create_dumb(100, kCard, 2, 64, 64, 4), ApplyStatus::unknown_process);
+}
+
 TEST(ModelStatus, RemoveProcessIsLikeExit)
 {
 	World w;
