@@ -18,6 +18,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "table_entry.hpp"
+
 namespace gw
 {
 
@@ -32,14 +34,8 @@ public:
 						    typename std::map<uint32_t, H>::iterator>;
 
 	public:
-		struct Entry {
-			uint32_t first;
-			Ref second;
-		};
-		struct Arrow {
-			Entry e;
-			Entry *operator->() { return &e; }
-		};
+		using Entry = TableEntry<uint32_t, Ref>;
+		using Arrow = TableArrow<uint32_t, Ref>;
 		Iter() = default;
 		Iter(Table *t, std::size_t i, SparseIt s) : t_(t), i_(i), s_(s) { skip(); }
 		template <bool C = Const, class = std::enable_if_t<C>>

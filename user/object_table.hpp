@@ -21,6 +21,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "table_entry.hpp"
+
 namespace gw
 {
 
@@ -33,14 +35,8 @@ public:
 		using Ref = std::conditional_t<Const, const T &, T &>;
 
 	public:
-		struct Entry {
-			uint64_t first;
-			Ref second;
-		};
-		struct Arrow {
-			Entry e;
-			Entry *operator->() { return &e; }
-		};
+		using Entry = TableEntry<uint64_t, Ref>;
+		using Arrow = TableArrow<uint64_t, Ref>;
 		Iter(Table *t, std::size_t i) : t_(t), i_(i) { skip(); }
 		Entry operator*() const { return {t_->id_of(i_), t_->slots_[i_]}; }
 		Arrow operator->() const { return {**this}; }
