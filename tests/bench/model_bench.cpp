@@ -6,8 +6,9 @@
 // figures as JSON. It measures:
 //   - replay throughput (events/s) of a stream that builds a handle table (fork, open, then per
 //     buffer: create, offset grant, mmap), and of a steady churn (create, grant, mmap, munmap,
-//     close) at a given number of live handles; each stream is replayed REPS times, the streams
-//     interleaved, median and spread reported;
+//     close) at 10^3, 10^4, 10^5 and 3*10^5 live handles, 1000 per process, with the heap the
+//     built model holds beside it (where it outgrows the last-level cache, the churn slows);
+//     each stream is replayed REPS times, the streams interleaved, median and spread reported;
 //   - heap bytes per handle, per offset grant and per mapping at 10^3, 10^5 and 10^6 handles
 //     (malloc's in-use bytes, mallinfo2, of a model with N of them minus the same model before;
 //     RSS deltas from /proc/self/statm are printed beside them);
@@ -258,10 +259,28 @@ double seconds_since(Clock::time_point t0)
 
 struct Throughput {
 	std::string name;
-	uint64_t live = 0;       // handles in the model before the timed stream
-	std::size_t events = 0;  // per repetition
-	std::vector<double> eps; // events/s per repetition
+	uint64_t live = 0;           // handles in the model before the timed stream
+	std::size_t events = 0;      // per repetition
+	std::vector<double> eps;     // events/s per repetition
+	std::size_t model_bytes = 0; // heap the built model holds (what the churn rotates through)
 };
+
+// The last-level cache of CPU 0 in bytes (sysfs), 0 when not known.
+std::size_t llc_bytes()
+{
+	std::size_t best = 0;
+	for (int i = 0; i < 8; ++i) {
+		std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+		std::string v;
+		if (!(in >> v) || v.empty())
+			continue;
+		std::size_t n = std::strtoull(v.c_str(), nullptr, 10);
+		char unit = v.back();
+		n *= unit == 'K' ? 1024 : unit == 'M' ? 1024 * 1024 : 1;
+		best = std::max(best, n);
+	}
+	return best;
+}
 
 // Replays every case `reps` times, the cases interleaved (A B C A B C ...): each repetition
 // builds a fresh model with its table (untimed), then times the case's stream.
@@ -272,6 +291,7 @@ void run_throughput(std::vector<Throughput> &cases, const std::vector<Build> &ta
 		for (std::size_t c = 0; c < cases.size(); ++c) {
 			gw::Model m = fresh_model();
 			const Stream *s = &timed[c];
+			std::size_t heap0 = heap_in_use();
 			if (cases[c].name == "build") {
 				replay(m, tables[c].open);
 				auto t0 = Clock::now();
@@ -283,9 +303,11 @@ void run_throughput(std::vector<Throughput> &cases, const std::vector<Build> &ta
 						     bad),
 						std::exit(1);
 				cases[c].eps.push_back((tables[c].create.events * 3) / dt);
+				cases[c].model_bytes = heap_in_use() - heap0;
 				continue;
 			}
 			apply_build(m, tables[c]);
+			cases[c].model_bytes = heap_in_use() - heap0;
 			auto t0 = Clock::now();
 			std::size_t bad = replay(m, *s);
 			double dt = seconds_since(t0);
@@ -444,7 +466,9 @@ int main(int argc, char **argv)
 	}
 
 	// throughput: building tables of 10^3 and 10^5 handles; churn at 10^3 and 10^5 live handles
-	std::vector<Throughput> cases = {{"build", 1000}, {"build", 100000}, {"churn", 1000}, {"churn", 100000}};
+	// churn also at 10^4 and 3*10^5: where the model outgrows the cache (the floor at 10^5)
+	std::vector<Throughput> cases = {{"build", 1000},  {"build", 100000}, {"churn", 1000},
+					 {"churn", 10000}, {"churn", 100000}, {"churn", 300000}};
 	if (!only.empty())
 		std::erase_if(cases,
 			      [&](const Throughput &c) { return c.name + " " + std::to_string(c.live) != only; });
@@ -460,19 +484,22 @@ int main(int argc, char **argv)
 	timed.clear();
 
 	std::printf("gw_bench_model: decoder + model (gw::Model::apply on raw records), one thread\n\n");
-	std::printf("%-26s %10s %14s %14s %14s\n", "replay", "events", "events/s med", "min", "max");
+	std::printf("%-26s %10s %14s %14s %14s %10s\n", "replay", "events", "events/s med", "min", "max", "model MB");
 	std::vector<Spread> eps;
 	for (auto &c : cases) {
 		eps.push_back(spread(c.eps));
 		char name[64];
 		std::snprintf(name, sizeof name, "%s %s %llu", c.name.c_str(), c.name == "build" ? "to" : "at",
 			      (unsigned long long)c.live);
-		std::printf("%-26s %10zu %14.0f %14.0f %14.0f\n", name, c.events, eps.back().median, eps.back().min,
-			    eps.back().max);
+		std::printf("%-26s %10zu %14.0f %14.0f %14.0f %10.1f\n", name, c.events, eps.back().median,
+			    eps.back().min, eps.back().max, c.model_bytes / 1e6);
 	}
 	std::printf("(%d repetitions each, interleaved; build = create + grant + mmap per handle, "
-		    "churn = create, grant, mmap, munmap, close of one more handle)\n\n",
+		    "churn = create, grant, mmap, munmap, close of one more handle)\n",
 		    reps);
+	std::printf("(model MB: heap the built model holds, which the churn rotates through, 1000 handles per "
+		    "process; this CPU's last-level cache: %.1f MB, shared)\n\n",
+		    llc_bytes() / 1e6);
 
 	if (!only.empty())
 		return 0;
@@ -510,11 +537,13 @@ int main(int argc, char **argv)
 
 	if (!json_path.empty()) {
 		std::ofstream out(json_path);
-		out << "{\"bench\": \"gw_bench_model\", \"reps\": " << reps << ",\n \"throughput\": [";
+		out << "{\"bench\": \"gw_bench_model\", \"reps\": " << reps << ", \"llc_bytes\": " << llc_bytes()
+		    << ",\n \"throughput\": [";
 		for (std::size_t i = 0; i < cases.size(); ++i)
 			out << (i ? ",\n   " : "\n   ") << "{\"case\": \"" << cases[i].name
 			    << "\", \"live_handles\": " << cases[i].live << ", \"events\": " << cases[i].events
-			    << ", \"events_per_s\": " << json_spread(eps[i]) << "}";
+			    << ", \"events_per_s\": " << json_spread(eps[i])
+			    << ", \"model_bytes\": " << cases[i].model_bytes << "}";
 		out << "],\n \"memory\": [";
 		for (std::size_t i = 0; i < mems.size(); ++i) {
 			char buf[256];
