@@ -191,8 +191,9 @@ struct DrmFile {
 	uint32_t major = 0, minor = 0;
 	std::string driver;
 	uint32_t f_flags = 0;
-	bool handles_known = true;                           // false when the file was first seen after it was opened
-	HandleTable<Handle> handles;                         // handle number -> handle
+	bool handles_known = true;   // false when the file was first seen after it was opened
+	uint32_t mappings = 0;       // mappings of this file in any process: one no fd holds lives while it has any
+	HandleTable<Handle> handles; // handle number -> handle
 	std::map<uint32_t, uint32_t> syncobjs;               // syncobj handle -> creation flags
 	std::map<uint64_t, uint32_t> caps;                   // SET_CLIENT_CAP capability -> value
 	std::set<std::string> undecoded;                     // ioctls not decoded that succeeded (their names)

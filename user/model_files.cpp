@@ -27,6 +27,9 @@ DrmFile &ModelOps::new_file(uint64_t kfile, bool handles_known)
 	f.id = m.next_file_id_++;
 	f.kfile = kfile;
 	f.handles_known = handles_known;
+	for (const auto &[pid, p] : m.procs_) // mappings made before the file was known
+		for (const auto &[start, mp] : p.mmaps)
+			f.mappings += mp.kfile == kfile;
 	changed = true;
 	return m.files_[kfile] = std::move(f);
 }
@@ -146,6 +149,8 @@ void ModelOps::gc()
 
 void ModelOps::count_mapping(const Mapping &mp, int delta)
 {
+	if (DrmFile *f = file(mp.kfile))
+		f->mappings += delta;
 	if (!mp.object)
 		return;
 	if (GemObject *o = m.objects_.find(*mp.object))
@@ -170,8 +175,9 @@ void ModelOps::count_handle(uint64_t object, int delta)
 
 // What gc() would do after a record that only closed fds, removed mappings or dropped
 // handles, looking only at what lost a reference: gc() walks the whole model, which made
-// every close and munmap cost O(handles + mappings). A DRM file that may have lost its last
-// fd is left to gc() (rare: the file is closed for good).
+// every close and munmap cost O(handles + mappings). A DRM file that lost its last fd and its
+// last mapping (DrmFile::mappings) is left to gc() (rare: the file is closed for good); one
+// that only mappings hold is alive, and a munmap of one of them is no longer a full walk.
 void ModelOps::collect()
 {
 	auto fd_holds = [&](uint64_t kfile) {
@@ -181,9 +187,9 @@ void ModelOps::collect()
 		return false;
 	};
 	for (uint64_t k : lost_files) {
-		if (m.files_.count(k)) {
-			if (!fd_holds(k))
-				return gc(); // maybe only mappings hold it, maybe nothing
+		if (const DrmFile *f = file(k)) {
+			if (f->mappings == 0 && !fd_holds(k))
+				return gc(); // nothing holds it: gone, with what only it held
 		} else if (m.dmabufs_.count(k)) {
 			lost_bufs.push_back(k);
 		} else if (m.others_.count(k) && !fd_holds(k)) {
@@ -246,6 +252,16 @@ void ModelOps::verify_collect() const
 			std::abort();
 		}
 	}
+	std::map<uint64_t, uint32_t> file_maps;
+	for (const auto &[pid, p] : m.procs_)
+		for (const auto &[start, mp] : p.mmaps)
+			file_maps[mp.kfile]++;
+	for (const auto &[k, f] : m.files_)
+		if (f.mappings != (file_maps.count(k) ? file_maps.at(k) : 0u)) {
+			std::fprintf(stderr, "model: file %llu counts %u mappings, actual %u\n",
+				     (unsigned long long)f.id, f.mappings, file_maps.count(k) ? file_maps.at(k) : 0u);
+			std::abort();
+		}
 	Model copy = m;
 	ModelOps{copy}.gc();
 	if (copy.files_.size() != m.files_.size() || copy.objects_.size() != m.objects_.size() ||

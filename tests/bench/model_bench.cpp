@@ -194,6 +194,18 @@ void apply_phases(gw::Model &m, uint64_t n)
 	}
 }
 
+// Every mapping of a built table unmapped, one file after another (run after each process
+// closed its DRM fd: the mappings alone hold the files, as when an application keeps a
+// buffer's mapping and closes the device).
+Stream orphan_munmap_stream(uint64_t n)
+{
+	Stream s;
+	for (uint32_t f = 0; f < files_for(n); ++f)
+		for (uint32_t h = 1; h <= handles_in(n, f); ++h)
+			FileGen{f}.munmap(s, h);
+	return s;
+}
+
 // Steady churn on top of a built table: `rounds` times, in one file after another, a new
 // buffer is created, granted, mapped, unmapped and closed (5 events).
 Stream churn_stream(uint64_t n, uint32_t rounds)
@@ -308,6 +320,15 @@ void run_throughput(std::vector<Throughput> &cases, const std::vector<Build> &ta
 			}
 			apply_build(m, tables[c]);
 			cases[c].model_bytes = heap_in_use() - heap0;
+			if (cases[c].name == "orphan munmap") { // untimed: every process closes its DRM fd
+				ApplySink sink{m};
+				for (uint32_t f = 0; f < files_for(cases[c].live); ++f)
+					sink.add(close_rec(FileGen{f}.pid(), 3, FileGen{f}.kfile()));
+				if (sink.bad || m.files().size() != files_for(cases[c].live))
+					std::fprintf(stderr, "gw_bench_model: the closes did not leave the files to "
+							     "their mappings\n"),
+						std::exit(1);
+			}
 			auto t0 = Clock::now();
 			std::size_t bad = replay(m, *s);
 			double dt = seconds_since(t0);
@@ -467,8 +488,9 @@ int main(int argc, char **argv)
 
 	// throughput: building tables of 10^3 and 10^5 handles; churn at 10^3 and 10^5 live handles
 	// churn also at 10^4 and 3*10^5: where the model outgrows the cache (the floor at 10^5)
-	std::vector<Throughput> cases = {{"build", 1000},  {"build", 100000}, {"churn", 1000},
-					 {"churn", 10000}, {"churn", 100000}, {"churn", 300000}};
+	std::vector<Throughput> cases = {{"build", 1000},         {"build", 100000}, {"churn", 1000},
+					 {"churn", 10000},        {"churn", 100000}, {"churn", 300000},
+					 {"orphan munmap", 10000}};
 	if (!only.empty())
 		std::erase_if(cases,
 			      [&](const Throughput &c) { return c.name + " " + std::to_string(c.live) != only; });
@@ -476,8 +498,10 @@ int main(int argc, char **argv)
 	std::vector<Stream> timed;
 	for (auto &c : cases) {
 		tables.push_back(build_stream(c.live));
-		timed.push_back(c.name == "churn" ? churn_stream(c.live, churn_rounds) : Stream{});
-		c.events = c.name == "churn" ? timed.back().events : tables.back().create.events * 3;
+		timed.push_back(c.name == "churn"           ? churn_stream(c.live, churn_rounds)
+				: c.name == "orphan munmap" ? orphan_munmap_stream(c.live)
+							    : Stream{});
+		c.events = c.name == "build" ? tables.back().create.events * 3 : timed.back().events;
 	}
 	run_throughput(cases, tables, timed, reps);
 	tables.clear();
@@ -495,7 +519,8 @@ int main(int argc, char **argv)
 			    eps.back().min, eps.back().max, c.model_bytes / 1e6);
 	}
 	std::printf("(%d repetitions each, interleaved; build = create + grant + mmap per handle, "
-		    "churn = create, grant, mmap, munmap, close of one more handle)\n",
+		    "churn = create, grant, mmap, munmap, close of one more handle; orphan munmap = every mapping "
+		    "unmapped after each process closed its DRM fd)\n",
 		    reps);
 	std::printf("(model MB: heap the built model holds, which the churn rotates through, 1000 handles per "
 		    "process; this CPU's last-level cache: %.1f MB, shared)\n\n",

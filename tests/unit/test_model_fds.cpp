@@ -203,6 +203,35 @@ TEST(ModelFds, FileLivesWhileMappedAfterClose)
 	EXPECT_TRUE(w.manifest()["processes"].empty());
 }
 
+// A file no fd holds lives while any process maps it: its count of mappings follows munmap,
+// fork and exit, and the file goes with the last one.
+TEST(ModelFds, FileLivesWhileAnyMappingOfItLives)
+{
+	World w;
+	w.proc(100);
+	w.open(100, 3, kCard);
+	for (uint32_t h : {1u, 2u}) {
+		w.create_dumb(100, kCard, h);
+		w.map_dumb(100, kCard, h, kFake + h * 0x10000);
+		w.mmap(100, kCard, 0x7f0000000000 + h * 0x10000, 16384, kFake + h * 0x10000);
+	}
+	EXPECT_EQ(w.f(kCard).mappings, 2u);
+	ASSERT_EQ(w.fork(100, 101), ApplyStatus::ok);
+	EXPECT_EQ(w.f(kCard).mappings, 4u);
+	w.close(100, 3, kCard);
+	w.close(101, 3, kCard);
+	w.munmap(100, 0x7f0000010000, 0x20000);
+	ASSERT_TRUE(w.has_file(kCard));
+	EXPECT_EQ(w.f(kCard).mappings, 2u);
+	w.munmap(101, 0x7f0000010000, 16384);
+	ASSERT_TRUE(w.has_file(kCard));
+	EXPECT_EQ(w.f(kCard).mappings, 1u);
+	EXPECT_EQ(w.f(kCard).handles.size(), 2u);
+	ASSERT_EQ(w.exit(101), ApplyStatus::ok);
+	EXPECT_FALSE(w.has_file(kCard));
+	EXPECT_TRUE(w.m.objects().empty());
+}
+
 TEST(ModelFds, OpenOfAKnownPointerReplacesTheFreedFile)
 {
 	World w;
