@@ -22,13 +22,7 @@ ApplyStatus ModelOps::malformed()
 
 Process *ModelOps::process(uint32_t tgid)
 {
-	if (Process *p = m.last_proc_.get(tgid))
-		return p;
-	auto it = m.procs_.find(tgid);
-	if (it == m.procs_.end())
-		return nullptr;
-	m.last_proc_.set(tgid, &it->second);
-	return &it->second;
+	return m.last_proc_.find(m.procs_, tgid);
 }
 
 Process &ModelOps::process_or_create(uint32_t tgid)

@@ -261,7 +261,7 @@ struct Mapping { // 48 bytes: a model of 10^5 mappings holds 10^5 of these
 	uint32_t prot = 0;   // PROT_* bits
 	bool shared = false;
 	Via via = Via::device;
-	std::string_view via_name() const; // "" for the device itself
+	std::string_view via_name() const; // as the manifest names it: "device", ...
 };
 static_assert(sizeof(Mapping) == 48, "10^5 mappings: keep Mapping at 48 bytes");
 
@@ -362,8 +362,17 @@ private:
 			value = nullptr;
 			return *this;
 		}
-		V *get(K k) const { return value && key == k ? value : nullptr; }
-		void set(K k, V *v) { key = k, value = v; }
+		// map's value for k (nullptr when none), remembered
+		template <class Map> V *find(Map &map, K k)
+		{
+			if (value && key == k)
+				return value;
+			auto it = map.find(k);
+			if (it == map.end())
+				return nullptr;
+			key = k, value = &it->second;
+			return value;
+		}
 	};
 	LastHit<uint32_t, Process> last_proc_;
 	LastHit<uint64_t, DrmFile> last_file_;

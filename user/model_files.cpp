@@ -50,18 +50,12 @@ void ModelOps::learn_meta(DrmFile &f, const gw_ev_fd &ev)
 	changed = true;
 }
 
-// A DRM file met by a route other than open(): its earlier history is unknown.
 DrmFile *ModelOps::file(uint64_t kfile)
 {
-	if (DrmFile *f = m.last_file_.get(kfile))
-		return f;
-	auto it = m.files_.find(kfile);
-	if (it == m.files_.end())
-		return nullptr;
-	m.last_file_.set(kfile, &it->second);
-	return &it->second;
+	return m.last_file_.find(m.files_, kfile);
 }
 
+// A DRM file met by a route other than open(): its earlier history is unknown.
 DrmFile &ModelOps::file_seen(uint64_t kfile)
 {
 	if (DrmFile *f = file(kfile))

@@ -145,7 +145,7 @@ void ModelOps::drop_handle(DrmFile &f, uint32_t handle)
 
 // `offset` now maps `handle` of f (MAP_DUMB, MMAP_OFFSET). The handle (known_handle first)
 // remembers its grant, so that dropping it does not scan every grant of the file.
-void ModelOps::grant(DrmFile &f, uint64_t offset, uint32_t handle)
+Grant &ModelOps::grant(DrmFile &f, uint64_t offset, uint32_t handle)
 {
 	auto [it, inserted] = f.mmap_offsets.try_emplace(offset, Grant{handle});
 	if (!inserted && it->second.handle != handle) { // a stale grant: its handle's list is no longer known
@@ -158,6 +158,7 @@ void ModelOps::grant(DrmFile &f, uint64_t offset, uint32_t handle)
 					    ? offset
 					    : Handle::kManyGrants);
 	changed = true;
+	return it->second;
 }
 
 Handle &ModelOps::add_handle(DrmFile &f, uint32_t handle, uint64_t object, std::string_view origin,

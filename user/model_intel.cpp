@@ -161,9 +161,8 @@ bool ModelOps::apply_intel(Process &p, DrmFile &f, const drm::Op &o)
 			},
 			[&](const I915MmapOffset &x) {
 				known_handle(f, x.handle);
-				grant(f, x.offset, x.handle);
 				// I915_MMAP_OFFSET_GTT .. _FIXED (4, discrete parts); anything else "unknown"
-				f.mmap_offsets.at(x.offset).i915_type =
+				grant(f, x.offset, x.handle).i915_type =
 					static_cast<uint8_t>(std::min<uint64_t>(x.type, 5) + 1);
 				changed = true;
 			},

@@ -69,9 +69,9 @@ manifest::Manifest Model::manifest() const
 		fj.f_flags = f->f_flags;
 		fj.handles_known = f->handles_known;
 		// each handle's fake offsets, ascending: one pass over the grants, not one per handle
-		std::map<uint32_t, std::vector<uint64_t>> grants;
-		for (const auto &[off, g] : f->mmap_offsets)
-			grants[g.handle].push_back(off);
+		std::map<uint32_t, std::vector<const std::pair<const uint64_t, Grant> *>> grants;
+		for (const auto &g : f->mmap_offsets)
+			grants[g.second.handle].push_back(&g);
 		for (const auto &[n, h] : f->handles) {
 			mf::Handle hj;
 			hj.handle = n;
@@ -83,10 +83,11 @@ manifest::Manifest Model::manifest() const
 			hj.imports = h.imports();
 			hj.flink_name = flink_of(h.object);
 			if (auto g = grants.find(n); g != grants.end())
-				hj.mmap_offsets = std::move(g->second);
-			for (uint64_t off : hj.mmap_offsets)
-				if (std::string_view t = f->mmap_offsets.at(off).i915_type_name(); !t.empty())
-					hj.mmap_types[off] = std::string(t);
+				for (const auto *e : g->second) {
+					hj.mmap_offsets.push_back(e->first);
+					if (std::string_view t = e->second.i915_type_name(); !t.empty())
+						hj.mmap_types[e->first] = std::string(t);
+				}
 			nlohmann::json attrs = h.attrs();
 			if (auto t = attrs.find("tiling"); attrs.is_object() && t != attrs.end()) {
 				mf::Tiling tl;
@@ -253,7 +254,7 @@ manifest::Manifest Model::manifest() const
 			mj.offset = mp.offset;
 			mj.handle = mp.object ? handle_of(f, *mp.object, mp.offset) : std::nullopt;
 			mj.object = mp.object;
-			mj.via = std::string(mp.via == Mapping::Via::device ? "device" : mp.via_name());
+			mj.via = std::string(mp.via_name());
 			pj.mmaps.push_back(std::move(mj));
 		}
 		m.processes.push_back(std::move(pj));

@@ -66,7 +66,7 @@ std::string_view Mapping::via_name() const
 	case Via::i915_gem: return "anon_inode:i915.gem";
 	case Via::i915_gem_mmap: return "i915.gem_mmap";
 	}
-	return "";
+	return "device";
 }
 
 // Removes [start, start+len), keeping the pieces of partly covered mappings.

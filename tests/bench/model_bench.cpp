@@ -8,7 +8,9 @@
 //     buffer: create, offset grant, mmap), and of a steady churn (create, grant, mmap, munmap,
 //     close) at 10^3, 10^4, 10^5 and 3*10^5 live handles, 1000 per process, with the heap the
 //     built model holds beside it (where it outgrows the last-level cache, the churn slows);
-//     each stream is replayed REPS times, the streams interleaved, median and spread reported;
+//     and of munmaps of 10^4 mappings whose DRM fds were closed (the mappings alone hold the
+//     files); each stream is replayed REPS times, the streams interleaved, median and spread
+//     reported;
 //   - heap bytes per handle, per offset grant and per mapping at 10^3, 10^5 and 10^6 handles
 //     (malloc's in-use bytes, mallinfo2, of a model with N of them minus the same model before;
 //     RSS deltas from /proc/self/statm are printed beside them);
@@ -486,8 +488,8 @@ int main(int argc, char **argv)
 			return usage();
 	}
 
-	// throughput: building tables of 10^3 and 10^5 handles; churn at 10^3 and 10^5 live handles
-	// churn also at 10^4 and 3*10^5: where the model outgrows the cache (the floor at 10^5)
+	// throughput: building tables of 10^3 and 10^5 handles; churn at 10^3 to 3*10^5 live handles
+	// (where the model outgrows the cache: the floor at 10^5); munmaps of mappings whose fd closed
 	std::vector<Throughput> cases = {{"build", 1000},         {"build", 100000}, {"churn", 1000},
 					 {"churn", 10000},        {"churn", 100000}, {"churn", 300000},
 					 {"orphan munmap", 10000}};
