@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "event_abi.hpp"
+#include "btree_map.hpp"
 #include "handle_table.hpp"
 #include "object_table.hpp"
 #include "manifest/manifest.hpp"
@@ -204,8 +205,8 @@ struct DrmFile {
 	std::map<uint32_t, uint32_t> blobs;                  // property blob id (per device) -> length
 	std::map<uint32_t, manifest::DisplayCursor> cursors; // legacy cursors the file set, by CRTC
 	uint64_t atomic_commits = 0;                         // MODE_ATOMIC, not TEST_ONLY
-	std::map<uint64_t, Grant> mmap_offsets;              // fake offset -> grant (one map: a grant is one node)
-	std::map<uint64_t, uint32_t> prime;                  // dma-buf kfile -> handle (exports and imports)
+	BTreeMap<uint64_t, Grant> mmap_offsets; // fake offset -> grant; a change moves the others (btree_map.hpp)
+	std::map<uint64_t, uint32_t> prime;     // dma-buf kfile -> handle (exports and imports)
 	uint64_t dev = 0; // kernel struct drm_device * (joins i915.gem mappings; not in the manifest)
 	std::map<uint32_t, Context> contexts;      // i915
 	std::map<uint32_t, Vm> vms;                // i915, xe
@@ -269,7 +270,7 @@ struct Process {
 	uint32_t pid = 0;
 	std::string comm;
 	std::map<int, FdEntry> fds;
-	std::map<uint64_t, Mapping> mmaps;   // start -> mapping; ranges never overlap
+	BTreeMap<uint64_t, Mapping> mmaps;   // start -> mapping; ranges never overlap; a change moves the others
 	std::vector<std::string> incomplete; // what is missing about this process (gone with it)
 };
 

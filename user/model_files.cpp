@@ -71,7 +71,7 @@ void ModelOps::purge(uint64_t kfile)
 	std::size_t gone = 0;
 	for (auto &[pid, p] : m.procs_) {
 		gone += std::erase_if(p.fds, [&](const auto &kv) { return kv.second.kfile == kfile; });
-		gone += std::erase_if(p.mmaps, [&](const auto &kv) {
+		gone += erase_if(p.mmaps, [&](const auto &kv) {
 			if (kv.second.kfile != kfile)
 				return false;
 			count_mapping(kv.second, -1);

@@ -69,9 +69,9 @@ manifest::Manifest Model::manifest() const
 		fj.f_flags = f->f_flags;
 		fj.handles_known = f->handles_known;
 		// each handle's fake offsets, ascending: one pass over the grants, not one per handle
-		std::map<uint32_t, std::vector<const std::pair<const uint64_t, Grant> *>> grants;
-		for (const auto &g : f->mmap_offsets)
-			grants[g.second.handle].push_back(&g);
+		std::map<uint32_t, std::vector<std::pair<uint64_t, const Grant *>>> grants;
+		for (const auto &[offset, g] : f->mmap_offsets)
+			grants[g.handle].emplace_back(offset, &g);
 		for (const auto &[n, h] : f->handles) {
 			mf::Handle hj;
 			hj.handle = n;
@@ -83,10 +83,10 @@ manifest::Manifest Model::manifest() const
 			hj.imports = h.imports();
 			hj.flink_name = flink_of(h.object);
 			if (auto g = grants.find(n); g != grants.end())
-				for (const auto *e : g->second) {
-					hj.mmap_offsets.push_back(e->first);
-					if (std::string_view t = e->second.i915_type_name(); !t.empty())
-						hj.mmap_types[e->first] = std::string(t);
+				for (const auto &[offset, grant] : g->second) {
+					hj.mmap_offsets.push_back(offset);
+					if (std::string_view t = grant->i915_type_name(); !t.empty())
+						hj.mmap_types[offset] = std::string(t);
 				}
 			nlohmann::json attrs = h.attrs();
 			if (auto t = attrs.find("tiling"); attrs.is_object() && t != attrs.end()) {

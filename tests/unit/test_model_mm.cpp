@@ -22,7 +22,7 @@ struct Mm : ::testing::Test {
 		w.create_dumb(100, kCard, 1, 64, 64);
 		w.map_dumb(100, kCard, 1, kFake);
 	}
-	const std::map<uint64_t, gw::Mapping> &maps() const { return w.p(100).mmaps; }
+	const auto &maps() const { return w.p(100).mmaps; }
 	uint64_t obj1() const { return w.f(kCard).handles.at(1).object; }
 	// (start, length, offset) of every mapping, in order
 	std::vector<std::array<uint64_t, 3>> layout() const
