@@ -39,10 +39,14 @@ struct GemObject {         // keyed by its model-assigned id in Model::objects()
 	// is collected without a walk over the whole model: handles (in any file) and mappings
 	// (in any process) naming this object
 	uint32_t handles = 0;
-	uint32_t mappings : 31 = 0;
+	uint32_t mappings : 29 = 0;
 	// an xe VM binding has named it (never reset): only such an object may be held by a
 	// binding, which collecting it must then look for
 	bool bound : 1 = false;
+	// a flink name (Model::flinks_) or a dma-buf (Model::dmabufs_) may name it: only then does
+	// collecting it walk those tables. Set when one is made; cleared when a walk finds none.
+	bool flinked : 1 = false;
+	bool exported : 1 = false;
 };
 static_assert(sizeof(GemObject) == 16, "10^5 objects: keep GemObject at 16 bytes");
 
@@ -82,7 +86,8 @@ struct Handle {
 	uint64_t object = 0;    // GemObject id
 	uint32_t small[4] = {}; // dumb (flags 0): width, height, bpp, pitch; xe: placement, flags, vm_id, cpu_caching
 	Origin kind = Origin::unknown;
-	bool has_small = false; // `small` holds the origin's parameters
+	bool has_small : 1 = false; // `small` holds the origin's parameters
+	bool primed : 1 = false;    // DrmFile::prime may name it: dropping it walks the file's prime map
 
 	uint64_t grant() const { return grant_page_ == kManyPages ? kManyGrants : uint64_t{grant_page_} << kPageShift; }
 	void set_grant(uint64_t offset)
@@ -110,7 +115,7 @@ struct Handle {
 
 	Handle() = default;
 	Handle(const Handle &o)
-	    : object(o.object), kind(o.kind), has_small(o.has_small), grant_page_(o.grant_page_),
+	    : object(o.object), kind(o.kind), has_small(o.has_small), primed(o.primed), grant_page_(o.grant_page_),
 	      extra_(o.extra_ ? std::make_unique<HandleExtra>(*o.extra_) : nullptr)
 	{
 		std::copy(std::begin(o.small), std::end(o.small), small);
@@ -327,7 +332,8 @@ public:
 	const std::map<uint32_t, Process> &processes() const { return procs_; }
 	const std::map<uint64_t, DrmFile> &files() const { return files_; } // keyed by kfile
 	uint64_t malformed_records() const { return malformed_; }
-	const std::map<uint64_t, DmaBuf> &dmabufs() const { return dmabufs_; }  // keyed by kfile
+	const std::map<uint64_t, DmaBuf> &dmabufs() const { return dmabufs_; } // keyed by kfile
+	std::size_t flink_names() const { return flinks_.size(); }
 	const ObjectTable<GemObject> &objects() const { return objects_; }      // keyed by id
 	const std::map<uint64_t, OtherFile> &others() const { return others_; } // keyed by kfile
 	uint64_t ignored_ioctls() const { return ignored_ioctls_; }             // recorded, but not decoded

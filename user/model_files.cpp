@@ -209,13 +209,16 @@ void ModelOps::collect()
 		GemObject *o = m.objects_.find(id);
 		if (!o)
 			continue;
-		if (o->handles == 0) // a flink name lives while its object has a handle
+		if (o->handles == 0 && o->flinked) { // a flink name lives while its object has a handle
 			std::erase_if(m.flinks_, [&](const auto &kv) { return kv.second == id; });
+			o->flinked = false;
+		}
 		if (o->handles || o->mappings)
 			continue;
 		bool held = false;
-		for (const auto &[k, d] : m.dmabufs_)
-			held = held || d.object == id;
+		for (auto d = m.dmabufs_.begin(); o->exported && !held && d != m.dmabufs_.end(); ++d)
+			held = d->second.object == id;
+		o->exported = held;
 		for (auto f = m.files_.begin(); o->bound && !held && f != m.files_.end(); ++f)
 			for (const auto &[vid, vm] : f->second.vms)
 				for (const auto &[addr, b] : vm.bindings)
@@ -256,6 +259,21 @@ void ModelOps::verify_collect() const
 				     (unsigned long long)f.id, f.mappings, file_maps.count(k) ? file_maps.at(k) : 0u);
 			std::abort();
 		}
+	// the bits that spare collect() its walks must be set wherever the walk would find something
+	auto bits_fail = [](const char *what, uint64_t id) {
+		std::fprintf(stderr, "model: %s %llu without its bit\n", what, (unsigned long long)id);
+		std::abort();
+	};
+	for (const auto &[k, d] : m.dmabufs_)
+		if (const GemObject *o = m.objects_.find(d.object); !o || !o->exported)
+			bits_fail("object of a dma-buf", d.object);
+	for (const auto &[key, id] : m.flinks_)
+		if (const GemObject *o = m.objects_.find(id); o && !o->flinked)
+			bits_fail("flinked object", id);
+	for (const auto &[k, f] : m.files_)
+		for (const auto &[buf, n] : f.prime)
+			if (auto h = f.handles.find(n); h != f.handles.end() && !h->second.primed)
+				bits_fail("handle in a prime map", n);
 	Model copy = m;
 	ModelOps{copy}.gc();
 	if (copy.files_.size() != m.files_.size() || copy.objects_.size() != m.objects_.size() ||

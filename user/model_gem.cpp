@@ -121,6 +121,7 @@ void ModelOps::drop_handle(DrmFile &f, uint32_t handle)
 		return;
 	count_handle(hit->second.object, -1);
 	uint64_t g = hit->second.grant();
+	bool primed = hit->second.primed;
 	f.handles.erase(hit);
 	if (g == Handle::kManyGrants) {
 		for (auto it = f.mmap_offsets.begin(); it != f.mmap_offsets.end();) {
@@ -134,12 +135,13 @@ void ModelOps::drop_handle(DrmFile &f, uint32_t handle)
 		   g != Handle::kNoGrant && it != f.mmap_offsets.end() && it->second.handle == handle) {
 		f.mmap_offsets.erase(it);
 	}
-	std::erase_if(f.prime, [&](const auto &kv) {
-		if (kv.second != handle)
-			return false;
-		lost_bufs.push_back(kv.first);
-		return true;
-	});
+	if (primed) // else no walk of the file's dma-bufs per close
+		std::erase_if(f.prime, [&](const auto &kv) {
+			if (kv.second != handle)
+				return false;
+			lost_bufs.push_back(kv.first);
+			return true;
+		});
 	changed = true;
 }
 
@@ -214,7 +216,7 @@ void ModelOps::apply_op(Process &p, DrmFile &f, const drm::Op &o)
 			   [&](const GemFlink &x) {
 				   Handle &h = known_handle(f, x.handle);
 				   h.set_flink_name(x.name);
-				   m.flinks_[{flink_key(f), x.name}] = h.object;
+				   name_flink({flink_key(f), x.name}, h.object);
 				   changed = true;
 			   },
 			   [&](const GemOpen &x) { op(f, x); },
@@ -363,6 +365,14 @@ void ModelOps::op(DrmFile &f, const drm::GetFb &x)
 	}
 }
 
+// Flink name `key` names `obj` (GEM_FLINK, or a GEM_OPEN of a name not seen).
+void ModelOps::name_flink(std::pair<uint64_t, uint32_t> key, uint64_t obj)
+{
+	m.flinks_[key] = obj;
+	if (GemObject *o = m.objects_.find(obj))
+		o->flinked = true;
+}
+
 // GEM_OPEN: a new handle (always a new one) on the object the name refers to.
 void ModelOps::op(DrmFile &f, const drm::GemOpen &x)
 {
@@ -375,7 +385,7 @@ void ModelOps::op(DrmFile &f, const drm::GemOpen &x)
 			o.size = x.size;
 	} else {
 		obj = new_object(x.size);
-		m.flinks_[key] = obj;
+		name_flink(key, obj);
 	}
 	Handle &h = add_handle(f, x.handle, obj, "flink", {{"name", x.name}});
 	h.set_flink_name(x.name);
@@ -396,7 +406,10 @@ void ModelOps::op(Process &p, DrmFile &f, const drm::PrimeExport &x)
 		lost_objs.push_back(d.object); // a stale entry: its object may be held by nothing else
 	if (inserted || d.object != h.object || !exporter_alive)
 		d = DmaBuf{x.dmabuf, h.object, f.kfile, x.handle};
+	if (GemObject *o = m.objects_.find(d.object))
+		o->exported = true;
 	f.prime[x.dmabuf] = x.handle;
+	h.primed = true;
 	install_fd(p, x.fd, FdEntry{x.dmabuf, x.cloexec, true});
 	changed = true;
 }
@@ -422,12 +435,13 @@ void ModelOps::op(Process &p, DrmFile &f, const drm::PrimeImport &x)
 	nlohmann::json params = {{"import_fd", x.fd}};
 	if (inserted || !m.objects_.count(d.object)) {
 		d = DmaBuf{x.dmabuf, new_object(0), 0, 0};
+		m.objects_.find(d.object)->exported = true;
 		params["note"] = "dma-buf of unknown origin: size unknown";
 	} else if (auto e = m.files_.find(d.exporter_kfile); e != m.files_.end()) {
 		params["exporter_file"] = e->second.id;
 		params["exporter_handle"] = d.exporter_handle;
 	}
-	add_handle(f, x.handle, d.object, "prime", std::move(params));
+	add_handle(f, x.handle, d.object, "prime", std::move(params)).primed = true;
 	f.prime[x.dmabuf] = x.handle;
 }
 

@@ -90,6 +90,7 @@ struct ModelOps {
 	// GEM handles, objects, dma-bufs (model_gem.cpp)
 	uint64_t new_object(uint64_t size);
 	void drop_handle(DrmFile &f, uint32_t handle);
+	void name_flink(std::pair<uint64_t, uint32_t> key, uint64_t obj);
 	Grant &grant(DrmFile &f, uint64_t offset, uint32_t handle); // the grant made (until f's grants change)
 	Handle &add_handle(DrmFile &f, uint32_t handle, uint64_t object, std::string_view origin,
 			   nlohmann::json params = nullptr);

@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <malloc.h>
 #include <string>
@@ -136,6 +137,14 @@ struct FileGen {
 	}
 	template <class Sink> void munmap(Sink &s, uint32_t h) const { s.add(munmap_rec(pid(), addr(h), kBufBytes)); }
 	template <class Sink> void close(Sink &s, uint32_t h) const { s.add(gem_close_rec(pid(), 3, kfile(), h)); }
+	// PRIME_HANDLE_TO_FD of handle h: a dma-buf of its own, at fd 3 + h
+	template <class Sink> void export_buf(Sink &s, uint32_t h) const
+	{
+		drm_prime_handle in{h, DRM_CLOEXEC | DRM_RDWR, -1}, out = in;
+		out.fd = static_cast<int>(3 + h);
+		s.add(ioctl_rec(pid(), 3, kfile(), DRM_IOCTL_PRIME_HANDLE_TO_FD, in, out,
+				0xffff888300000000ull + uint64_t{i} * 0x100000 + uint64_t{h} * 0x100));
+	}
 };
 
 uint32_t files_for(uint64_t n)
@@ -322,6 +331,16 @@ void run_throughput(std::vector<Throughput> &cases, const std::vector<Build> &ta
 			}
 			apply_build(m, tables[c]);
 			cases[c].model_bytes = heap_in_use() - heap0;
+			if (cases[c].name == "exported churn") { // untimed: every buffer of the table exported
+				ApplySink sink{m};
+				for (uint32_t f = 0; f < files_for(cases[c].live); ++f)
+					for (uint32_t h = 1; h <= handles_in(cases[c].live, f); ++h)
+						FileGen{f}.export_buf(sink, h);
+				if (sink.bad || m.dmabufs().size() != cases[c].live)
+					std::fprintf(stderr,
+						     "gw_bench_model: the exports did not make a dma-buf each\n"),
+						std::exit(1);
+			}
 			if (cases[c].name == "orphan munmap") { // untimed: every process closes its DRM fd
 				ApplySink sink{m};
 				for (uint32_t f = 0; f < files_for(cases[c].live); ++f)
@@ -489,10 +508,11 @@ int main(int argc, char **argv)
 	}
 
 	// throughput: building tables of 10^3 and 10^5 handles; churn at 10^3 to 3*10^5 live handles
-	// (where the model outgrows the cache: the floor at 10^5); munmaps of mappings whose fd closed
-	std::vector<Throughput> cases = {{"build", 1000},         {"build", 100000}, {"churn", 1000},
-					 {"churn", 10000},        {"churn", 100000}, {"churn", 300000},
-					 {"orphan munmap", 10000}};
+	// (where the model outgrows the cache: the floor at 10^5), and at 10^4 with every buffer
+	// exported (a close must not walk the dma-bufs); munmaps of mappings whose fd closed
+	std::vector<Throughput> cases = {{"build", 1000},           {"build", 100000},       {"churn", 1000},
+					 {"churn", 10000},          {"churn", 100000},       {"churn", 300000},
+					 {"exported churn", 10000}, {"orphan munmap", 10000}};
 	if (!only.empty())
 		std::erase_if(cases,
 			      [&](const Throughput &c) { return c.name + " " + std::to_string(c.live) != only; });
@@ -500,9 +520,9 @@ int main(int argc, char **argv)
 	std::vector<Stream> timed;
 	for (auto &c : cases) {
 		tables.push_back(build_stream(c.live));
-		timed.push_back(c.name == "churn"           ? churn_stream(c.live, churn_rounds)
-				: c.name == "orphan munmap" ? orphan_munmap_stream(c.live)
-							    : Stream{});
+		timed.push_back(c.name == "churn" || c.name == "exported churn" ? churn_stream(c.live, churn_rounds)
+				: c.name == "orphan munmap"                     ? orphan_munmap_stream(c.live)
+										: Stream{});
 		c.events = c.name == "build" ? tables.back().create.events * 3 : timed.back().events;
 	}
 	run_throughput(cases, tables, timed, reps);
@@ -521,7 +541,8 @@ int main(int argc, char **argv)
 			    eps.back().min, eps.back().max, c.model_bytes / 1e6);
 	}
 	std::printf("(%d repetitions each, interleaved; build = create + grant + mmap per handle, "
-		    "churn = create, grant, mmap, munmap, close of one more handle; orphan munmap = every mapping "
+		    "churn = create, grant, mmap, munmap, close of one more handle; exported churn = the same with "
+		    "every buffer of the table exported as a dma-buf; orphan munmap = every mapping "
 		    "unmapped after each process closed its DRM fd)\n",
 		    reps);
 	std::printf("(model MB: heap the built model holds, which the churn rotates through, 1000 handles per "

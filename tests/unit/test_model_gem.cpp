@@ -115,9 +115,11 @@ TEST(ModelGem, FlinkNameDiesWithTheLastHandle)
 	w.create_dumb(100, kCard, 1);
 	w.flink(100, kCard, 1, 5);
 	w.gem_close(100, kCard, 1);
+	EXPECT_EQ(w.m.flink_names(), 0u);   // forgotten at once, not at the next full collection
 	w.gem_open(100, kCard, 5, 1, 4096); // a new object that happens to get the name again
 	EXPECT_EQ(w.m.objects().size(), 1u);
 	EXPECT_EQ(w.m.objects().begin()->second.size, 4096u);
+	EXPECT_EQ(w.m.flink_names(), 1u);
 }
 
 // process 100 exports from card0; process 200 imports on renderD128
@@ -187,6 +189,31 @@ TEST_F(Prime, GemCloseDropsAHandleWhateverItsImports)
 	EXPECT_TRUE(w.f(kRender).prime.empty());
 	w.import_fd(200, kRender, 5, 1, kBuf); // a fresh import: a new handle, no imports
 	EXPECT_EQ(w.f(kRender).handles.at(1).imports(), 0u);
+}
+
+// A close walks the dma-bufs and the file's prime map only for a buffer that was shared
+// (GemObject::exported, Handle::primed): these check that sharing sets what the walks need.
+TEST_F(Prime, AnExportedBufferOutlivesItsHandleWhileItsDmaBufLives)
+{
+	uint64_t obj = w.f(kCard).handles.at(1).object;
+	w.gem_close(100, kCard, 1); // fd 8 still holds the dma-buf, and it the object
+	ASSERT_EQ(w.m.dmabufs().count(kBuf), 1u);
+	EXPECT_EQ(w.m.dmabufs().at(kBuf).object, obj);
+	EXPECT_TRUE(w.m.objects().find(obj));
+	EXPECT_TRUE(w.f(kCard).prime.empty());
+	w.close(100, 8, kBuf);
+	EXPECT_TRUE(w.m.dmabufs().empty());
+	EXPECT_TRUE(w.m.objects().empty());
+}
+
+TEST_F(Prime, ClosingTheExportedHandleReleasesAClosedDmaBuf)
+{
+	w.close(100, 8, kBuf); // the exporter's prime map alone holds the dma-buf now
+	ASSERT_EQ(w.m.dmabufs().count(kBuf), 1u);
+	w.gem_close(100, kCard, 1);
+	EXPECT_TRUE(w.f(kCard).prime.empty());
+	EXPECT_TRUE(w.m.dmabufs().empty());
+	EXPECT_TRUE(w.m.objects().empty());
 }
 
 TEST_F(Prime, DmaBufOutlivesItsExporter)
