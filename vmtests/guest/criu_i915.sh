@@ -406,12 +406,21 @@ sc_criu_i915_va() {
 # criu_i915_killed: criu SIGKILLed during the dump of wl_i915_criu, held at its post-dump action
 # (every image written, the tasks still seized) while the i915 mappings are still replaced for
 # it (CRIU 3.x: by the pre-dump, the cgroup frozen, a watcher left behind; 4.x: by the plugin in
-# the seized tasks, put back at the dump's end, which a killed criu never reaches). The workload
-# carries on with every mapping as it was (the kernel's state as before the dump), passes its
-# self-check and finishes its work.
+# the seized tasks, put back at the dump's end, which a killed criu never reaches). Once the
+# watcher is done, the workload has every mapping as it was (the kernel's state as before the
+# dump), passes its self-check and finishes its work.
+# On CRIU 4.x nothing is frozen: the dying criu lets the tasks go with their placeholders, and
+# they run until the watcher has put their mappings back (docs/criu.md: a touch in that window
+# faults). The workload is held idle (its `hold` file) from before the dump until the watcher
+# is done, so that its self-check tests the state after the revert, not the window: a check run
+# inside the window fails (two adjacent placeholders merge into one mapping) and is sticky.
 sc_criu_i915_killed() {
-	local cg dir=$WORK/wl img=$WORK/img deadline
+	local cg dir=$WORK/wl img=$WORK/img deadline p
 	ci_begin "$dir" || return $?
+	: >"$dir/hold"
+	for p in $(crwl_pids "$dir"); do
+		wait_file "$dir/held.$p" "$PHASE_TIMEOUT" "$p" || { fail "workload $p did not hold"; return 1; }
+	done
 	dump_killed "$dir" "$img" "$WORK/dump.log" || return 1
 	# the watcher (3.x: the pre-dump's; 4.x: the plugin's, one per task) sees criu gone within
 	# its poll, puts back what is still replaced and exits
@@ -423,6 +432,7 @@ sc_criu_i915_killed() {
 	[ ! -e "$img/gpuwatch-watcher.log" ] || tail -n 4 "$img/gpuwatch-watcher.log" | sed 's/^/    watcher: /'
 	ci_snapshot "$dir" after || return 1
 	ci_same "$dir" || return 1
+	rm -f "$dir/hold"
 	ci_verified "$dir" || return 1
 	ci_finish "$dir" || return 1
 	gw_stop
