@@ -2,8 +2,9 @@
 // (a process's mappings by address, a DRM file's fake offsets).
 //
 // Why: at 10^5 live handles the model is about two thirds of this machine's last-level cache,
-// and a red-black tree costs one likely cache miss per level, about 17 levels at 10^5 entries.
-// A B+ tree keeps many keys per node in one array, so a lookup loads about 3 nodes. Entries
+// and a red-black tree costs one likely cache miss per level: about 10 levels for a process's
+// 1000 mappings, 17 at 10^5. A B+ tree keeps many keys per node in one array, so a lookup of
+// one of 1000 loads about 3 nodes. Entries
 // live in the leaves, which are linked for iteration; inner nodes hold only separator keys.
 // The standard library has no B-tree, and the project's dependencies (libbpf, libdrm, CLI11,
 // nlohmann-json, GoogleTest) none either.
