@@ -185,7 +185,6 @@ public:
 	iterator find(const K &k) { return find_pos<true>(k, &lower); }
 	const_iterator find(const K &k) const { return const_cast<BTreeMap *>(this)->find(k); }
 	size_type count(const K &k) const { return find(k) != end(); }
-	bool contains(const K &k) const { return find(k) != end(); }
 
 	V &at(const K &k)
 	{
@@ -224,7 +223,6 @@ public:
 		return {iterator(l, i), true};
 	}
 	std::pair<iterator, bool> emplace(const K &k, const V &v) { return try_emplace(k, v); }
-	std::pair<iterator, bool> insert(const std::pair<K, V> &kv) { return try_emplace(kv.first, kv.second); }
 
 	// Removes the entry at `it`; the iterator to the entry after it.
 	iterator erase(const_iterator cit)

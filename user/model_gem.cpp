@@ -373,6 +373,22 @@ void ModelOps::name_flink(std::pair<uint64_t, uint32_t> key, uint64_t obj)
 		o->flinked = true;
 }
 
+// d now carries v; its object is marked as one a dma-buf names (collect() looks for it then).
+void ModelOps::set_dmabuf(DmaBuf &d, const DmaBuf &v)
+{
+	d = v;
+	if (GemObject *o = m.objects_.find(d.object))
+		o->exported = true;
+}
+
+// Dma-buf `dmabuf` is handle `handle` (h) of f, by export or import; h is marked, so that
+// dropping it walks f's prime map.
+void ModelOps::name_prime(DrmFile &f, uint64_t dmabuf, uint32_t handle, Handle &h)
+{
+	f.prime[dmabuf] = handle;
+	h.primed = true;
+}
+
 // GEM_OPEN: a new handle (always a new one) on the object the name refers to.
 void ModelOps::op(DrmFile &f, const drm::GemOpen &x)
 {
@@ -405,11 +421,8 @@ void ModelOps::op(Process &p, DrmFile &f, const drm::PrimeExport &x)
 	if (!inserted && d.object != h.object)
 		lost_objs.push_back(d.object); // a stale entry: its object may be held by nothing else
 	if (inserted || d.object != h.object || !exporter_alive)
-		d = DmaBuf{x.dmabuf, h.object, f.kfile, x.handle};
-	if (GemObject *o = m.objects_.find(d.object))
-		o->exported = true;
-	f.prime[x.dmabuf] = x.handle;
-	h.primed = true;
+		set_dmabuf(d, DmaBuf{x.dmabuf, h.object, f.kfile, x.handle});
+	name_prime(f, x.dmabuf, x.handle, h);
 	install_fd(p, x.fd, FdEntry{x.dmabuf, x.cloexec, true});
 	changed = true;
 }
@@ -434,15 +447,13 @@ void ModelOps::op(Process &p, DrmFile &f, const drm::PrimeImport &x)
 	DmaBuf &d = it->second;
 	nlohmann::json params = {{"import_fd", x.fd}};
 	if (inserted || !m.objects_.count(d.object)) {
-		d = DmaBuf{x.dmabuf, new_object(0), 0, 0};
-		m.objects_.find(d.object)->exported = true;
+		set_dmabuf(d, DmaBuf{x.dmabuf, new_object(0), 0, 0});
 		params["note"] = "dma-buf of unknown origin: size unknown";
 	} else if (auto e = m.files_.find(d.exporter_kfile); e != m.files_.end()) {
 		params["exporter_file"] = e->second.id;
 		params["exporter_handle"] = d.exporter_handle;
 	}
-	add_handle(f, x.handle, d.object, "prime", std::move(params)).primed = true;
-	f.prime[x.dmabuf] = x.handle;
+	name_prime(f, x.dmabuf, x.handle, add_handle(f, x.handle, d.object, "prime", std::move(params)));
 }
 
 } // namespace gw

@@ -91,6 +91,8 @@ struct ModelOps {
 	uint64_t new_object(uint64_t size);
 	void drop_handle(DrmFile &f, uint32_t handle);
 	void name_flink(std::pair<uint64_t, uint32_t> key, uint64_t obj);
+	void set_dmabuf(DmaBuf &d, const DmaBuf &v);
+	void name_prime(DrmFile &f, uint64_t dmabuf, uint32_t handle, Handle &h);
 	Grant &grant(DrmFile &f, uint64_t offset, uint32_t handle); // the grant made (until f's grants change)
 	Handle &add_handle(DrmFile &f, uint32_t handle, uint64_t object, std::string_view origin,
 			   nlohmann::json params = nullptr);
