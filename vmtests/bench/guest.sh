@@ -42,6 +42,11 @@
 #   BINARIES    tmpfs (default: gpuwatch, its action script and plugin copied to /run) or 9p
 #               (run from the build tree, read over 9p at every exec)
 #   CRIU_VERBOSE=1  criu -v4 (timestamped logs, slower) and keep the logs in OUT/criu-logs/
+#   CRIU_PERF=1  profile each criu dump and restore (perf record, flat, 1999 Hz: criu, its
+#               plugin and the kernel under them; slower, and the times then include perf) into
+#               OUT/perf/KIND-N-MIB-PAIR-dump.txt and -restore.txt (perf report by DSO and
+#               symbol); CRIU_PERF=graph: with call graphs (frame pointers: build the plugin
+#               with -fno-omit-frame-pointer) and a report of inclusive time, -inclusive.txt
 #   PIN_CPUS=1  hooks: gpuwatch on vCPU 1 and the timed loops on vCPU 0 (taskset), on and off
 #               alike: the loop's own cost without the daemon's work sharing its vCPU
 set -u
@@ -272,6 +277,25 @@ section_burst() {
 
 ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 
+# perf_wrap NAME CMD...: runs CMD, under `perf record` when CRIU_PERF is set (NAME: the
+# report's name in OUT/perf/); CMD's exit status
+perf_wrap() {
+	local name=$1 rc
+	shift
+	[ -n "${CRIU_PERF:-}" ] || { "$@"; return; }
+	mkdir -p "$OUT/perf"
+	local rec=(-F 1999) rep=()
+	[ "$CRIU_PERF" != graph ] || rec=(-F 999 -g) rep=(-G --call-graph=caller,0.5)
+	perf record -q "${rec[@]}" -o "$W/perf.data" -- "$@"
+	rc=$?
+	[ "$CRIU_PERF" != graph ] || perf report -i "$W/perf.data" --stdio --children --sort dso,symbol -g none \
+		--percent-limit 0.5 >"$OUT/perf/$name-inclusive.txt" 2>&1
+	perf report -i "$W/perf.data" --stdio --no-children --sort dso,symbol --percent-limit 0.3 ${rep[@]+"${rep[@]}"} \
+		>"$OUT/perf/$name.txt" 2>&1
+	rm -f "$W/perf.data"
+	return $rc
+}
+
 # criu_one KIND N MIB PAIR [single|iterative]: the workload holds MIB in N pieces; dump,
 # restore, verify (a "criu" row). With a fifth argument (section iterative) the workload keeps
 # writing ITER_WRITE_KIB of it, and the row is an "iter" one: single is one dump as above;
@@ -310,7 +334,7 @@ criu_one() {
 	fi
 	if [ $rc = 0 ]; then
 		t=$(date +%s%N)
-		env ${env[@]+"${env[@]}"} "$CRIU" dump -t "$pid" -D "$img" --shell-job ${CRIU_VERBOSE:+-v4} -o dump.log \
+		perf_wrap "$kind-$n-$mib-$pair-dump" env ${env[@]+"${env[@]}"} "$CRIU" dump -t "$pid" -D "$img" --shell-job ${CRIU_VERBOSE:+-v4} -o dump.log \
 			${prev[@]+"${prev[@]}"} "${args[@]}" >>"$W/criu.out" 2>&1
 		rc=$?
 		dump_ms=$(ms_since "$t")
@@ -324,7 +348,7 @@ criu_one() {
 	else
 		imgb=$(du -sb "$img" | cut -f1)
 		t=$(date +%s%N)
-		"$CRIU" restore -D "$img" --shell-job -d ${CRIU_VERBOSE:+-v4} -o restore.log "${args[@]}" >>"$W/criu.out" 2>&1
+		perf_wrap "$kind-$n-$mib-$pair-restore" "$CRIU" restore -D "$img" --shell-job -d ${CRIU_VERBOSE:+-v4} -o restore.log "${args[@]}" >>"$W/criu.out" 2>&1
 		rc=$?
 		restore_ms=$(ms_since "$t")
 		if [ $rc != 0 ]; then
