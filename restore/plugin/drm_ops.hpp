@@ -56,9 +56,12 @@ private:
 	bool write_ = false;
 };
 
-// Streams the buffer to an image / an image into the buffer, 1 MiB at a time through a bounce
-// buffer (writing straight from a device mapping fails with EFAULT on 9p). Throw Error.
-// load_buffer returns the checksum (of that kind) of the bytes it read.
+// Streams the buffer to an image, 1 MiB at a time through a bounce buffer (writing straight
+// from a device mapping fails with EFAULT on 9p; reading it once suits write-combined
+// mappings), which ImageWriter splices into the file. load_buffer copies an image, from the
+// fd's position on, into the buffer: from the image mapped where it can (load_mapped), else
+// read through the bounce buffer; it returns the checksum (of that kind) of the bytes. Throw
+// Error.
 void save_buffer(const BufferMap &m, ImageWriter &out);
 uint64_t load_buffer(int in_fd, const std::string &what, BufferMap &m, SumKind kind);
 

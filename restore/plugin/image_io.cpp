@@ -13,6 +13,7 @@
 #include <linux/kcmp.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 // Exported by the criu binary (criu-plugin.h); weak so that unit tests link without it.
@@ -199,11 +200,59 @@ ImageWriter::~ImageWriter()
 	}
 }
 
+std::size_t splice_into(int fd, const char *buf, std::size_t len, SplicePipe &p)
+{
+	if (p.failed)
+		return 0;
+	if (!p.r) {
+		int fds[2];
+		if (pipe2(fds, O_CLOEXEC) != 0) {
+			p.failed = true;
+			return 0;
+		}
+		p.r = UniqueFd(fds[0]);
+		p.w = UniqueFd(fds[1]);
+		int cap = fcntl(fds[1], F_SETPIPE_SZ, static_cast<int>(kIoBuffer));
+		p.cap = cap > 0 ? static_cast<std::size_t>(cap) : 65536;
+	}
+	std::size_t done = 0;
+	while (done < len) {
+		iovec iov{const_cast<char *>(buf + done), std::min(len - done, p.cap)};
+		ssize_t in = vmsplice(p.w.get(), &iov, 1, 0);
+		if (in < 0 && errno == EINTR)
+			continue;
+		if (in <= 0)
+			break;
+		// drained before the next vmsplice and before returning: the pipe refers to the
+		// caller's pages, which the caller may overwrite once this returns
+		for (ssize_t left = in; left > 0;) {
+			ssize_t out =
+				splice(p.r.get(), nullptr, fd, nullptr, static_cast<std::size_t>(left), SPLICE_F_MOVE);
+			if (out < 0 && errno == EINTR)
+				continue;
+			if (out <= 0) { // what is still in the pipe is the caller's to write: drop it
+				p.r = UniqueFd();
+				p.w = UniqueFd();
+				p.failed = true;
+				return done;
+			}
+			left -= out;
+			done += static_cast<std::size_t>(out);
+		}
+	}
+	if (done < len)
+		p.failed = true; // vmsplice refused
+	return done;
+}
+
 void ImageWriter::write(const void *buf, std::size_t len)
 {
-	if (!write_full(fd_.get(), buf, len))
-		throw Error("cannot write image " + tmp_ + ": " + gw::errno_text(errno));
 	sum_.update(buf, len);
+	auto *p = static_cast<const char *>(buf);
+	std::size_t moved = len >= kSpliceMin ? splice_into(fd_.get(), p, len, pipe_) : 0;
+	spliced_ += moved;
+	if (!write_full(fd_.get(), p + moved, len - moved))
+		throw Error("cannot write image " + tmp_ + ": " + gw::errno_text(errno));
 	written_ += len;
 }
 

@@ -86,26 +86,45 @@ uint64_t image_sum(const std::string &name, SumKind kind, uint64_t *size);
 // A regular image file opened for reading, with its size. Throws Error naming the file.
 UniqueFd open_image(const std::string &name, uint64_t *size);
 
+// Moves len bytes at buf into fd at its position through the pipe p, as CRIU writes its page
+// images: vmsplice lends the caller's pages to the pipe and splice copies them into the file,
+// one copy by the kernel's memcpy where write() copies from user memory (under TCG five times
+// slower: docs/benchmarks.md). The pipe is made on first use and drained before this returns,
+// so buf may be reused at once. Returns the bytes it moved; fewer than len when the file or
+// the pipe refuses (p.failed is set then, and later calls move nothing: write() the rest).
+struct SplicePipe {
+	UniqueFd r, w;
+	std::size_t cap = 0;
+	bool failed = false;
+};
+std::size_t splice_into(int fd, const char *buf, std::size_t len, SplicePipe &p);
+
 // Streams a raw image: opened as name.tmp, renamed to name by commit(), removed otherwise.
+// Writes of kSpliceMin bytes or more go through splice_into, the rest (and what a file
+// refusing splice gets) through write().
 class ImageWriter
 {
 public:
+	static constexpr std::size_t kSpliceMin = 64 * 1024;
 	explicit ImageWriter(std::string name);
 	~ImageWriter();
 	ImageWriter(const ImageWriter &) = delete;
 	ImageWriter &operator=(const ImageWriter &) = delete;
 	int fd() const { return fd_.get(); }
-	void write(const void *buf, std::size_t len); // throws Error
+	// buf may be reused once this returns (the pipe is drained first). Throws Error.
+	void write(const void *buf, std::size_t len);
 	void commit();                                // throws Error
 	uint64_t sum() const { return sum_.value(); } // XXH64 of all bytes written
 	uint64_t written() const { return written_; }
+	uint64_t spliced() const { return spliced_; } // of written(), the bytes splice moved
 
 private:
 	std::string name_, tmp_;
 	UniqueFd fd_;
 	bool done_ = false;
 	SumStream sum_;
-	uint64_t written_ = 0;
+	uint64_t written_ = 0, spliced_ = 0;
+	SplicePipe pipe_;
 };
 
 } // namespace gwcriu

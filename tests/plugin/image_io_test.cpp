@@ -113,6 +113,7 @@ public:
 	}
 	char *data() { return p_; }
 	gwcriu::BufferMap map() const { return gwcriu::BufferMap::of_range(fd_, 0, size_); }
+	gwcriu::BufferMap writable_map() const { return gwcriu::BufferMap::of_dmabuf(fd_, size_, true); }
 	std::string bytes() const { return std::string(p_, size_); }
 
 private:
@@ -257,6 +258,84 @@ TEST_F(Chunks, APreDumpImageChangedSinceFailsItsChunk)
 		EXPECT_EQ(std::string(e.what()),
 			  "gpuwatch-object-1: chunk 0 (from parent/gpuwatch-pre-100-3-7.bin) does not "
 			  "match its checksum (corrupt, or a pre-dump's image changed)");
+	}
+}
+
+// save_buffer streams through one bounce buffer, which splice_into lends to a pipe: the image
+// holds the buffer exactly only when each piece reached the file before the next overwrote it
+TEST_F(ImageDir, ABufferIsSplicedIntoItsImage)
+{
+	constexpr std::size_t kSize = 3 * gwcriu::kIoBuffer + 5 * 4096;
+	Buffer b(kSize);
+	{
+		gwcriu::ImageWriter w("gpuwatch-object-1");
+		gwcriu::save_buffer(b.map(), w);
+		EXPECT_EQ(w.written(), kSize);
+		// the last 20 KiB, under kSpliceMin, are written
+		EXPECT_EQ(w.spliced(), 3 * gwcriu::kIoBuffer) << "splice did not run on " << dir_;
+		EXPECT_EQ(w.sum(), gwcriu::xxh64(b.data(), kSize));
+		w.commit();
+	}
+	std::ifstream in(path("gpuwatch-object-1"), std::ios::binary);
+	std::string img((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+	EXPECT_EQ(img.size(), kSize);
+	EXPECT_TRUE(img == b.bytes()) << "the image differs from the buffer";
+}
+
+// splice refuses a file opened O_APPEND: nothing is moved, and the writer falls back for good
+TEST_F(ImageDir, AFileThatRefusesSpliceIsLeftToWrite)
+{
+	int fd = ::open(path("appended").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	ASSERT_GE(fd, 0);
+	std::string data(256 << 10, 'a');
+	gwcriu::SplicePipe p;
+	EXPECT_EQ(gwcriu::splice_into(fd, data.data(), data.size(), p), 0u);
+	EXPECT_TRUE(p.failed);
+	EXPECT_FALSE(p.r) << "the pipe, and what it held, are kept";
+	EXPECT_EQ(gwcriu::splice_into(fd, data.data(), data.size(), p), 0u);
+	struct stat st;
+	ASSERT_EQ(::fstat(fd, &st), 0);
+	EXPECT_EQ(st.st_size, 0);
+	::close(fd);
+}
+
+// load_buffer maps the image in 16 MiB windows where the position is page-aligned, reads it
+// otherwise; both give the bytes from the position on, their checksum, and leave the position
+// after them. A short image is one line.
+TEST_F(ImageDir, AnImageIsLoadedFromItsPosition)
+{
+	constexpr std::size_t kSize = (17 << 20) + 3 * 4096;
+	Buffer src(kSize + 8192);
+	{
+		std::ofstream out(path("gpuwatch-object-2"), std::ios::binary);
+		out.write(src.data(), static_cast<std::streamsize>(kSize + 8192));
+	}
+	for (uint64_t skip : {uint64_t(0), uint64_t(4096), uint64_t(100)}) {
+		Buffer dst(kSize);
+		std::memset(dst.data(), 0, kSize);
+		uint64_t size = 0;
+		gwcriu::UniqueFd in = gwcriu::open_image("gpuwatch-object-2", &size);
+		ASSERT_EQ(::lseek(in.get(), static_cast<off_t>(skip), SEEK_SET), static_cast<off_t>(skip));
+		{
+			gwcriu::BufferMap m = dst.writable_map();
+			EXPECT_EQ(gwcriu::load_buffer(in.get(), "gpuwatch-object-2", m, gwcriu::SumKind::xxh64),
+				  gwcriu::xxh64(src.data() + skip, kSize))
+				<< "at " << skip;
+		}
+		EXPECT_EQ(std::memcmp(dst.data(), src.data() + skip, kSize), 0) << "at " << skip;
+		EXPECT_EQ(::lseek(in.get(), 0, SEEK_CUR), static_cast<off_t>(skip + kSize)) << "at " << skip;
+	}
+	Buffer big(kSize + 3 * 4096);
+	uint64_t size = 0;
+	gwcriu::UniqueFd in = gwcriu::open_image("gpuwatch-object-2", &size);
+	gwcriu::BufferMap m = big.writable_map();
+	try {
+		gwcriu::load_buffer(in.get(), "gpuwatch-object-2", m, gwcriu::SumKind::xxh64);
+		ADD_FAILURE() << "loaded more bytes than the image holds";
+	} catch (const gwcriu::Error &e) {
+		// the 1 MiB piece the image ends in
+		EXPECT_EQ(std::string(e.what()),
+			  "cannot read gpuwatch-object-2 at byte " + std::to_string(17 << 20) + ": truncated");
 	}
 }
 
