@@ -397,10 +397,13 @@ section_criu() {
 	local sizes line f
 	sizes=$(for cell in $CELLS; do echo "${cell#*:}"; done | sort -un)
 	for mib in $sizes; do
+		# the most buffers a cell splits these bytes into: bench_fault's per-buffer floor
+		nmax=$(for cell in $CELLS; do [ "${cell#*:}" = "$mib" ] && echo "${cell%:*}"; done | sort -n | tail -n1)
 		for pair in $(seq "$CRIU_PAIRS"); do
-			line=$("$INCGROUP" "$CG_OUT" "$WL_DIR/bench_fault" "$mib") || die "bench_fault $mib failed"
+			line=$("$INCGROUP" "$CG_OUT" "$WL_DIR/bench_fault" "$mib" "$nmax") || die "bench_fault $mib $nmax failed"
 			read -r -a f <<<"$line" # "pages N map_read_ms R ...": the values are fields 1, 3, ...
-			raw fault "$mib" "$pair" "${f[1]}" "${f[3]}" "${f[5]}" "${f[7]}" "${f[9]}"
+			raw fault "$mib" "$pair" "${f[1]}" "${f[3]}" "${f[5]}" "${f[7]}" "${f[9]}" \
+				${f[11]:+"${f[11]}" "${f[13]}" "${f[15]}" "${f[17]}" "${f[19]}"}
 		done
 		say "fault floor ${mib} MiB: $line"
 	done

@@ -149,13 +149,22 @@ def criu(rows):
 def faults(rows):
     """fault rows (bench_fault) -> per MiB the medians: the page-fault floor of a mapping"""
     by = defaultdict(list)
-    for mib, pair, pages, rd, wr, cp, anon in rows.get("fault", []):
+    bufs = defaultdict(list)  # mib -> (n, one dump, one restore, n dump, n restore): per-buffer floor
+    for mib, pair, pages, rd, wr, cp, anon, *per in rows.get("fault", []):
         by[int(mib)].append((int(pages), float(rd), float(wr), float(cp), float(anon)))
+        if per:
+            bufs[int(mib)].append((int(per[0]), *(float(x) for x in per[1:5])))
     out = []
     for mib, v in sorted(by.items()):
         med = lambda i: round(statistics.median(x[i] for x in v), 1)
-        out.append({"mib": mib, "pages": v[0][0], "runs": len(v), "map_read_ms": med(1), "map_write_ms": med(2),
-                    "copy_ms": med(3), "anon_touch_ms": med(4)})
+        f = {"mib": mib, "pages": v[0][0], "runs": len(v), "map_read_ms": med(1), "map_write_ms": med(2),
+             "copy_ms": med(3), "anon_touch_ms": med(4)}
+        if bufs[mib]:
+            b = bufs[mib]
+            bmed = lambda i: round(statistics.median(x[i] for x in b), 1)
+            f.update({"bufs": b[0][0], "one_dump_ms": bmed(1), "one_restore_ms": bmed(2), "bufs_dump_ms": bmed(3),
+                      "bufs_restore_ms": bmed(4)})
+        out.append(f)
     return out
 
 
@@ -302,6 +311,16 @@ def main():
         for f in res["fault_floor"]:
             print(f"   {f['mib']:>5}{f['pages']:>8}{f['map_read_ms']:>10.0f}{f['map_write_ms']:>11.0f}{f['copy_ms']:>7.0f}"
                   f"{f['anon_touch_ms']:>7.0f}")
+        per = [f for f in res["fault_floor"] if "bufs" in f]
+        if per:
+            print("   per-buffer floor (bench_fault MIB N, ms; a byte per page): dump = each buffer, held mapped as its"
+                  " task holds it, mapped again, read, unmapped; restore = each created, mapped, written, unmapped and"
+                  " mapped once more; the same bytes in 1 buffer and in N")
+            print(f"   {'MiB':>5}{'N':>6}{'dump 1':>8}{'dump N':>8}{'rst 1':>8}{'rst N':>8}{'per buffer':>12}")
+            for f in per:
+                extra = (f["bufs_dump_ms"] - f["one_dump_ms"] + f["bufs_restore_ms"] - f["one_restore_ms"]) / f["bufs"]
+                print(f"   {f['mib']:>5}{f['bufs']:>6}{f['one_dump_ms']:>8.0f}{f['bufs_dump_ms']:>8.0f}"
+                      f"{f['one_restore_ms']:>8.0f}{f['bufs_restore_ms']:>8.0f}{extra:>12.2f}")
     if res["iterative"] or res["iterative_failures"]:
         print(f"\n5c. Iterative migration (the workload keeps writing {meta.get('iter_write_kib', '?')} KiB of what it holds;"
               f" single: one criu dump; iterative: criu pre-dump, {meta.get('iter_gap_s', '?')} s, then criu dump"
