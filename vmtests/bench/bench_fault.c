@@ -125,7 +125,8 @@ int main(int argc, char **argv)
 	uint32_t nbufs = argc == 3 ? (uint32_t)strtoul(argv[2], NULL, 10) : 1;
 	uint64_t len = strtoull(argv[1], NULL, 10) << 20, pages = len / PAGE;
 	if (nbufs == 0 || len / nbufs < PAGE) {
-		fprintf(stderr, "bench_fault: %s MiB do not split into %s buffers of a page or more\n", argv[1], argv[2]);
+		fprintf(stderr, "bench_fault: %s MiB do not split into %s buffers of a page or more\n", argv[1],
+			argv[2]);
 		return 2;
 	}
 	card = open("/dev/dri/card0", O_RDWR | O_CLOEXEC);
@@ -179,8 +180,8 @@ int main(int argc, char **argv)
 		uint64_t piece = len / nbufs / PAGE * PAGE; /* bench_hold's pieces */
 		per_buffer(1, piece * nbufs, &d1, &r1, &sum);
 		per_buffer(nbufs, piece, &dn, &rn, &sum);
-		printf(" bufs %u one_dump_ms %.1f one_restore_ms %.1f bufs_dump_ms %.1f bufs_restore_ms %.1f", nbufs, d1,
-		       r1, dn, rn);
+		printf(" bufs %u one_dump_ms %.1f one_restore_ms %.1f bufs_dump_ms %.1f bufs_restore_ms %.1f", nbufs,
+		       d1, r1, dn, rn);
 	}
 	printf("\n");
 	return sum == 42 ? 3 : 0; /* keeps the reads */
