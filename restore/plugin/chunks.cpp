@@ -1,9 +1,11 @@
 #include "chunks.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "drm_ops.hpp"
@@ -202,7 +204,10 @@ ChunkReader::ChunkReader(const std::string &base, ChunkMap map) : base_(base), m
 	levels_.push_back(std::move(top));
 }
 
-ChunkReader::~ChunkReader() = default;
+ChunkReader::~ChunkReader()
+{
+	unmap();
+}
 
 const ChunkReader::Level &ChunkReader::level(std::size_t depth)
 {
@@ -230,7 +235,7 @@ const ChunkReader::Level &ChunkReader::level(std::size_t depth)
 	return *levels_[depth];
 }
 
-std::size_t ChunkReader::read_chunk(uint64_t i, char *out)
+const char *ChunkReader::chunk(uint64_t i, std::size_t *len)
 {
 	if (i >= map_.entries.size())
 		throw Error(base_ + ": no chunk " + std::to_string(i));
@@ -239,14 +244,38 @@ std::size_t ChunkReader::read_chunk(uint64_t i, char *out)
 	while (level(depth).map.entries[i].parent)
 		++depth;
 	const Level &l = level(depth);
-	if (lseek(l.bin.get(), static_cast<off_t>(l.map.entries[i].offset), SEEK_SET) < 0 ||
-	    !read_full(l.bin.get(), out, n))
-		throw Error("cannot read " + l.dir + l.base +
-			    ".bin: " + (errno == ENODATA ? std::string("truncated") : gw::errno_text(errno)));
-	if (xxh64(out, n) != map_.entries[i].hash)
+	uint64_t off = l.map.entries[i].offset;
+	unmap();
+	// mapped from the page cache where the offset allows (the map's parse checked that the
+	// chunk lies inside its .bin), else read into the I/O buffer
+	const char *at = nullptr;
+	if (off % page_size() == 0) {
+		void *p = mmap(nullptr, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, l.bin.get(), static_cast<off_t>(off));
+		if (p != MAP_FAILED) {
+			mapped_ = p;
+			mapped_len_ = n;
+			at = static_cast<const char *>(p);
+		}
+	}
+	if (!at) {
+		char *out = io_buffer();
+		if (lseek(l.bin.get(), static_cast<off_t>(off), SEEK_SET) < 0 || !read_full(l.bin.get(), out, n))
+			throw Error("cannot read " + l.dir + l.base +
+				    ".bin: " + (errno == ENODATA ? std::string("truncated") : gw::errno_text(errno)));
+		at = out;
+	}
+	if (xxh64(at, n) != map_.entries[i].hash)
 		throw Error(base_ + ": chunk " + std::to_string(i) + " (from " + l.dir + l.base +
 			    ".bin) does not match its checksum (corrupt, or a pre-dump's image changed)");
-	return n;
+	*len = n;
+	return at;
+}
+
+void ChunkReader::unmap()
+{
+	if (mapped_)
+		munmap(mapped_, mapped_len_);
+	mapped_ = nullptr;
 }
 
 } // namespace gwcriu

@@ -77,16 +77,20 @@ public:
 	~ChunkReader();
 	uint64_t size() const { return map_.size; }
 	uint64_t chunks() const { return map_.entries.size(); }
-	// Reads chunk i whole into out (kChunk bytes at least), checked against its hash; returns
-	// its length. Throws Error.
-	std::size_t read_chunk(uint64_t i, char *out);
+	// Chunk i whole, checked against its hash, and its length in *len: mapped from its .bin's
+	// page cache, or read into the process's I/O buffer (io_buffer()) where it cannot be
+	// mapped. Valid until the next call or the reader's end. Throws Error.
+	const char *chunk(uint64_t i, std::size_t *len);
 
 private:
 	struct Level;
 	const Level &level(std::size_t depth); // opened on first use
+	void unmap();
 	std::string base_;
 	ChunkMap map_;
 	std::vector<std::unique_ptr<Level>> levels_;
+	void *mapped_ = nullptr; // the last chunk, when mapped
+	std::size_t mapped_len_ = 0;
 };
 
 } // namespace gwcriu

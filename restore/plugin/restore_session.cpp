@@ -356,12 +356,12 @@ bool fill_chunked(uint64_t n, uint64_t skip, const ChunkMap &map, BufferMap &dst
 	if (skip > rd.size() || dst.size() > rd.size() - skip)
 		throw Error(name + " is " + std::to_string(rd.size()) + " bytes: too short for " +
 			    std::to_string(dst.size()) + " bytes at " + std::to_string(skip));
-	char *bounce = io_buffer();
 	for (uint64_t done = 0; done < dst.size();) {
 		uint64_t at = skip + done, i = at / map.chunk, in = at % map.chunk;
-		std::size_t len = rd.read_chunk(i, bounce);
+		std::size_t len = 0;
+		const char *bytes = rd.chunk(i, &len);
 		std::size_t k = static_cast<std::size_t>(std::min<uint64_t>(len - in, dst.size() - done));
-		std::memcpy(dst.data() + done, bounce + in, k);
+		std::memcpy(dst.data() + done, bytes + in, k);
 		done += k;
 	}
 	return true;
