@@ -280,9 +280,19 @@ criu_kill_when() {
 gw_tmp_in() { compgen -G "$1/gpuwatch-object-*.tmp" >/dev/null; }
 
 # gw_reading IMG PID: the restoring task PID (CRIU restores it with its pid) has one of IMG's
-# buffer images open (the plugin, in the task). Only that task's fds are looked at: a scan of
-# every process's fds took longer under TCG than the plugin now holds a 128 MiB image open.
-gw_reading() { [ -n "$(find "/proc/$2/fd" -maxdepth 1 -lname "$1/gpuwatch-object-*" 2>/dev/null | head -n1)" ]; }
+# buffer images open (the plugin, in the task). Only that task's fds are looked at, with shell
+# builtins (`-ef`: the same file): the plugin holds a 128 MiB image open for a few hundred ms
+# under TCG since it maps images instead of reading them (696950d), less than one run of
+# `find` from 9p took, which missed it; a scan of every process's fds took longer still.
+gw_reading() {
+	local f o
+	for f in /proc/"$2"/fd/*; do
+		for o in "$1"/gpuwatch-object-*; do
+			[ "$f" -ef "$o" ] && return 0
+		done
+	done
+	return 1
+}
 
 # criu SIGKILLed in the middle of the plugin's own work, not where an action script holds it:
 # bench_hold keeps KILL_MIB (128) MiB in one vgem buffer, whose image takes a while to write and
