@@ -5,7 +5,6 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "drm_ops.hpp"
@@ -204,10 +203,7 @@ ChunkReader::ChunkReader(const std::string &base, ChunkMap map) : base_(base), m
 	levels_.push_back(std::move(top));
 }
 
-ChunkReader::~ChunkReader()
-{
-	unmap();
-}
+ChunkReader::~ChunkReader() = default;
 
 const ChunkReader::Level &ChunkReader::level(std::size_t depth)
 {
@@ -245,19 +241,11 @@ const char *ChunkReader::chunk(uint64_t i, std::size_t *len)
 		++depth;
 	const Level &l = level(depth);
 	uint64_t off = l.map.entries[i].offset;
-	unmap();
-	// mapped from the page cache where the offset allows (the map's parse checked that the
-	// chunk lies inside its .bin), else read into the I/O buffer
-	const char *at = nullptr;
-	if (off % page_size() == 0) {
-		void *p = mmap(nullptr, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, l.bin.get(), static_cast<off_t>(off));
-		if (p != MAP_FAILED) {
-			mapped_ = p;
-			mapped_len_ = n;
-			at = static_cast<const char *>(p);
-		}
-	}
-	if (!at) {
+	// mapped where the offset allows (the map's parse checked that the chunk lies inside its
+	// .bin), else read into the I/O buffer
+	window_ = ImageWindow::map(l.bin.get(), off, n);
+	const char *at = window_.data();
+	if (!window_) {
 		char *out = io_buffer();
 		if (lseek(l.bin.get(), static_cast<off_t>(off), SEEK_SET) < 0 || !read_full(l.bin.get(), out, n))
 			throw Error("cannot read " + l.dir + l.base +
@@ -269,13 +257,6 @@ const char *ChunkReader::chunk(uint64_t i, std::size_t *len)
 			    ".bin) does not match its checksum (corrupt, or a pre-dump's image changed)");
 	*len = n;
 	return at;
-}
-
-void ChunkReader::unmap()
-{
-	if (mapped_)
-		munmap(mapped_, mapped_len_);
-	mapped_ = nullptr;
 }
 
 } // namespace gwcriu

@@ -85,12 +85,10 @@ public:
 private:
 	struct Level;
 	const Level &level(std::size_t depth); // opened on first use
-	void unmap();
 	std::string base_;
 	ChunkMap map_;
 	std::vector<std::unique_ptr<Level>> levels_;
-	void *mapped_ = nullptr; // the last chunk, when mapped
-	std::size_t mapped_len_ = 0;
+	ImageWindow window_; // the last chunk, when mapped
 };
 
 } // namespace gwcriu

@@ -233,31 +233,27 @@ void save_buffer(const BufferMap &m, ImageWriter &out)
 
 namespace
 {
-// Copies [pos, pos + m.size()) of the image in_fd into m from the image's page cache, mapped
-// kMapWindow bytes at a time (MAP_POPULATE: no fault per page), hashing each piece before it
-// is copied; returns the bytes done (fewer when a window cannot be mapped: the caller reads
-// the rest). read() would copy each byte once more, in the kernel. The image's size was
-// checked by the caller, and nothing else writes the image directory during a restore.
+// Copies [pos, pos + m.size()) of the image in_fd into m from the image's page cache, in
+// ImageWindows of kMapWindow bytes, hashing each piece before it is copied; returns the bytes
+// done (fewer when a window cannot be mapped: the caller reads the rest). The range is checked
+// to lie inside the file first; nothing else writes the image directory during a restore.
 constexpr uint64_t kMapWindow = 16 << 20;
 uint64_t load_mapped(int in_fd, uint64_t pos, BufferMap &m, SumStream &sum)
 {
 	struct stat st;
-	if (pos % page_size() || fstat(in_fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    static_cast<uint64_t>(st.st_size) < pos + m.size())
+	if (fstat(in_fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) < pos + m.size())
 		return 0;
 	uint64_t done = 0;
 	while (done < m.size()) {
 		std::size_t w = static_cast<std::size_t>(std::min<uint64_t>(kMapWindow, m.size() - done));
-		void *p =
-			mmap(nullptr, w, PROT_READ, MAP_PRIVATE | MAP_POPULATE, in_fd, static_cast<off_t>(pos + done));
-		if (p == MAP_FAILED)
+		ImageWindow win = ImageWindow::map(in_fd, pos + done, w);
+		if (!win)
 			break;
 		for (std::size_t at = 0; at < w; at += kIoBuffer) {
 			std::size_t n = std::min(kIoBuffer, w - at);
-			sum.update(static_cast<char *>(p) + at, n);
-			std::memcpy(m.data() + done + at, static_cast<char *>(p) + at, n);
+			sum.update(win.data() + at, n);
+			std::memcpy(m.data() + done + at, win.data() + at, n);
 		}
-		munmap(p, w);
 		done += w;
 	}
 	return done;

@@ -1,5 +1,6 @@
 #include "image_io.hpp"
 
+#include <utility>
 #include <vector>
 #include <zlib.h>
 
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <linux/kcmp.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -198,6 +200,41 @@ ImageWriter::~ImageWriter()
 		fd_ = UniqueFd();
 		unlinkat(image_dir(), tmp_.c_str(), 0);
 	}
+}
+
+ImageWindow ImageWindow::map(int fd, uint64_t offset, std::size_t len)
+{
+	ImageWindow w;
+	if (offset % page_size() || !len)
+		return w;
+	void *p = mmap(nullptr, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, static_cast<off_t>(offset));
+	if (p != MAP_FAILED) {
+		w.addr_ = p;
+		w.len_ = len;
+	}
+	return w;
+}
+
+ImageWindow::ImageWindow(ImageWindow &&o) noexcept
+    : addr_(std::exchange(o.addr_, nullptr)), len_(std::exchange(o.len_, 0))
+{
+}
+
+ImageWindow &ImageWindow::operator=(ImageWindow &&o) noexcept
+{
+	if (this != &o) {
+		if (addr_)
+			munmap(addr_, len_);
+		addr_ = std::exchange(o.addr_, nullptr);
+		len_ = std::exchange(o.len_, 0);
+	}
+	return *this;
+}
+
+ImageWindow::~ImageWindow()
+{
+	if (addr_)
+		munmap(addr_, len_);
 }
 
 std::size_t splice_into(int fd, const char *buf, std::size_t len, SplicePipe &p)

@@ -86,6 +86,27 @@ uint64_t image_sum(const std::string &name, SumKind kind, uint64_t *size);
 // A regular image file opened for reading, with its size. Throws Error naming the file.
 UniqueFd open_image(const std::string &name, uint64_t *size);
 
+// A read-only mapping of [offset, offset + len) of an image file, its pages read in at once
+// (MAP_POPULATE): the bytes straight from the page cache, where read() copies them once more.
+// Empty (false) where the kernel refuses or offset is not page-aligned: read the range then.
+// The caller checks that the range lies inside the file (else a touch faults with SIGBUS).
+class ImageWindow
+{
+public:
+	ImageWindow() = default;
+	static ImageWindow map(int fd, uint64_t offset, std::size_t len);
+	ImageWindow(ImageWindow &&o) noexcept;
+	ImageWindow &operator=(ImageWindow &&o) noexcept;
+	ImageWindow(const ImageWindow &) = delete;
+	~ImageWindow();
+	explicit operator bool() const { return addr_ != nullptr; }
+	const char *data() const { return static_cast<const char *>(addr_); }
+
+private:
+	void *addr_ = nullptr;
+	std::size_t len_ = 0;
+};
+
 // Moves len bytes at buf into fd at its position through the pipe p, as CRIU writes its page
 // images: vmsplice lends the caller's pages to the pipe and splice copies them into the file,
 // one copy by the kernel's memcpy where write() copies from user memory (under TCG five times

@@ -132,15 +132,7 @@ int main(int argc, char **argv)
 	card = open("/dev/dri/card0", O_RDWR | O_CLOEXEC);
 	if (card < 0)
 		bench_die("bench_fault", "open /dev/dri/card0");
-	struct drm_mode_create_dumb c = {.width = 1024, .height = (uint32_t)pages, .bpp = 32};
-	if (ioctl(card, DRM_IOCTL_MODE_CREATE_DUMB, &c) != 0)
-		bench_die("bench_fault", "MODE_CREATE_DUMB");
-	struct drm_mode_map_dumb m = {.handle = c.handle};
-	if (ioctl(card, DRM_IOCTL_MODE_MAP_DUMB, &m) != 0)
-		bench_die("bench_fault", "MODE_MAP_DUMB");
-	offset = m.offset;
-
-	volatile uint8_t *p = map(len);
+	volatile uint8_t *p = map_handle(create(len), len);
 	uint64_t sum = 0, t = bench_now_ns();
 	for (uint64_t i = 0; i < pages; i++)
 		sum += p[i * PAGE];
