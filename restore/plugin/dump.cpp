@@ -211,7 +211,7 @@ void save_object(DumpSession &s, uint64_t n, const BufferMap &map, const std::op
 		s.bytes_stored += r.stored;
 		s.bytes_reused += r.reused;
 	} else {
-		ImageWriter w(object_image_name(n));
+		ImageWriter w(object_image_name(n), ImageWriter::Hashed::yes);
 		save_buffer(map, w);
 		w.commit();
 		char sum[64];

@@ -187,8 +187,10 @@ std::string read_image(const std::string &name, std::size_t max)
 	return text;
 }
 
-ImageWriter::ImageWriter(std::string name) : name_(std::move(name)), tmp_(name_ + ".tmp")
+ImageWriter::ImageWriter(std::string name, Hashed hashed) : name_(std::move(name)), tmp_(name_ + ".tmp")
 {
+	if (hashed == Hashed::yes)
+		sum_.emplace(SumKind::xxh64);
 	fd_ = UniqueFd(openat(image_dir(), tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
 	if (!fd_)
 		throw Error("cannot create image " + tmp_ + ": " + gw::errno_text(errno));
@@ -284,13 +286,21 @@ std::size_t splice_into(int fd, const char *buf, std::size_t len, SplicePipe &p)
 
 void ImageWriter::write(const void *buf, std::size_t len)
 {
-	sum_.update(buf, len);
+	if (sum_)
+		sum_->update(buf, len);
 	auto *p = static_cast<const char *>(buf);
 	std::size_t moved = len >= kSpliceMin ? splice_into(fd_.get(), p, len, pipe_) : 0;
 	spliced_ += moved;
 	if (!write_full(fd_.get(), p + moved, len - moved))
 		throw Error("cannot write image " + tmp_ + ": " + gw::errno_text(errno));
 	written_ += len;
+}
+
+uint64_t ImageWriter::sum() const
+{
+	if (!sum_)
+		throw Error("image " + name_ + ": no checksum was kept while writing it");
+	return sum_->value();
 }
 
 char *io_buffer()

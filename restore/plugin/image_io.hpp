@@ -122,20 +122,26 @@ std::size_t splice_into(int fd, const char *buf, std::size_t len, SplicePipe &p)
 
 // Streams a raw image: opened as name.tmp, renamed to name by commit(), removed otherwise.
 // Writes of kSpliceMin bytes or more go through splice_into, the rest (and what a file
-// refusing splice gets) through write().
+// refusing splice gets) through write(). With Hashed::yes it keeps the XXH64 of every byte
+// written (sum()); the writers that do not need it (JSON images, chunked images, whose chunks
+// are hashed on their own) do not pay a second pass over the bytes.
 class ImageWriter
 {
 public:
 	static constexpr std::size_t kSpliceMin = 64 * 1024;
-	explicit ImageWriter(std::string name);
+	enum class Hashed {
+		no,
+		yes
+	};
+	explicit ImageWriter(std::string name, Hashed hashed = Hashed::no);
 	~ImageWriter();
 	ImageWriter(const ImageWriter &) = delete;
 	ImageWriter &operator=(const ImageWriter &) = delete;
 	int fd() const { return fd_.get(); }
 	// buf may be reused once this returns (the pipe is drained first). Throws Error.
 	void write(const void *buf, std::size_t len);
-	void commit();                                // throws Error
-	uint64_t sum() const { return sum_.value(); } // XXH64 of all bytes written
+	void commit();        // throws Error
+	uint64_t sum() const; // XXH64 of all bytes written; throws Error unless made Hashed::yes
 	uint64_t written() const { return written_; }
 	uint64_t spliced() const { return spliced_; } // of written(), the bytes splice moved
 
@@ -143,7 +149,7 @@ private:
 	std::string name_, tmp_;
 	UniqueFd fd_;
 	bool done_ = false;
-	SumStream sum_;
+	std::optional<SumStream> sum_;
 	uint64_t written_ = 0, spliced_ = 0;
 	SplicePipe pipe_;
 };

@@ -294,7 +294,7 @@ TEST_F(ImageDir, ABufferIsSplicedIntoItsImage)
 	constexpr std::size_t kSize = 3 * gwcriu::kIoBuffer + 5 * 4096;
 	Buffer b(kSize);
 	{
-		gwcriu::ImageWriter w("gpuwatch-object-1");
+		gwcriu::ImageWriter w("gpuwatch-object-1", gwcriu::ImageWriter::Hashed::yes);
 		gwcriu::save_buffer(b.map(), w);
 		EXPECT_EQ(w.written(), kSize);
 		// the last 20 KiB, under kSpliceMin, are written
@@ -306,6 +306,17 @@ TEST_F(ImageDir, ABufferIsSplicedIntoItsImage)
 	std::string img((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 	EXPECT_EQ(img.size(), kSize);
 	EXPECT_TRUE(img == b.bytes()) << "the image differs from the buffer";
+}
+
+// A writer made without Hashed::yes keeps no checksum (no second pass over the bytes of a
+// chunked image or a JSON one), and says so rather than return one
+TEST_F(ImageDir, AnUnhashedWriterHasNoSum)
+{
+	gwcriu::ImageWriter w("gpuwatch-object-2.map");
+	w.write("abc", 3);
+	EXPECT_THROW((void)w.sum(), gw::Error);
+	w.commit();
+	EXPECT_EQ(w.written(), 3u);
 }
 
 // splice refuses a file opened O_APPEND: nothing is moved, and the writer falls back for good
