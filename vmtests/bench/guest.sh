@@ -10,7 +10,9 @@
 #            programs on drm_ioctl, no gpuwatch: empty ones / one ring record per ioctl)
 #   gwstop   PATH PAIR LOST_EVENTS COMPLETE       the daemon's final manifest after an "on" run
 #   burst    PATH RING IOCTLS SECONDS LOST_EVENTS COMPLETE RECORDS REASONS
-#   criu     N MIB PAIR gpu|anon|stateless BYTES DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
+#   criu     N MIB PAIR gpu|anon|stateless|floor BYTES DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
+#            (floor: the anon workload dumped by plain CRIU with an empty plugin, bench_plugin.c,
+#            and a copy of /bin/true as its action script: the fixed cost of any plugin + script)
 #   iter     N MIB PAIR gpu|anon single|iterative BYTES PREDUMP_MS DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
 #   fault    MIB PAIR PAGES MAP_READ_MS MAP_WRITE_MS COPY_MS ANON_TOUCH_MS   bench_fault: the floor
 #   neighbour PATH JOB PAIR on|off MS              a realistic neighbour in the sibling cgroup
@@ -34,6 +36,8 @@
 #   CRIU_STATELESS  1 (default): each pair also dumps and restores the gpu workload in the
 #               stateless mode (GPUWATCH_CHECKPOINT_MODE=stateless: its dump time and image size
 #               against the full mode's); empty: not
+#   CRIU_FLOOR  the cells whose pairs also run the fixed-cost control, kind floor (default "1:4";
+#               empty: none)
 #   CELLS       "N:MIB ..." (default "1:4 1:256 1000:256"; the full grid: see vmtests/README.md)
 #   ITER_CELLS  iterative's cells (default "1:256 1000:256"), ITER_PAIRS (3), ITER_WRITE_KIB
 #               (2048: what the workload keeps writing), ITER_GAP (seconds between pre-dump
@@ -74,6 +78,7 @@ export NB_FILES=${NB_FILES:-2} NB_FRAMES=${NB_FRAMES:-6}
 . "$VMTESTS/../tests/bench/neighbour.sh"
 CRIU_STATELESS=${CRIU_STATELESS-1}
 CELLS=${CELLS:-1:4 1:256 1000:256}
+CRIU_FLOOR=${CRIU_FLOOR-1:4}
 ITER_CELLS=${ITER_CELLS:-1:256 1000:256}
 ITER_PAIRS=${ITER_PAIRS:-3}
 ITER_WRITE_KIB=${ITER_WRITE_KIB:-2048}
@@ -309,13 +314,14 @@ criu_one() {
 	rm -rf "$d" "$img" "$pre" && mkdir -p "$d" "$img"
 	[ -z "$iter" ] || write=("$ITER_WRITE_KIB")
 	local env=()
-	if [ "$kind" != anon ]; then
+	if [ "$kind" != anon ] && [ "$kind" != floor ]; then
 		cg=$CG_IN
 		args=("${CRIU_GW_ARGS[@]}")
 		gw_on fexit
 	fi
 	[ "$kind" = stateless ] && env=(GPUWATCH_CHECKPOINT_MODE=stateless)
-	(cd "$d" && exec setsid "$INCGROUP" "$cg" "$WL_DIR/bench_hold" "$d" "$kind" "$n" "$mib" ${write[@]+"${write[@]}"} \
+	[ "$kind" = floor ] && args=(--libdir "$FLOOR_LIBDIR" --action-script "$FLOOR_SCRIPT")
+	(cd "$d" && exec setsid "$INCGROUP" "$cg" "$WL_DIR/bench_hold" "$d" "${kind/floor/anon}" "$n" "$mib" ${write[@]+"${write[@]}"} \
 		</dev/null >"$d/stdout" 2>"$d/stderr") &
 	pid=$!
 	disown "$pid"   # no "Killed" job notice when criu dump kills it
@@ -361,7 +367,7 @@ criu_one() {
 		for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
 		kill -9 "$pid" 2>/dev/null
 	fi
-	[ "$kind" != anon ] && gw_off
+	[ "$kind" != anon ] && [ "$kind" != floor ] && gw_off
 	if [ -n "$iter" ]; then
 		raw iter "$n" "$mib" "$pair" "$kind" "$iter" "$bytes" "$predump_ms" "$dump_ms" "$restore_ms" "$imgb" "$result"
 		say "iter $kind $iter N=$n ${mib}MiB pair $pair: pre-dump $predump_ms ms, dump $dump_ms ms, restore $restore_ms ms, image $imgb B, $result"
@@ -419,6 +425,7 @@ section_criu() {
 				criu_one gpu "$n" "$mib" "$pair"
 			fi
 			[ -z "$CRIU_STATELESS" ] || criu_one stateless "$n" "$mib" "$pair"
+			case " $CRIU_FLOOR " in *" $cell "*) criu_one floor "$n" "$mib" "$pair" ;; esac
 		done
 	done
 }
@@ -469,6 +476,17 @@ if [ "${BINARIES:-tmpfs}" = tmpfs ]; then
 	mkdir -p "$W/bin" && cp "$GPUWATCH" "$gwbin/gpuwatch-criu-action" "$W/bin/" && cp -r "$gwbin/criu-plugin" "$W/bin/" ||
 		die "cannot copy gpuwatch's binaries to $W/bin"
 	GPUWATCH=$W/bin/gpuwatch
+fi
+# the fixed-cost control (kind floor): an empty plugin in a directory of its own and a copy of
+# /bin/true as the action script, where gpuwatch's own are (tmpfs, or the build tree on 9p)
+FLOOR_LIBDIR=$W/bin/bench-plugin FLOOR_SCRIPT=$W/bin/floor-action
+if [ -n "$CRIU_FLOOR" ]; then
+	if [ "${BINARIES:-tmpfs}" = tmpfs ]; then
+		mkdir -p "$W/bin" && cp -r "$WL_DIR/bench-plugin" "$W/bin/" && cp /bin/true "$FLOOR_SCRIPT"
+	else
+		FLOOR_LIBDIR=$WL_DIR/bench-plugin FLOOR_SCRIPT=/bin/true
+	fi || die "cannot set up the fixed-cost control (bench-plugin)"
+	[ -e "$FLOOR_LIBDIR/bench_plugin.so" ] || die "$FLOOR_LIBDIR/bench_plugin.so missing: cmake --build"
 fi
 raw meta binaries "${BINARIES:-tmpfs}"
 grep -q '^cgroup2 /sys/fs/cgroup ' /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup || die "no cgroup v2"

@@ -25,6 +25,7 @@ TARGETS = {  # (section, loop, hook path) -> the issue's bound on the median rat
 CRIU_RATIO_TARGETS = {1: 1.2, 1000: 1.3}
 PER_HANDLE_TARGET = 2.0       # 1000 handles / 1 handle, gpu, same bytes
 FLOOR_GAP_TARGET = 0.1        # the fexit path's traced loop over the empty-trampoline floor (issue 17)
+FIXED_COST_TARGET_MS = 50     # gpu over anon per dump and per restore, the smallest cell (issue 17)
 
 
 def spread(ratios):
@@ -126,6 +127,21 @@ def criu(rows):
                 "stateless_image_bytes": statistics.median(x["image_bytes"] for x, _ in st),
                 "stateless_vs_full_total": spread([tot(x) / max(tot(g), 1) for x, g in st]),
             })
+        # the fixed-cost control of the same pairs (kind floor: plain CRIU with an empty plugin
+        # and /bin/true as action script, on the anon workload): ms over plain CRIU
+        fl = [(runs[(n, mib, p)]["floor"], g, a) for p, g, a in v
+              if runs[(n, mib, p)].get("floor", {}).get("ok")]
+        if fl:
+            md = lambda f: round(statistics.median(f(x, g, a) for x, g, a in fl), 1)
+            out[-1]["fixed"] = {
+                "pairs": len(fl),
+                "floor_dump_ms": md(lambda x, g, a: x["dump_ms"]),
+                "floor_restore_ms": md(lambda x, g, a: x["restore_ms"]),
+                "control_over_anon_dump_ms": md(lambda x, g, a: x["dump_ms"] - a["dump_ms"]),
+                "control_over_anon_restore_ms": md(lambda x, g, a: x["restore_ms"] - a["restore_ms"]),
+                "gpu_over_control_dump_ms": md(lambda x, g, a: g["dump_ms"] - x["dump_ms"]),
+                "gpu_over_control_restore_ms": md(lambda x, g, a: g["restore_ms"] - x["restore_ms"]),
+            }
     per_handle = []
     by = {(c["handles"], c["mib"]): c for c in out}
     for (n, mib), c in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][0])):
@@ -139,6 +155,14 @@ def criu(rows):
             t = PER_HANDLE_TARGET if n == 1000 else None
             per_handle.append({"handles": n, "mib": mib, "vs_handles": 1, "ratio_total": s, "target": t,
                                "met": None if t is None else s["median"] < t})
+    # the fixed cost: gpu over anon in the smallest cell of one buffer, per dump and per restore
+    small = [c for c in out if c["handles"] == 1]
+    if small:
+        c = min(small, key=lambda c: c["mib"])
+        c["fixed_cost"] = {"dump_ms": round(c["gpu_dump_ms"] - c["anon_dump_ms"], 1),
+                           "restore_ms": round(c["gpu_restore_ms"] - c["anon_restore_ms"], 1),
+                           "target_ms": FIXED_COST_TARGET_MS}
+        c["fixed_cost"]["met"] = max(c["fixed_cost"]["dump_ms"], c["fixed_cost"]["restore_ms"]) <= FIXED_COST_TARGET_MS
     for c in out:
         t = CRIU_RATIO_TARGETS.get(c["handles"]) if c["mib"] == 256 else None
         c["target"], c["met"] = t, None if t is None else c["ratio_total"]["median"] <= t
@@ -291,6 +315,19 @@ def main():
         t = f"< {p['target']} {verdict(p['met'])}" if p["target"] else ""
         print(f"   per handle: gpu {p['handles']} handles / 1 handle at {p['mib']} MiB: "
               f"{fmt_ratio(p['ratio_total'])}  {t}")
+    for c in res["criu"]:
+        if "fixed_cost" not in c:
+            continue
+        fc = c["fixed_cost"]
+        print(f"   fixed cost ({c['handles']} x {c['mib']} MiB, medians, gpu - anon): +{fc['dump_ms']:.0f} ms per dump,"
+              f" +{fc['restore_ms']:.0f} ms per restore  <= {fc['target_ms']} {verdict(fc['met'])}")
+        if "fixed" in c:
+            f = c["fixed"]
+            print(f"     its floor, the control (plain CRIU + an empty plugin + /bin/true as action script,"
+                  f" n={f['pairs']}): +{f['control_over_anon_dump_ms']:.0f} per dump,"
+                  f" +{f['control_over_anon_restore_ms']:.0f} per restore; gpuwatch beyond the control:"
+                  f" +{f['gpu_over_control_dump_ms']:.0f} / +{f['gpu_over_control_restore_ms']:.0f}"
+                  f" (its plugin, action script and daemon's work, and the {c['mib']} MiB of contents)")
     st = [c for c in res["criu"] if "stateless_dump_ms" in c]
     if st:
         print("\n5b. Stateless mode (GPUWATCH_CHECKPOINT_MODE=stateless: the DRM fds only, mappings back as"
