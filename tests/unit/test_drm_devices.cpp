@@ -201,8 +201,14 @@ TEST(DrmNodePath, OnlyCardAndRenderNodesUnderDevDri)
 {
 	EXPECT_TRUE(gw::is_drm_node_path("/dev/dri/card0"));
 	EXPECT_TRUE(gw::is_drm_node_path("/dev/dri/renderD128"));
+	EXPECT_TRUE(gw::is_drm_node_path("/dev/dri/card9999"));
+	std::string kind;
+	EXPECT_TRUE(gw::is_drm_node_path("/dev/dri/renderD129", &kind));
+	EXPECT_EQ(kind, "render");
 	for (const char *bad : {"/dev/dri/card0/../../../etc/passwd", "/dev/dri/../sda", "/dev/sda", "/dev/dri/card",
-				"/dev/dri/controlD64", "dev/dri/card0", "/dev/dri/card0\n", "/dev/dri//card0", ""})
+				"/dev/dri/controlD64", "dev/dri/card0", "/dev/dri/card0\n", "/dev/dri//card0", "",
+				"/dev/dri/card10000", "/dev/dri/renderD", "/dev/dri/renderD12x", "/dev/dri/card-1",
+				"/dev/dri/Card0", "/dev/dri/render128", "/dev/dri/card0 "})
 		EXPECT_FALSE(gw::is_drm_node_path(bad)) << bad;
 }
 
