@@ -204,7 +204,7 @@ std::optional<DaemonInfo> daemon_for_pid(const std::string &run_dir, uint32_t pi
 	return best;
 }
 
-manifest::Manifest sync(const DaemonInfo &d, int timeout_ms)
+void request_sync(const DaemonInfo &d, int timeout_ms)
 {
 	ucred peer{};
 	std::string why;
@@ -241,10 +241,18 @@ manifest::Manifest sync(const DaemonInfo &d, int timeout_ms)
 	reply.resize(reply.find('\n'));
 	if (reply.rfind("ok", 0) != 0)
 		throw Error("gpuwatch daemon " + std::to_string(d.pid) + ": sync failed: " + reply);
+}
+
+manifest::Manifest sync(const DaemonInfo &d, int timeout_ms, std::string *text)
+{
+	request_sync(d, timeout_ms);
 	try {
-		manifest::Manifest m = manifest::read_file(d.manifest);
-		if (d.elsewhere)
+		manifest::Manifest m = manifest::read_file(d.manifest, d.elsewhere ? nullptr : text);
+		if (d.elsewhere) {
 			rename_pids(m, d);
+			if (text)
+				text->clear();
+		}
 		return m;
 	} catch (const ManifestError &e) {
 		throw Error(e.what());

@@ -47,6 +47,12 @@ std::optional<DaemonInfo> daemon_for_pid(const std::string &run_dir, uint32_t pi
 // renamed to this namespace's (each task's own namespace and pid there, which the manifest
 // records), and the tasks not visible here are left out. Throws gw::Error with one line
 // (daemon gone, not the daemon that registered, timeout, malformed reply or manifest).
-manifest::Manifest sync(const DaemonInfo &d, int timeout_ms = 10000);
+// *text, when given: the manifest file's text as read, when the daemon is of this pid
+// namespace (its pids need no renaming: the text says what the result says); else "".
+manifest::Manifest sync(const DaemonInfo &d, int timeout_ms = 10000, std::string *text = nullptr);
+// The sync request alone: returns once the daemon has drained, reconciled and written its
+// manifest, which is not read (a restore only wants the daemon to see the restored tasks now).
+// Throws gw::Error as sync does.
+void request_sync(const DaemonInfo &d, int timeout_ms = 10000);
 
 } // namespace gw::control

@@ -206,7 +206,7 @@ void save_object(DumpSession &s, uint64_t n, const BufferMap &map, const std::op
 		return;
 	// after a pre-dump that copied this buffer (CRIU's parent link): the chunks that changed,
 	// each with its hash in the map
-	if (key && image_exists("parent/" + chunk_map_name(pre_image_base(*key)))) {
+	if (key && s.has_parent() && image_exists("parent/" + chunk_map_name(pre_image_base(*key)))) {
 		ChunkSave r = save_chunked(object_base_name(n), map, key);
 		s.bytes_stored += r.stored;
 		s.bytes_reused += r.reused;

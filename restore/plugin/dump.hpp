@@ -24,6 +24,9 @@ struct DumpSession {
 	bool stateless = false;
 	std::vector<Task> tasks;
 	std::vector<gw::manifest::Manifest> manifests;
+	// manifests[i] as the daemon wrote it, to be copied into the image as is ("": serialized
+	// again, for a manifest of another origin or whose pids were renamed)
+	std::vector<std::string> manifest_texts;
 	std::string manifest_origin; // "daemon", "GPUWATCH_MANIFEST", "image directory" or ""
 
 	// Dump-wide object numbers: manifest objects by (manifest, object id); probed objects by
@@ -35,6 +38,10 @@ struct DumpSession {
 	std::set<uint64_t> saved; // objects whose gpuwatch-object-N.bin is written
 	// buffer bytes written into the image, and those left to the previous pre-dump's image
 	uint64_t bytes_stored = 0, bytes_reused = 0;
+	// whether the image directory has CRIU's parent link (--prev-images-dir), asked once: a
+	// buffer looks for its pre-dump image only then
+	bool has_parent();
+	std::optional<bool> parent_link;
 
 	std::vector<VmaRec> vmas;     // every DRM mapping of every seized task
 	std::vector<bool> attributed; // vmas[i] was claimed by a dumped file (or the manifest)

@@ -43,7 +43,10 @@ void from_daemons(DumpSession &s)
 		if (!d || !asked.insert(d->pid).second)
 			continue;
 		try {
-			s.manifests.push_back(gw::control::sync(*d));
+			std::string text;
+			s.manifests.push_back(gw::control::sync(*d, 10000, &text));
+			s.manifest_texts.resize(s.manifests.size());
+			s.manifest_texts.back() = std::move(text);
 			log_info("synced the manifest of daemon %u (cgroup %s)", d->pid, d->cgroup.c_str());
 			// a container's hook daemon: the restore follows that container again even where
 			// the runtime runs no hook (crun)
@@ -102,8 +105,17 @@ void acquire_manifests(DumpSession &s, bool keep, const char *without)
 			log_warn("manifest %zu is incomplete%s%s", i, m.incomplete_reasons.empty() ? "" : ": ",
 				 m.incomplete_reasons.empty() ? "" : m.incomplete_reasons[0].c_str());
 		if (keep && s.manifest_origin != "image directory")
-			write_image(manifest_image_name(i), gw::manifest::serialize(m));
+			write_image(manifest_image_name(i), i < s.manifest_texts.size() && !s.manifest_texts[i].empty()
+								    ? s.manifest_texts[i]
+								    : gw::manifest::serialize(m));
 	}
+}
+
+bool DumpSession::has_parent()
+{
+	if (!parent_link)
+		parent_link = image_exists("parent");
+	return *parent_link;
 }
 
 uint64_t DumpSession::object_of_manifest(std::size_t index, uint64_t id)

@@ -1,5 +1,8 @@
 #include "image_io.hpp"
 
+#include <optional>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 #include <zlib.h>
@@ -143,8 +146,28 @@ int image_dir()
 	return fd;
 }
 
+namespace
+{
+std::optional<std::unordered_set<std::string>> g_image_names; // snapshot_image_names()
+constexpr std::string_view kOwnPrefix = "gpuwatch-";
+} // namespace
+
+void snapshot_image_names()
+{
+	std::vector<std::string> names =
+		gw::names_in_dir(image_dir(), std::string(kOwnPrefix), "", "the image directory");
+	g_image_names.emplace(names.begin(), names.end());
+}
+
+void forget_image_names()
+{
+	g_image_names.reset();
+}
+
 bool image_exists(const std::string &name)
 {
+	if (g_image_names && name.find('/') == std::string::npos && name.rfind(kOwnPrefix, 0) == 0)
+		return g_image_names->count(name) != 0;
 	struct stat st;
 	return fstatat(image_dir(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }

@@ -46,6 +46,12 @@ bool write_full(int fd, const void *buf, std::size_t len);
 // Names are the plugin's own (gpuwatch-*), never taken from image contents.
 int image_dir(); // throws Error outside CRIU
 bool image_exists(const std::string &name);
+// At restore, where nothing writes the image directory: one listing of its gpuwatch-* names,
+// which image_exists answers from from then on (in this process and the tasks it forks) for
+// names without a '/'. A path lookup costs about 50 us under TCG, and a restore made several
+// per buffer. Throws Error when the directory cannot be listed.
+void snapshot_image_names();
+void forget_image_names(); // image_exists asks the file system again
 std::vector<std::string> list_images(const std::string &prefix, const std::string &suffix);
 // Writes name atomically (temp file + rename). Throws Error naming the file.
 void write_image(const std::string &name, const std::string &content);

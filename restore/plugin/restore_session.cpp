@@ -299,6 +299,7 @@ void note_restored_task()
 int load_restore_images()
 {
 	try {
+		snapshot_image_names();
 		load(g_images);
 		if (!g_images.files.empty() || !g_images.dmabufs.empty() || !g_images.vmas.empty())
 			map_registry();

@@ -282,7 +282,7 @@ int resume_devices_late(int pid)
 	try {
 		if (auto d = gw::control::daemon_for_pid(gw::control::default_run_dir(), static_cast<uint32_t>(pid));
 		    d && synced.insert(d->pid).second)
-			gw::control::sync(*d, 3000);
+			gw::control::request_sync(*d, 3000);
 	} catch (const std::exception &e) {
 		log_warn("pid %d: the gpuwatch daemon did not sync after the restore: %s", pid, e.what());
 	}

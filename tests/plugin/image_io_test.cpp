@@ -44,6 +44,7 @@ protected:
 	}
 	void TearDown() override
 	{
+		gwcriu::forget_image_names();
 		::close(g_image_dir);
 		g_image_dir = -1;
 		std::filesystem::remove_all(dir_);
@@ -69,6 +70,29 @@ TEST_F(ImageDir, ReadsARegularFile)
 	EXPECT_EQ(gwcriu::read_image("gpuwatch-file-1.json", 16), "{}");
 	EXPECT_EQ(error_reading("gpuwatch-file-1.json", 1),
 		  "image gpuwatch-file-1.json is 2 bytes, more than the 1 allowed");
+}
+
+// At restore image_exists answers gpuwatch-* names from one listing: what was there when it
+// was taken, whatever happens to the directory since; other names, and paths into parent/,
+// are still looked up
+TEST_F(ImageDir, ExistenceFromOneListing)
+{
+	std::ofstream(path("gpuwatch-object-1.bin")) << "x";
+	std::ofstream(path("gpuwatch-object-1.xxh64")) << "x";
+	ASSERT_EQ(::mkdir(path("parent").c_str(), 0700), 0);
+	gwcriu::snapshot_image_names();
+	ASSERT_EQ(::unlink(path("gpuwatch-object-1.xxh64").c_str()), 0);
+	std::ofstream(path("gpuwatch-object-2.bin")) << "x";
+	std::ofstream(path("parent/gpuwatch-pre-1-3-1.map")) << "x";
+	EXPECT_TRUE(gwcriu::image_exists("gpuwatch-object-1.bin"));
+	EXPECT_TRUE(gwcriu::image_exists("gpuwatch-object-1.xxh64")) << "not from the listing";
+	EXPECT_FALSE(gwcriu::image_exists("gpuwatch-object-2.bin")) << "not from the listing";
+	EXPECT_FALSE(gwcriu::image_exists("gpuwatch-object-3.bin"));
+	EXPECT_TRUE(gwcriu::image_exists("parent"));
+	EXPECT_TRUE(gwcriu::image_exists("parent/gpuwatch-pre-1-3-1.map"));
+	gwcriu::forget_image_names();
+	EXPECT_FALSE(gwcriu::image_exists("gpuwatch-object-1.xxh64"));
+	EXPECT_TRUE(gwcriu::image_exists("gpuwatch-object-2.bin"));
 }
 
 TEST_F(ImageDir, RefusesAFifoAtOnce)

@@ -491,7 +491,7 @@ Manifest parse(const std::string &text, const std::string &what)
 	}
 }
 
-Manifest read_file(const std::string &path)
+Manifest read_file(const std::string &path, std::string *text_out)
 {
 	// never blocks on a FIFO, never reads a device or grows without end (/dev/zero)
 	int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -526,7 +526,10 @@ Manifest read_file(const std::string &path)
 			refuse(too_big);
 	}
 	::close(fd);
-	return parse(text, path);
+	Manifest m = parse(text, path);
+	if (text_out)
+		*text_out = std::move(text);
+	return m;
 }
 
 } // namespace manifest

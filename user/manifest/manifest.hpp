@@ -321,8 +321,9 @@ Manifest parse(const std::string &text, const std::string &what);
 // The largest manifest read_file takes (the plugin takes as much from the image directory).
 constexpr uint64_t kMaxManifestBytes = 256ull << 20;
 // Reads and validates a manifest file, a regular file of at most kMaxManifestBytes (a FIFO, a
-// device or a larger file is refused); throws ManifestError naming the file.
-Manifest read_file(const std::string &path);
+// device or a larger file is refused); throws ManifestError naming the file. *text, when
+// given, gets the file's text as read (what was validated).
+Manifest read_file(const std::string &path, std::string *text = nullptr);
 // The `gpuwatch show` text.
 std::string format_summary(const Manifest &m);
 
