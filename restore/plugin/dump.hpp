@@ -24,9 +24,6 @@ struct DumpSession {
 	bool stateless = false;
 	std::vector<Task> tasks;
 	std::vector<gw::manifest::Manifest> manifests;
-	// manifests[i] as the daemon wrote it, to be copied into the image as is ("": serialized
-	// again, for a manifest of another origin or whose pids were renamed)
-	std::vector<std::string> manifest_texts;
 	std::string manifest_origin; // "daemon", "GPUWATCH_MANIFEST", "image directory" or ""
 
 	// Dump-wide object numbers: manifest objects by (manifest, object id); probed objects by

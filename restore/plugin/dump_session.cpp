@@ -23,9 +23,12 @@ using json = nlohmann::json;
 std::optional<DumpSession> g_session;
 
 // Every daemon following a cgroup of the dumped tasks drains its events and re-snapshots the
-// (frozen) tasks, then hands over its manifest.
-void from_daemons(DumpSession &s)
+// (frozen) tasks, then hands over its manifest. Returns, for each manifest added, its text as
+// the daemon wrote it, to be copied into the image as is ("": to be serialized again, its pids
+// renamed for this pid namespace).
+std::vector<std::string> from_daemons(DumpSession &s)
 {
+	std::vector<std::string> texts;
 	std::string run = gw::control::default_run_dir();
 	std::set<uint32_t> asked;
 	std::set<std::string> said; // registrations not trusted, or stale: said once, never used
@@ -45,8 +48,7 @@ void from_daemons(DumpSession &s)
 		try {
 			std::string text;
 			s.manifests.push_back(gw::control::sync(*d, 10000, &text));
-			s.manifest_texts.resize(s.manifests.size());
-			s.manifest_texts.back() = std::move(text);
+			texts.push_back(std::move(text));
 			log_info("synced the manifest of daemon %u (cgroup %s)", d->pid, d->cgroup.c_str());
 			// a container's hook daemon: the restore follows that container again even where
 			// the runtime runs no hook (crun)
@@ -61,6 +63,7 @@ void from_daemons(DumpSession &s)
 	}
 	if (!s.manifests.empty())
 		s.manifest_origin = "daemon";
+	return texts;
 }
 
 } // namespace
@@ -77,8 +80,9 @@ void acquire_manifests(DumpSession &s, bool keep, const char *without)
 			log_warn("GPUWATCH_MANIFEST: %s", e.what());
 		}
 	}
+	std::vector<std::string> texts; // the daemons' manifests as written (from_daemons)
 	if (s.manifests.empty())
-		from_daemons(s);
+		texts = from_daemons(s);
 	if (s.manifests.empty()) {
 		for (std::size_t i = 0; image_exists(manifest_image_name(i)); ++i) {
 			std::string name = manifest_image_name(i);
@@ -105,9 +109,8 @@ void acquire_manifests(DumpSession &s, bool keep, const char *without)
 			log_warn("manifest %zu is incomplete%s%s", i, m.incomplete_reasons.empty() ? "" : ": ",
 				 m.incomplete_reasons.empty() ? "" : m.incomplete_reasons[0].c_str());
 		if (keep && s.manifest_origin != "image directory")
-			write_image(manifest_image_name(i), i < s.manifest_texts.size() && !s.manifest_texts[i].empty()
-								    ? s.manifest_texts[i]
-								    : gw::manifest::serialize(m));
+			write_image(manifest_image_name(i),
+				    i < texts.size() && !texts[i].empty() ? texts[i] : gw::manifest::serialize(m));
 	}
 }
 
