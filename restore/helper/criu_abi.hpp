@@ -46,7 +46,8 @@ CriuAbi classify(const CriuSymbols &s);
 const CriuAbi &criu_abi();
 // The ABI of the criu binary at `path` (e.g. /proc/PID/exe of the criu that runs the action
 // script), read from its ELF dynamic symbol table. Throws gw::Error (one line) when the file
-// cannot be read as ELF.
+// cannot be read as ELF. In criu_abi_elf.cpp (library gwaction_elf, libelf): the action
+// script's, not linked into the plugin.
 CriuAbi criu_abi_of_binary(const std::string &path);
 
 // The plugin directory a criu command line names: the last --libdir/-L (CRIU keeps one), made
