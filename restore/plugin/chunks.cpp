@@ -137,8 +137,7 @@ std::optional<ChunkMap> read_chunk_map(const std::string &dir, const std::string
 	std::string map = dir + chunk_map_name(base);
 	if (!image_exists(map))
 		return std::nullopt;
-	uint64_t bin_size = 0;
-	open_image(dir + base + ".bin", &bin_size);
+	uint64_t bin_size = image_size(dir + base + ".bin");
 	// 17 + 21 bytes per chunk line at most, and the header
 	uint64_t max_text = 128 + chunks_of(max_object_size(), kChunk) * 40;
 	return parse_chunk_map(read_image(map, static_cast<std::size_t>(max_text)), map, bin_size);

@@ -18,6 +18,7 @@
 #include "dump_probe.hpp"
 #include "i915_late_maps.hpp"
 #include "log.hpp"
+#include "object_image.hpp"
 
 namespace gwcriu
 {
@@ -211,13 +212,7 @@ void save_object(DumpSession &s, uint64_t n, const BufferMap &map, const std::op
 		s.bytes_stored += r.stored;
 		s.bytes_reused += r.reused;
 	} else {
-		ImageWriter w(object_image_name(n), ImageWriter::Hashed::yes);
-		save_buffer(map, w);
-		w.commit();
-		char sum[64];
-		snprintf(sum, sizeof(sum), "%016llx %llu\n", static_cast<unsigned long long>(w.sum()),
-			 static_cast<unsigned long long>(map.size()));
-		write_image(object_checksum_name(n), sum);
+		save_object_image(object_image_name(n), map);
 		s.bytes_stored += map.size();
 	}
 	s.saved.insert(n);

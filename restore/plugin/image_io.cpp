@@ -197,6 +197,16 @@ UniqueFd open_image(const std::string &name, uint64_t *size)
 	return fd;
 }
 
+uint64_t image_size(const std::string &name)
+{
+	struct stat st;
+	if (fstatat(image_dir(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+		throw Error("cannot stat image " + name + ": " + gw::errno_text(errno));
+	if (!S_ISREG(st.st_mode))
+		throw Error("image " + name + " is not a regular file");
+	return static_cast<uint64_t>(st.st_size);
+}
+
 std::string read_image(const std::string &name, std::size_t max)
 {
 	uint64_t size = 0;
@@ -311,6 +321,11 @@ void ImageWriter::write(const void *buf, std::size_t len)
 {
 	if (sum_)
 		sum_->update(buf, len);
+	append(buf, len);
+}
+
+void ImageWriter::append(const void *buf, std::size_t len)
+{
 	auto *p = static_cast<const char *>(buf);
 	std::size_t moved = len >= kSpliceMin ? splice_into(fd_.get(), p, len, pipe_) : 0;
 	spliced_ += moved;
@@ -360,20 +375,22 @@ uint64_t xxh64(const void *buf, std::size_t len)
 	return XXH64(buf, len, 0);
 }
 
-uint64_t image_sum(const std::string &name, SumKind kind, uint64_t *size)
+uint64_t image_sum(const std::string &name, SumKind kind, uint64_t len)
 {
-	UniqueFd fd = open_image(name, size);
-	auto *buf = reinterpret_cast<unsigned char *>(io_buffer());
+	uint64_t size = 0;
+	UniqueFd fd = open_image(name, &size);
+	if (size < len)
+		throw Error("image " + name + " is " + std::to_string(size) + " bytes, less than " +
+			    std::to_string(len) + " (truncated)");
+	char *buf = io_buffer();
 	SumStream sum(kind);
-	for (;;) {
-		ssize_t n = ::read(fd.get(), buf, kIoBuffer);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			throw Error("cannot read image " + name + ": " + gw::errno_text(errno));
-		if (n == 0)
-			break;
-		sum.update(buf, static_cast<std::size_t>(n));
+	for (uint64_t done = 0; done < len;) {
+		std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(kIoBuffer, len - done));
+		if (!read_full(fd.get(), buf, n))
+			throw Error("cannot read image " + name + ": " +
+				    (errno == ENODATA ? std::string("truncated") : gw::errno_text(errno)));
+		sum.update(buf, n);
+		done += n;
 	}
 	return sum.value();
 }

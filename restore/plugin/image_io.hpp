@@ -87,10 +87,13 @@ private:
 };
 // One-shot XXH64 (seed 0) of len bytes.
 uint64_t xxh64(const void *buf, std::size_t len);
-// The checksum of a whole image file, read in chunks; throws Error on a read failure.
-uint64_t image_sum(const std::string &name, SumKind kind, uint64_t *size);
+// The checksum of the first `len` bytes of an image file, read in chunks; throws Error on a
+// read failure or when the file is shorter.
+uint64_t image_sum(const std::string &name, SumKind kind, uint64_t len);
 // A regular image file opened for reading, with its size. Throws Error naming the file.
 UniqueFd open_image(const std::string &name, uint64_t *size);
+// The size of a regular image file, without opening it. Throws Error naming the file.
+uint64_t image_size(const std::string &name);
 
 // A read-only mapping of [offset, offset + len) of an image file, its pages read in at once
 // (MAP_POPULATE): the bytes straight from the page cache, where read() copies them once more.
@@ -146,6 +149,8 @@ public:
 	int fd() const { return fd_.get(); }
 	// buf may be reused once this returns (the pipe is drained first). Throws Error.
 	void write(const void *buf, std::size_t len);
+	// Writes len bytes at buf not counted in sum() (a trailer holding it). Throws Error.
+	void append(const void *buf, std::size_t len);
 	void commit();        // throws Error
 	uint64_t sum() const; // XXH64 of all bytes written; throws Error unless made Hashed::yes
 	uint64_t written() const { return written_; }

@@ -4,12 +4,14 @@
 //   gpuwatch-dmabuf-<ID>.json   one dma-buf file exporting a buffer we dumped
 //   gpuwatch-vmas.json          every DRM mapping of the dumped tasks
 //   gpuwatch-devices.json       every device the others name, once (they hold its index)
-//   gpuwatch-object-<N>.bin     raw contents of buffer object N (each object once), and
-//   gpuwatch-object-<N>.xxh64   "<xxh64, 16 hex digits> <size>\n" of them, checked at restore
-//                               while the contents are read into the buffer (images of earlier
-//                               versions: gpuwatch-object-<N>.crc32, "<zlib crc32 hex> <size>")
-//                               or, after a pre-dump that copied the buffer, the chunks that
-//                               changed since in the .bin and
+//   gpuwatch-object-<N>.bin     the contents of buffer object N (each object once), then a
+//                               trailer of their size and XXH64 (object_image.hpp), checked
+//                               at restore while the contents are read into the buffer. Images
+//                               of earlier versions: the raw contents, their checksum in
+//                               gpuwatch-object-<N>.xxh64 ("<xxh64, 16 hex digits> <size>\n")
+//                               or .crc32 ("<zlib crc32 hex> <size>\n"), still read. Or, after
+//                               a pre-dump that copied the buffer, the chunks that changed
+//                               since in the .bin (no trailer) and
 //   gpuwatch-object-<N>.map     every chunk's hash and where it is (chunks.hpp)
 //   gpuwatch-pre-<P>-<F>-<H>.bin/.map  a `criu pre-dump`'s copy of a buffer (chunks.hpp)
 //   gpuwatch-manifest.json      the synced manifest (more daemons: gpuwatch-manifest.<i>.json)
@@ -220,8 +222,8 @@ std::string fence_image_name(uint32_t criu_id);
 std::string dmabuf_image_name(uint32_t criu_id);
 std::string object_base_name(uint64_t object); // gpuwatch-object-<N>
 std::string object_image_name(uint64_t object);
-std::string object_checksum_name(uint64_t object); // .xxh64
-std::string object_crc32_name(uint64_t object);    // .crc32, images of earlier versions
+std::string object_checksum_name(uint64_t object); // .xxh64, images of earlier versions
+std::string object_crc32_name(uint64_t object);    // .crc32, images of earlier versions still
 constexpr const char *kVmasImage = "gpuwatch-vmas.json";
 std::string manifest_image_name(std::size_t index); // 0: gpuwatch-manifest.json
 

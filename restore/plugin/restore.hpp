@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,11 @@ struct RestoreImages {
 	std::map<uint32_t, DmabufImage> dmabufs; // by CRIU id
 	std::vector<VmaRec> vmas;
 	std::map<uint64_t, uint64_t> object_sizes;
-	std::map<uint64_t, ContentSum> object_sums; // saved objects: the checksum of their image, checked as it is read
-	std::map<uint64_t, ChunkMap> object_maps;   // saved after a pre-dump: which chunks are whose (chunks.hpp)
+	// saved objects, by where the checksum of their image is, checked as it is read: a
+	// checksum file of an earlier version (object_sums) or the image's trailer (object_trailed)
+	std::map<uint64_t, ContentSum> object_sums;
+	std::set<uint64_t> object_trailed;
+	std::map<uint64_t, ChunkMap> object_maps; // saved after a pre-dump: which chunks are whose (chunks.hpp)
 	// buffer -> the one file that made it at dump (its handle of the buffer was not an import,
 	// "prime" or "flink", nor of unknown origin) and that handle. Absent when no file or
 	// several files did.

@@ -17,6 +17,7 @@
 
 #include "device.hpp"
 #include "log.hpp"
+#include "object_image.hpp"
 #include "restore.hpp"
 
 namespace gwcriu
@@ -62,16 +63,19 @@ void note_size(RestoreImages &im, uint64_t n, uint64_t size, const std::string &
 				 " bytes here and " + std::to_string(it->second) + " bytes elsewhere");
 }
 
-// The saved contents of object n are there, of its size, with a well-formed checksum (kept
-// in im.object_sums) or chunk map (im.object_maps). The contents themselves are checked as they
-// are read into the buffer (fill_object): reading every image twice, once here and once to
-// fill, was a third of a large restore.
+// The saved contents of object n are there, of its size, with their checksum in the image's
+// trailer (im.object_trailed), in a checksum file of an earlier version (kept in
+// im.object_sums) or in a chunk map (im.object_maps). The contents and the trailer are checked
+// as they are read into the buffer (fill_object): reading every image twice, once here and
+// once to fill, was a third of a large restore. Once per buffer, however many handles and
+// mappings name it (note_size has checked that they agree on its size).
 void check_saved(RestoreImages &im, uint64_t n, uint64_t size, const std::string &where)
 {
-	if (!image_exists(object_image_name(n)))
-		throw ImageError(where + ": " + object_image_name(n) + " is missing");
-	uint64_t have = 0;
-	open_image(object_image_name(n), &have);
+	if (im.object_trailed.count(n) || im.object_sums.count(n) || im.object_maps.count(n))
+		return;
+	const std::string name = object_image_name(n);
+	if (!image_exists(name))
+		throw ImageError(where + ": " + name + " is missing");
 	if (std::optional<ChunkMap> m = read_chunk_map("", object_base_name(n))) {
 		if (m->size != size)
 			throw ImageError(chunk_map_name(object_base_name(n)) + " is of " + std::to_string(m->size) +
@@ -79,20 +83,29 @@ void check_saved(RestoreImages &im, uint64_t n, uint64_t size, const std::string
 		im.object_maps[n] = std::move(*m);
 		return;
 	}
+	const uint64_t have = image_size(name);
+	const bool crc32 = image_exists(object_crc32_name(n)), xxh64 = image_exists(object_checksum_name(n));
+	if (!crc32 && !xxh64) {
+		if (have != size + kObjectTrailer)
+			throw ImageError(name + " is " + std::to_string(have) + " bytes, expected " +
+					 std::to_string(size) + " and a " + std::to_string(kObjectTrailer) +
+					 "-byte trailer (truncated or corrupt)");
+		im.object_trailed.insert(n);
+		return;
+	}
+	// an earlier version's image: the raw contents, their checksum beside them
 	if (have != size)
-		throw ImageError(object_image_name(n) + " is " + std::to_string(have) + " bytes, expected " +
-				 std::to_string(size) + " (truncated or corrupt)");
-	bool legacy = !image_exists(object_checksum_name(n)) && image_exists(object_crc32_name(n));
-	std::string name = legacy ? object_crc32_name(n) : object_checksum_name(n);
-	if (!image_exists(name))
-		throw ImageError(where + ": " + name + " is missing");
+		throw ImageError(name + " is " + std::to_string(have) + " bytes, expected " + std::to_string(size) +
+				 " (truncated or corrupt)");
+	const bool legacy = !xxh64;
+	const std::string sum_name = legacy ? object_crc32_name(n) : object_checksum_name(n);
 	unsigned long long sum = 0, sum_size = 0;
 	char tail = 0;
-	std::string text = read_image(name, 64);
+	std::string text = read_image(sum_name, 64);
 	std::size_t digits = text.find(' ');
 	if (digits != (legacy ? 8u : 16u) || sscanf(text.c_str(), "%llx %llu%c", &sum, &sum_size, &tail) != 3 ||
 	    tail != '\n' || sum_size != size)
-		throw ImageError(name + ": not \"<" + (legacy ? "crc32" : "xxh64") + "> " + std::to_string(size) +
+		throw ImageError(sum_name + ": not \"<" + (legacy ? "crc32" : "xxh64") + "> " + std::to_string(size) +
 				 "\"");
 	im.object_sums[n] = ContentSum{legacy ? SumKind::crc32 : SumKind::xxh64, sum};
 }
@@ -382,25 +395,14 @@ bool fill_object(uint64_t n, uint64_t skip, bool saved, BufferMap &dst)
 	}
 	if (auto chunked = g_images.object_maps.find(n); chunked != g_images.object_maps.end())
 		return fill_chunked(n, skip, chunked->second, dst);
-	uint64_t size = 0;
-	UniqueFd in = open_image(name, &size);
-	if (skip > size || dst.size() > size - skip)
-		throw Error(name + " is " + std::to_string(size) + " bytes: too short for " +
-			    std::to_string(dst.size()) + " bytes at " + std::to_string(skip) + " (truncated)");
-	/* checked against the checksum of the dump: while it is read when the buffer takes the
-	 * whole image, else before (a mapping's window of its object) */
-	auto want = g_images.object_sums.find(n);
-	bool checked = want != g_images.object_sums.end();
-	SumKind kind = checked ? want->second.kind : SumKind::xxh64;
-	bool whole = !skip && dst.size() == size;
-	uint64_t ignored = 0;
-	if (checked && !whole && image_sum(name, kind, &ignored) != want->second.value)
-		throw Error(name + ": contents do not match their checksum (corrupt)");
-	if (skip && lseek(in.get(), static_cast<off_t>(skip), SEEK_SET) < 0)
-		throw Error("cannot seek in " + name + ": " + gw::errno_text(errno));
-	uint64_t sum = load_buffer(in.get(), name, dst, kind);
-	if (checked && whole && sum != want->second.value)
-		throw Error(name + ": contents do not match their checksum (corrupt)");
+	ObjectSum sum;
+	if (auto it = g_images.object_sums.find(n); it != g_images.object_sums.end()) {
+		sum.trailer = false;
+		sum.beside = it->second;
+	} else if (image_exists(object_crc32_name(n)) || image_exists(object_checksum_name(n))) {
+		sum.trailer = false; // an earlier version's image none of whose references saved it
+	}
+	load_object_image(name, sum, skip, dst);
 	return true;
 }
 

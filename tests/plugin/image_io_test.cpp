@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "drm_ops.hpp"
 #include "image_io.hpp"
 #include "images.hpp"
+#include "object_image.hpp"
 #include <sys/mman.h>
 
 namespace
@@ -413,4 +415,117 @@ TEST(ContentSum, Xxh64StreamIsTheOneShotHash)
 	gwcriu::SumStream crc(gwcriu::SumKind::crc32);
 	crc.update("123456789", 9);
 	EXPECT_EQ(crc.value(), 0xcbf43926u); // the CRC-32 check value
+}
+
+// --- whole buffers' images (object_image.hpp): the contents, then their trailer -------------
+namespace
+{
+std::string error_of(const std::function<void()> &f)
+{
+	try {
+		f();
+	} catch (const gwcriu::Error &e) {
+		return e.what();
+	}
+	return "";
+}
+void patch(const std::string &path, off_t at, int x)
+{
+	int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+	ASSERT_GE(fd, 0);
+	unsigned char c = 0;
+	ASSERT_EQ(::pread(fd, &c, 1, at), 1);
+	c = static_cast<unsigned char>(c ^ x);
+	ASSERT_EQ(::pwrite(fd, &c, 1, at), 1);
+	::close(fd);
+}
+} // namespace
+
+TEST_F(ImageDir, ABufferImageIsItsContentsAndTheirTrailer)
+{
+	constexpr std::size_t kSize = gwcriu::kIoBuffer + 3 * 4096;
+	Buffer b(kSize);
+	gwcriu::save_object_image("gpuwatch-object-3.bin", b.map());
+	ASSERT_EQ(gwcriu::image_size("gpuwatch-object-3.bin"), kSize + gwcriu::kObjectTrailer);
+	EXPECT_FALSE(std::filesystem::exists(path("gpuwatch-object-3.bin.tmp")));
+	EXPECT_EQ(gwcriu::image_sum("gpuwatch-object-3.bin", gwcriu::SumKind::xxh64, kSize),
+		  gwcriu::xxh64(b.data(), kSize));
+	std::ifstream in(path("gpuwatch-object-3.bin"), std::ios::binary);
+	std::string img((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+	EXPECT_EQ(img.substr(kSize), gwcriu::object_trailer(kSize, gwcriu::xxh64(b.data(), kSize)));
+	EXPECT_EQ(img.substr(kSize, 8), std::string("GWOBJ\0\0\1", 8));
+	EXPECT_EQ(img.substr(kSize + 8, 8), std::string("\x00\x30\x10\x00\x00\x00\x00\x00", 8))
+		<< "the size, little-endian";
+
+	// whole, and a window of it (a mapping of part of the buffer), checked against the trailer
+	for (uint64_t skip : {uint64_t(0), uint64_t(4096)}) {
+		const std::size_t len = kSize - skip - (skip ? 4096 : 0);
+		Buffer dst(len);
+		std::memset(dst.data(), 0, len);
+		gwcriu::BufferMap m = dst.writable_map();
+		gwcriu::load_object_image("gpuwatch-object-3.bin", gwcriu::ObjectSum{}, skip, m);
+		EXPECT_EQ(std::memcmp(dst.data(), b.data() + skip, len), 0) << "at " << skip;
+	}
+}
+
+TEST_F(ImageDir, ADamagedBufferImageIsRefused)
+{
+	constexpr std::size_t kSize = 5 * 4096;
+	Buffer b(kSize);
+	const std::string img = path("gpuwatch-object-4.bin");
+	auto load = [&](uint64_t skip, std::size_t len) {
+		return error_of([&] {
+			Buffer dst(len);
+			gwcriu::BufferMap m = dst.writable_map();
+			gwcriu::load_object_image("gpuwatch-object-4.bin", gwcriu::ObjectSum{}, skip, m);
+		});
+	};
+	gwcriu::save_object_image("gpuwatch-object-4.bin", b.map());
+	EXPECT_EQ(load(0, kSize), "");
+	EXPECT_EQ(load(0, kSize + 4096),
+		  "gpuwatch-object-4.bin holds 20480 bytes: too few for 24576 bytes at 0 (truncated)")
+		<< "the trailer is not contents";
+	patch(img, 100, 0xff);
+	EXPECT_EQ(load(0, kSize), "gpuwatch-object-4.bin: contents do not match their checksum (corrupt)");
+	EXPECT_EQ(load(4096, 4096), "gpuwatch-object-4.bin: contents do not match their checksum (corrupt)")
+		<< "a window is checked against the whole contents";
+	patch(img, 100, 0xff);
+	patch(img, kSize + 2, 0x01);
+	EXPECT_EQ(load(0, kSize),
+		  "gpuwatch-object-4.bin: its last 24 bytes are not a gpuwatch buffer trailer (truncated or corrupt)");
+	patch(img, kSize + 2, 0x01);
+	patch(img, kSize + 8, 0x01);
+	EXPECT_EQ(load(0, kSize), "gpuwatch-object-4.bin: its trailer gives 20481 bytes of contents, the file holds "
+				  "20480 (truncated or corrupt)");
+	patch(img, kSize + 8, 0x01);
+	ASSERT_EQ(::truncate(img.c_str(), kSize + 10), 0);
+	EXPECT_EQ(load(0, kSize),
+		  "gpuwatch-object-4.bin: its last 24 bytes are not a gpuwatch buffer trailer (truncated or corrupt)");
+	ASSERT_EQ(::truncate(img.c_str(), 10), 0);
+	EXPECT_EQ(load(0, kSize), "gpuwatch-object-4.bin is 10 bytes, too short for its trailer (truncated)");
+}
+
+// An earlier version's image: the raw contents, checked against the checksum beside them
+TEST_F(ImageDir, AnEarlierVersionsBufferImageIsRead)
+{
+	constexpr std::size_t kSize = 3 * 4096;
+	Buffer b(kSize);
+	{
+		gwcriu::ImageWriter w("gpuwatch-object-5.bin");
+		gwcriu::save_buffer(b.map(), w);
+		w.commit();
+	}
+	gwcriu::ObjectSum sum{false, gwcriu::ContentSum{gwcriu::SumKind::xxh64, gwcriu::xxh64(b.data(), kSize)}};
+	Buffer dst(kSize);
+	{
+		gwcriu::BufferMap m = dst.writable_map();
+		gwcriu::load_object_image("gpuwatch-object-5.bin", sum, 0, m);
+	}
+	EXPECT_EQ(std::memcmp(dst.data(), b.data(), kSize), 0);
+	sum.beside->value ^= 1;
+	EXPECT_EQ(error_of([&] {
+			  gwcriu::BufferMap m = dst.writable_map();
+			  gwcriu::load_object_image("gpuwatch-object-5.bin", sum, 0, m);
+		  }),
+		  "gpuwatch-object-5.bin: contents do not match their checksum (corrupt)");
 }

@@ -239,6 +239,8 @@ sc_scratch_corrupt() {
 	scr_damage missing-object "is missing" "import os; os.unlink('gpuwatch-object-2.bin')" || return 1
 	scr_damage flipped-byte "do not match their checksum" \
 		"f = open('gpuwatch-object-1.bin', 'r+b'); f.seek(100); b = f.read(1); f.seek(100); f.write(bytes([b[0] ^ 0xff]))" || return 1
+	scr_damage flipped-trailer "not a gpuwatch buffer trailer" \
+		"f = open('gpuwatch-object-1.bin', 'r+b'); f.seek(-22, 2); b = f.read(1); f.seek(-22, 2); f.write(bytes([b[0] ^ 0xff]))" || return 1
 	scr_damage truncated-json "not valid JSON" \
 		"t = open('$f').read(); open('$f', 'w').write(t[:len(t) // 2])" || return 1
 	scr_damage bad-size "not a positive multiple" \
@@ -260,19 +262,27 @@ sc_scratch_corrupt() {
 	scr_damage not-json "not valid JSON" "open('$f', 'wb').write(bytes(range(256)))" || return 1
 	scr_damage flipped-legacy "do not match their checksum" "$SCR_LEGACY
 f = open('gpuwatch-object-1.bin', 'r+b'); b = f.read(1); f.seek(0); f.write(bytes([b[0] ^ 0xff]))" || return 1
-	# images of an earlier gpuwatch (zlib CRC-32 checksums, gpuwatch-object-N.crc32) restore
-	(cd "$SCR_IMG" && py -c "$SCR_LEGACY") || { fail "cannot turn the checksums into .crc32 ones"; return 1; }
-	echo "    the images' checksums turned into an earlier version's (.crc32): restored below"
+	# images of earlier versions (the checksum beside the contents: .xxh64, .crc32) restore
+	(cd "$SCR_IMG" && py -c "$SCR_LEGACY") || { fail "cannot turn the images into earlier versions' ones"; return 1; }
+	echo "    the images turned into earlier versions' (.xxh64, .crc32 beside the contents): restored below"
 	scr_restore_finish
 }
 
-# the images' XXH64 checksums turned into the zlib CRC-32 ones of images of earlier versions
-SCR_LEGACY="import glob, os, zlib
-for x in glob.glob('gpuwatch-object-*.xxh64'):
-    b = x[:-6]
-    size = int(open(x).read().split()[1])
-    open(b + '.crc32', 'w').write('%08x %d\\n' % (zlib.crc32(open(b + '.bin', 'rb').read()), size))
-    os.unlink(x)"
+# the images turned into those of earlier versions: each buffer's contents without the
+# trailer that ends them (magic, size, XXH64), their checksum beside them, in a .xxh64 (the
+# first buffer's, as gpuwatch wrote until 2026-12) or a zlib CRC-32 .crc32 (the others')
+SCR_LEGACY="import glob, os, struct, zlib
+for b in glob.glob('gpuwatch-object-*.bin'):
+    if os.path.exists(b[:-4] + '.map'):
+        continue
+    data = open(b, 'rb').read()
+    magic, size, sum = struct.unpack('<8sQQ', data[-24:])
+    assert magic == b'GWOBJ\\0\\0\\1' and size == len(data) - 24, b
+    open(b, 'wb').write(data[:size])
+    if b.endswith('-1.bin'):
+        open(b[:-4] + '.xxh64', 'w').write('%016x %d\\n' % (sum, size))
+    else:
+        open(b[:-4] + '.crc32', 'w').write('%08x %d\\n' % (zlib.crc32(data[:size]), size))"
 
 sc_scratch_device() {
 	local rc
