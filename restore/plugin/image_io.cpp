@@ -284,6 +284,10 @@ std::size_t splice_into(int fd, const char *buf, std::size_t len, SplicePipe &p)
 		}
 		p.r = UniqueFd(fds[0]);
 		p.w = UniqueFd(fds[1]);
+		// it outlives the hook (ImageWriter's process pipe): among the plugin's own fds
+		for (UniqueFd *end : {&p.r, &p.w})
+			if (int high = fcntl(end->get(), F_DUPFD_CLOEXEC, kHighFd); high >= 0)
+				*end = UniqueFd(high);
 		int cap = fcntl(fds[1], F_SETPIPE_SZ, static_cast<int>(kIoBuffer));
 		p.cap = cap > 0 ? static_cast<std::size_t>(cap) : 65536;
 	}
@@ -327,7 +331,17 @@ void ImageWriter::write(const void *buf, std::size_t len)
 void ImageWriter::append(const void *buf, std::size_t len)
 {
 	auto *p = static_cast<const char *>(buf);
-	std::size_t moved = len >= kSpliceMin ? splice_into(fd_.get(), p, len, pipe_) : 0;
+	std::size_t moved = 0;
+	if (len >= kSpliceMin && !splice_refused_) {
+		// one pipe for every writer of the process: a pipe made and grown to 1 MiB per image
+		// was a pipe2, an F_SETPIPE_SZ and two closes per buffer
+		static SplicePipe pipe;
+		moved = splice_into(fd_.get(), p, len, pipe);
+		if (pipe.failed) { // this file refuses: it is written; the next writer makes a new pipe
+			splice_refused_ = true;
+			pipe = SplicePipe();
+		}
+	}
 	spliced_ += moved;
 	if (!write_full(fd_.get(), p + moved, len - moved))
 		throw Error("cannot write image " + tmp_ + ": " + gw::errno_text(errno));

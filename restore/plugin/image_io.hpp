@@ -130,8 +130,9 @@ struct SplicePipe {
 std::size_t splice_into(int fd, const char *buf, std::size_t len, SplicePipe &p);
 
 // Streams a raw image: opened as name.tmp, renamed to name by commit(), removed otherwise.
-// Writes of kSpliceMin bytes or more go through splice_into, the rest (and what a file
-// refusing splice gets) through write(). With Hashed::yes it keeps the XXH64 of every byte
+// Writes of kSpliceMin bytes or more go through splice_into, on one pipe for all the writers of
+// the process (kept open at or above kHighFd), the rest (and what a file refusing splice gets)
+// through write(). With Hashed::yes it keeps the XXH64 of every byte
 // written (sum()); the writers that do not need it (JSON images, chunked images, whose chunks
 // are hashed on their own) do not pay a second pass over the bytes.
 class ImageWriter
@@ -162,7 +163,7 @@ private:
 	bool done_ = false;
 	std::optional<SumStream> sum_;
 	uint64_t written_ = 0, spliced_ = 0;
-	SplicePipe pipe_;
+	bool splice_refused_ = false;
 };
 
 } // namespace gwcriu

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <functional>
+#include <set>
 #include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -332,6 +333,35 @@ TEST_F(ImageDir, ABufferIsSplicedIntoItsImage)
 	std::string img((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 	EXPECT_EQ(img.size(), kSize);
 	EXPECT_TRUE(img == b.bytes()) << "the image differs from the buffer";
+}
+
+// Every writer splices through one pipe of the process, made once and kept among the
+// plugin's own fds: not a pipe made, grown and closed per buffer image
+TEST_F(ImageDir, WritersShareOnePipe)
+{
+	auto pipes = [] {
+		std::set<std::string> out;
+		for (const auto &e : std::filesystem::directory_iterator("/proc/self/fd")) {
+			std::error_code ec;
+			std::string target = std::filesystem::read_symlink(e.path(), ec).string();
+			if (!ec && target.rfind("pipe:", 0) == 0 &&
+			    std::stoi(e.path().filename().string()) >= gwcriu::kHighFd)
+				out.insert(e.path().filename().string() + " " + target);
+		}
+		return out;
+	};
+	Buffer b(gwcriu::ImageWriter::kSpliceMin);
+	std::set<std::string> first;
+	for (const char *name : {"gpuwatch-object-7.bin", "gpuwatch-object-8.bin", "gpuwatch-object-9.bin"}) {
+		gwcriu::ImageWriter w(name);
+		w.write(b.data(), gwcriu::ImageWriter::kSpliceMin);
+		EXPECT_EQ(w.spliced(), gwcriu::ImageWriter::kSpliceMin) << name;
+		w.commit();
+		if (first.empty())
+			first = pipes();
+		EXPECT_EQ(pipes(), first) << name;
+	}
+	EXPECT_EQ(first.size(), 2u) << "the pipe's two ends";
 }
 
 // A writer made without Hashed::yes keeps no checksum (no second pass over the bytes of a
