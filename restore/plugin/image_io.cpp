@@ -288,7 +288,7 @@ std::size_t splice_into(int fd, const char *buf, std::size_t len, SplicePipe &p)
 		for (UniqueFd *end : {&p.r, &p.w})
 			if (int high = fcntl(end->get(), F_DUPFD_CLOEXEC, kHighFd); high >= 0)
 				*end = UniqueFd(high);
-		int cap = fcntl(fds[1], F_SETPIPE_SZ, static_cast<int>(kIoBuffer));
+		int cap = fcntl(p.w.get(), F_SETPIPE_SZ, static_cast<int>(kIoBuffer));
 		p.cap = cap > 0 ? static_cast<std::size_t>(cap) : 65536;
 	}
 	std::size_t done = 0;

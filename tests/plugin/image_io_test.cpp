@@ -362,6 +362,16 @@ TEST_F(ImageDir, WritersShareOnePipe)
 		EXPECT_EQ(pipes(), first) << name;
 	}
 	EXPECT_EQ(first.size(), 2u) << "the pipe's two ends";
+	// a pipe of one I/O buffer: one vmsplice and one splice per MiB
+	gwcriu::SplicePipe p;
+	int fd = ::open(path("spliced").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(gwcriu::splice_into(fd, b.data(), gwcriu::ImageWriter::kSpliceMin, p),
+		  gwcriu::ImageWriter::kSpliceMin);
+	::close(fd);
+	EXPECT_EQ(p.cap, gwcriu::kIoBuffer);
+	EXPECT_GE(p.r.get(), gwcriu::kHighFd);
+	EXPECT_GE(p.w.get(), gwcriu::kHighFd);
 }
 
 // A writer made without Hashed::yes keeps no checksum (no second pass over the bytes of a
