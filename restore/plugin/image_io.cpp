@@ -389,22 +389,20 @@ uint64_t xxh64(const void *buf, std::size_t len)
 	return XXH64(buf, len, 0);
 }
 
-uint64_t image_sum(const std::string &name, SumKind kind, uint64_t len)
+uint64_t image_sum(int fd, const std::string &name, SumKind kind, uint64_t len)
 {
-	uint64_t size = 0;
-	UniqueFd fd = open_image(name, &size);
-	if (size < len)
-		throw Error("image " + name + " is " + std::to_string(size) + " bytes, less than " +
-			    std::to_string(len) + " (truncated)");
 	char *buf = io_buffer();
 	SumStream sum(kind);
 	for (uint64_t done = 0; done < len;) {
 		std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(kIoBuffer, len - done));
-		if (!read_full(fd.get(), buf, n))
+		ssize_t got = pread(fd, buf, n, static_cast<off_t>(done));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
 			throw Error("cannot read image " + name + ": " +
-				    (errno == ENODATA ? std::string("truncated") : gw::errno_text(errno)));
-		sum.update(buf, n);
-		done += n;
+				    (got == 0 ? std::string("truncated") : gw::errno_text(errno)));
+		sum.update(buf, static_cast<std::size_t>(got));
+		done += static_cast<uint64_t>(got);
 	}
 	return sum.value();
 }

@@ -87,9 +87,10 @@ private:
 };
 // One-shot XXH64 (seed 0) of len bytes.
 uint64_t xxh64(const void *buf, std::size_t len);
-// The checksum of the first `len` bytes of an image file, read in chunks; throws Error on a
-// read failure or when the file is shorter.
-uint64_t image_sum(const std::string &name, SumKind kind, uint64_t len);
+// The checksum of the first `len` bytes of the open image `fd` (named `name` in errors), read
+// in chunks with pread: fd's position is left where it was. Throws Error on a read failure or
+// when the file is shorter.
+uint64_t image_sum(int fd, const std::string &name, SumKind kind, uint64_t len);
 // A regular image file opened for reading, with its size. Throws Error naming the file.
 UniqueFd open_image(const std::string &name, uint64_t *size);
 // The size of a regular image file, without opening it. Throws Error naming the file.

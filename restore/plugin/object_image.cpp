@@ -82,7 +82,7 @@ void load_object_image(const std::string &name, const ObjectSum &sum, uint64_t s
 			    std::to_string(dst.size()) + " bytes at " + std::to_string(skip) + " (truncated)");
 	const SumKind kind = want ? want->kind : SumKind::xxh64;
 	const bool whole = !skip && dst.size() == size;
-	if (want && !whole && image_sum(name, kind, size) != want->value)
+	if (want && !whole && image_sum(in.get(), name, kind, size) != want->value)
 		throw Error(name + ": contents do not match their checksum (corrupt)");
 	if (skip && lseek(in.get(), static_cast<off_t>(skip), SEEK_SET) < 0)
 		throw Error("cannot seek in " + name + ": " + gw::errno_text(errno));

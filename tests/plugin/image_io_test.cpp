@@ -488,8 +488,15 @@ TEST_F(ImageDir, ABufferImageIsItsContentsAndTheirTrailer)
 	gwcriu::save_object_image("gpuwatch-object-3.bin", b.map());
 	ASSERT_EQ(gwcriu::image_size("gpuwatch-object-3.bin"), kSize + gwcriu::kObjectTrailer);
 	EXPECT_FALSE(std::filesystem::exists(path("gpuwatch-object-3.bin.tmp")));
-	EXPECT_EQ(gwcriu::image_sum("gpuwatch-object-3.bin", gwcriu::SumKind::xxh64, kSize),
-		  gwcriu::xxh64(b.data(), kSize));
+	{
+		uint64_t size = 0;
+		gwcriu::UniqueFd in = gwcriu::open_image("gpuwatch-object-3.bin", &size);
+		EXPECT_EQ(gwcriu::image_sum(in.get(), "gpuwatch-object-3.bin", gwcriu::SumKind::xxh64, kSize),
+			  gwcriu::xxh64(b.data(), kSize));
+		EXPECT_EQ(::lseek(in.get(), 0, SEEK_CUR), 0) << "the position is left as it was";
+		EXPECT_THROW(gwcriu::image_sum(in.get(), "gpuwatch-object-3.bin", gwcriu::SumKind::xxh64, size + 1),
+			     gwcriu::Error);
+	}
 	std::ifstream in(path("gpuwatch-object-3.bin"), std::ios::binary);
 	std::string img((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 	EXPECT_EQ(img.substr(kSize), gwcriu::object_trailer(kSize, gwcriu::xxh64(b.data(), kSize)));
@@ -498,8 +505,8 @@ TEST_F(ImageDir, ABufferImageIsItsContentsAndTheirTrailer)
 		<< "the size, little-endian";
 
 	// whole, and a window of it (a mapping of part of the buffer), checked against the trailer
-	for (uint64_t skip : {uint64_t(0), uint64_t(4096)}) {
-		const std::size_t len = kSize - skip - (skip ? 4096 : 0);
+	// (skip, length): whole; a window inside; a window from the start, hashed whole first
+	for (auto [skip, len] : {std::pair<uint64_t, std::size_t>{0, kSize}, {4096, kSize - 8192}, {0, kSize - 4096}}) {
 		Buffer dst(len);
 		std::memset(dst.data(), 0, len);
 		gwcriu::BufferMap m = dst.writable_map();
