@@ -63,6 +63,16 @@ void note_size(RestoreImages &im, uint64_t n, uint64_t size, const std::string &
 				 " bytes here and " + std::to_string(it->second) + " bytes elsewhere");
 }
 
+// The checksum file an earlier version wrote beside object n's raw contents: its .xxh64, else
+// its .crc32; "" for this version's image, whose checksum is in its trailer.
+std::string checksum_beside(uint64_t n)
+{
+	for (const std::string &name : {object_checksum_name(n), object_crc32_name(n)})
+		if (image_exists(name))
+			return name;
+	return "";
+}
+
 // The saved contents of object n are there, of its size, with their checksum in the image's
 // trailer (im.object_trailed), in a checksum file of an earlier version (kept in
 // im.object_sums) or in a chunk map (im.object_maps). The contents and the trailer are checked
@@ -84,8 +94,8 @@ void check_saved(RestoreImages &im, uint64_t n, uint64_t size, const std::string
 		return;
 	}
 	const uint64_t have = image_size(name);
-	const bool crc32 = image_exists(object_crc32_name(n)), xxh64 = image_exists(object_checksum_name(n));
-	if (!crc32 && !xxh64) {
+	const std::string sum_name = checksum_beside(n);
+	if (sum_name.empty()) {
 		if (have != size + kObjectTrailer)
 			throw ImageError(name + " is " + std::to_string(have) + " bytes, expected " +
 					 std::to_string(size) + " and a " + std::to_string(kObjectTrailer) +
@@ -97,8 +107,7 @@ void check_saved(RestoreImages &im, uint64_t n, uint64_t size, const std::string
 	if (have != size)
 		throw ImageError(name + " is " + std::to_string(have) + " bytes, expected " + std::to_string(size) +
 				 " (truncated or corrupt)");
-	const bool legacy = !xxh64;
-	const std::string sum_name = legacy ? object_crc32_name(n) : object_checksum_name(n);
+	const bool legacy = sum_name == object_crc32_name(n);
 	unsigned long long sum = 0, sum_size = 0;
 	char tail = 0;
 	std::string text = read_image(sum_name, 64);
@@ -399,7 +408,7 @@ bool fill_object(uint64_t n, uint64_t skip, bool saved, BufferMap &dst)
 	if (auto it = g_images.object_sums.find(n); it != g_images.object_sums.end()) {
 		sum.trailer = false;
 		sum.beside = it->second;
-	} else if (image_exists(object_crc32_name(n)) || image_exists(object_checksum_name(n))) {
+	} else if (!checksum_beside(n).empty()) {
 		sum.trailer = false; // an earlier version's image none of whose references saved it
 	}
 	load_object_image(name, sum, skip, dst);
