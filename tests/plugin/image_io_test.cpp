@@ -14,58 +14,20 @@
 #include <unistd.h>
 
 #include "chunks.hpp"
+#include "image_dir_fixture.hpp"
 #include "drm_ops.hpp"
 #include "image_io.hpp"
 #include "images.hpp"
 #include "object_image.hpp"
 #include <sys/mman.h>
 
-namespace
-{
 int g_image_dir = -1;
-} // namespace
 
 // CRIU's criu_get_image_dir (weak in the plugin): here a scratch directory of the test's own
 extern "C" int criu_get_image_dir(void)
 {
 	return g_image_dir;
 }
-
-namespace
-{
-
-class ImageDir : public ::testing::Test
-{
-protected:
-	void SetUp() override
-	{
-		char tmpl[] = "/tmp/gw-image-io-XXXXXX";
-		ASSERT_NE(::mkdtemp(tmpl), nullptr);
-		dir_ = tmpl;
-		g_image_dir = ::open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		ASSERT_GE(g_image_dir, 0);
-	}
-	void TearDown() override
-	{
-		gwcriu::forget_image_names();
-		::close(g_image_dir);
-		g_image_dir = -1;
-		std::filesystem::remove_all(dir_);
-	}
-	std::string path(const char *name) const { return dir_ + "/" + name; }
-	std::string error_reading(const char *name, std::size_t max = 1 << 20) const
-	{
-		try {
-			gwcriu::read_image(name, max);
-		} catch (const gwcriu::Error &e) {
-			return e.what();
-		}
-		return "";
-	}
-	std::string dir_;
-};
-
-} // namespace
 
 TEST_F(ImageDir, ReadsARegularFile)
 {
