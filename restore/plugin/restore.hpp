@@ -49,6 +49,17 @@ const RestoreImages &restore_images();
 // holder of lowest pid; the others receive the file from it.
 uint32_t file_master(const std::vector<Holder> &holders);
 
+// Late fills (late_fill.cpp): the contents of a buffer its task maps through its own file are
+// written at RESUME_DEVICES_LATE, while that mapping holds its pages. plan_late_fills (CRIU's
+// process, init; GPUWATCH_LATE_FILL=0: never) makes the table the tasks share; inside a task,
+// may_fill_late says whether the buffer made for h can be left unfilled, note_late_fill records
+// that it was; fill_late (CRIU's process, for task pid) fills those of the task's files, and
+// kills the task on failure (0, or -1 logged).
+void plan_late_fills(const RestoreImages &im);
+bool may_fill_late(const FileImage &f, const HandleRec &h);
+void note_late_fill(const FileImage &f, const HandleRec &h);
+int fill_late(int pid, uint32_t vpid);
+
 // Hooks: an fd / 1 (mapping updated) / -ENOTSUP (not ours) / -1 (logged).
 int restore_ext_file(uint32_t id);
 int update_vma_map(const char *path, uint64_t addr, uint64_t old_pgoff, uint64_t *new_pgoff, int *plugin_fd);

@@ -136,6 +136,7 @@ void restore_contents(const FileImage &f, int fd, const ChosenDevice &dev, std::
 	const uint64_t page = page_size();
 
 	std::vector<uint32_t> fillers, shared, zeroed, copies, uploaded, not_maker;
+	std::size_t late = 0;
 	uint32_t next = 1;
 	I915Restore i915(fd, f);
 	i915.contexts();
@@ -151,7 +152,7 @@ void restore_contents(const FileImage &f, int fd, const ChosenDevice &dev, std::
 			fillers.push_back(got);
 		}
 		uint32_t got = 0;
-		bool filled = true;
+		bool filled = true, leave_late = false;
 		auto same = here.find(h.object);
 		uint32_t name = 0;
 		if (same != here.end() && gem_flink(fd, same->second, &name) == 0 && gem_open(fd, name, &got) == 0) {
@@ -169,11 +170,13 @@ void restore_contents(const FileImage &f, int fd, const ChosenDevice &dev, std::
 			const HandleRec *maker = m != restore_images().makers.end() && m->second.file != f.criu_id
 							 ? m->second.handle
 							 : nullptr;
+			const bool generic = !(h.i915 && !h.i915->kind.empty()) && !h.xe && !h.virtio;
+			leave_late = generic && may_fill_late(f, h);
 			got = h.i915 && !h.i915->kind.empty() ? i915.create(h, &filled)
 			      : h.xe                          ? xe.create(h, &filled)
 			      : h.virtio                      ? virtio_gpu_create(fd, h, &filled)
-					 : create_buffer(fd, card, params_of(maker ? *maker : h), h.size, h.object,
-							 h.saved, &filled);
+					 : create_buffer(fd, card, params_of(maker ? *maker : h), h.size,
+							 leave_late ? 0 : h.object, h.saved, &filled);
 			if (same != here.end())
 				copies.push_back(h.handle); // made again: no longer the buffer of that handle
 			else if (maker)
@@ -187,6 +190,10 @@ void restore_contents(const FileImage &f, int fd, const ChosenDevice &dev, std::
 				uploaded.push_back(h.handle);
 		}
 		expect_handle(got, h.handle, ("buffer " + std::to_string(h.object)).c_str());
+		if (leave_late) {
+			note_late_fill(f, h);
+			++late;
+		}
 		if (!filled)
 			zeroed.push_back(h.handle);
 		here.try_emplace(h.object, got);
@@ -228,6 +235,10 @@ void restore_contents(const FileImage &f, int fd, const ChosenDevice &dev, std::
 		 f.handles.size(), shared.empty() ? "none" : ("handles " + list(shared)).c_str(), fillers.size());
 	if (!uploaded.empty())
 		log_info("file %u: host copies written again: handles %s", f.criu_id, list(uploaded).c_str());
+	if (late)
+		log_info("file %u: the contents of %zu mapped buffers are written at RESUME_DEVICES_LATE, while "
+			 "the task's restored mappings hold them",
+			 f.criu_id, late);
 	if (!zeroed.empty())
 		log_warn("file %u: handles %s come back zero-filled: their contents were not saved at dump", f.criu_id,
 			 list(zeroed).c_str());

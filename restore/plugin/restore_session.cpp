@@ -325,6 +325,7 @@ int load_restore_images()
 		load(g_images);
 		if (!g_images.files.empty() || !g_images.dmabufs.empty() || !g_images.vmas.empty())
 			map_registry();
+		plan_late_fills(g_images);
 		plan_host_devices(g_images.devices);
 	} catch (const std::exception &e) {
 		log_error("restore refused: %s", e.what());

@@ -262,7 +262,7 @@ int resume_devices_late(int pid)
 	// pid is CRIU's view (host pid); the images hold the dump's, which differs in a new pid
 	// namespace (a container): the task's pid in its own namespace is restored as it was.
 	uint32_t vpid = gwaction::inner_pid(static_cast<uint32_t>(pid));
-	if (map_back_late(pid, vpid) != 0)
+	if (fill_late(pid, vpid) != 0 || map_back_late(pid, vpid) != 0)
 		return -1;
 	close_private_leftovers(pid, vpid);
 	bool drm = false, stateless = false;
