@@ -19,8 +19,11 @@
  * held in one buffer (D1, R1) and in N buffers (DN, RN; each of MIB/N rounded down to whole pages,
  * as bench_hold makes them; D1 and R1 on the same bytes), a byte per page:
  *   dump     each buffer, held mapped as its task holds it, mapped again, read, unmapped
- *   restore  each buffer created, mapped, written, unmapped, and mapped once more (the restored
- *            task's own mapping; vgem takes its pages back then, as it gave them up at the unmap)
+ *   restore  each buffer created and mapped (the restored task's own mapping, which CRIU's
+ *            restorer makes), then mapped again, written and unmapped (the plugin's late fill,
+ *            while the task's mapping holds the pages: vgem changes their caching attributes
+ *            once, at the first mapping, where filling before the restorer's mapping changed
+ *            them three times)
  */
 #define _GNU_SOURCE
 #include "bench.h"
@@ -101,11 +104,13 @@ static void per_buffer(uint32_t n, uint64_t each, double *dump_ms, double *resto
 	t = bench_now_ns();
 	for (uint32_t b = 0; b < n; b++) {
 		h[b] = create(each);
+		held[b] = map_handle(h[b], each);
+	}
+	for (uint32_t b = 0; b < n; b++) {
 		volatile uint8_t *p = map_handle(h[b], each);
 		for (uint64_t i = 0; i < each / PAGE; i++)
 			p[i * PAGE] = (uint8_t)i;
 		munmap((void *)p, each);
-		held[b] = map_handle(h[b], each);
 	}
 	*restore_ms = ms_since(t);
 	for (uint32_t b = 0; b < n; b++) {

@@ -353,8 +353,8 @@ def main():
         per = [f for f in res["fault_floor"] if "bufs" in f]
         if per:
             print("   per-buffer floor (bench_fault MIB N, ms; a byte per page): dump = each buffer, held mapped as its"
-                  " task holds it, mapped again, read, unmapped; restore = each created, mapped, written, unmapped and"
-                  " mapped once more; the same bytes in 1 buffer and in N")
+                  " task holds it, mapped again, read, unmapped; restore = each created and mapped as its task maps it,"
+                  " then mapped again, written and unmapped (the late fill); the same bytes in 1 buffer and in N")
             print(f"   {'MiB':>5}{'N':>6}{'dump 1':>8}{'dump N':>8}{'rst 1':>8}{'rst N':>8}{'per buffer':>12}")
             for f in per:
                 extra = (f["bufs_dump_ms"] - f["one_dump_ms"] + f["bufs_restore_ms"] - f["one_restore_ms"]) / f["bufs"]
