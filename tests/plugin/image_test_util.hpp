@@ -25,6 +25,20 @@ inline gwcriu::DeviceIndex test_index()
 	};
 }
 
+// A 64 x 64 legacy (ADDFB, 32 bpp, depth 24) framebuffer `id` on `handle`
+inline gwcriu::KmsFramebuffer legacy_framebuffer(uint32_t id, uint32_t handle)
+{
+	gwcriu::KmsFramebuffer fb;
+	fb.id = id;
+	fb.width = 64;
+	fb.height = 64;
+	fb.legacy = true;
+	fb.bpp = 32;
+	fb.depth = 24;
+	fb.planes.push_back({handle, 256, 0, 0});
+	return fb;
+}
+
 // The ImageError the restore's reader gives for file image `f` damaged by `damage` (read as
 // `name`), or "" when it reads it.
 inline std::string file_image_error(const gwcriu::FileImage &f, const std::function<void(nlohmann::json &)> &damage,

@@ -344,15 +344,7 @@ TEST(Images, KmsStateRoundTripAndDamage)
 {
 	auto with_kms = [] {
 		FileImage f = sample_file();
-		gwcriu::KmsFramebuffer fb;
-		fb.id = 40;
-		fb.width = 64;
-		fb.height = 64;
-		fb.legacy = true;
-		fb.bpp = 32;
-		fb.depth = 24;
-		fb.planes.push_back({1, 256, 0, 0});
-		f.kms.framebuffers.push_back(fb);
+		f.kms.framebuffers.push_back(legacy_framebuffer(40, 1));
 		gwcriu::KmsCrtc c;
 		c.crtc_id = 33;
 		c.fb_id = 40;

@@ -118,15 +118,7 @@ TEST_F(LateFill, OnlyABufferThisTaskMapsWholeThroughItsFile)
 	// b shows its buffer in a framebuffer, which RESTORE_EXT_FILE sets again: contents first
 	FileImage b = file(2);
 	b.handles = {handle(1, 6, true)};
-	gwcriu::KmsFramebuffer fb;
-	fb.id = 40;
-	fb.width = 64;
-	fb.height = 64;
-	fb.legacy = true;
-	fb.bpp = 32;
-	fb.depth = 24;
-	fb.planes.push_back({1, 256, 0, 0});
-	b.kms.framebuffers.push_back(fb);
+	b.kms.framebuffers.push_back(legacy_framebuffer(40, 1));
 	// c: the same buffer as a.1 through a second file, mapped through a
 	FileImage c = file(3);
 	c.handles = {handle(1, 1, true)};
