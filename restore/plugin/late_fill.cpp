@@ -38,8 +38,8 @@ enum : uint8_t {
 
 struct LateTable {
 	std::atomic<uint8_t> *flags = nullptr; // per handle of every file image, kFilled when untouched
-	std::map<uint32_t, std::size_t> base; // file (CRIU id) -> the flag of its first handle
-	uint32_t mapped_for = 0;              // the task `mapped` was listed for (each is a fork)
+	std::map<uint32_t, std::size_t> base;  // file (CRIU id) -> the flag of its first handle
+	uint32_t mapped_for = 0;               // the task `mapped` was listed for (each is a fork)
 	std::set<std::pair<uint32_t, uint32_t>> mapped;
 };
 LateTable g_late;
