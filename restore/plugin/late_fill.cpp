@@ -160,4 +160,17 @@ int fill_late(int pid, uint32_t vpid)
 	return 0;
 }
 
+std::vector<std::string> unfilled_late()
+{
+	std::vector<std::string> out;
+	if (!g_late.flags)
+		return out;
+	for (const auto &[id, f] : restore_images().files)
+		for (const HandleRec &h : f.handles)
+			if (g_late.flags[flag_of(f, h)].load() == kLeftLate)
+				out.push_back("handle " + std::to_string(h.handle) + " of file " + std::to_string(id) +
+					      " (buffer " + std::to_string(h.object) + ")");
+	return out;
+}
+
 } // namespace gwcriu

@@ -164,6 +164,18 @@ void gw_exit(int stage, int ret)
 			gwcriu::finish_dump(ret);
 			return 0;
 		});
+	// A restore that went through must have filled every buffer it left for later: else (a
+	// task RESUME_DEVICES_LATE did not reach) those buffers read zero, which is said here.
+	if (stage == CR_PLUGIN_STAGE__RESTORE && ret == 0)
+		guarded("restore end", [&] {
+			std::vector<std::string> left = gwcriu::unfilled_late();
+			if (!left.empty())
+				gwcriu::log_error(
+					"restore: %zu buffers left for RESUME_DEVICES_LATE were never filled and "
+					"read zero: %s%s",
+					left.size(), left.front().c_str(), left.size() > 1 ? ", ..." : "");
+			return 0;
+		});
 }
 
 } // namespace

@@ -59,6 +59,9 @@ void plan_late_fills(const RestoreImages &im);
 bool may_fill_late(const FileImage &f, const HandleRec &h);
 void note_late_fill(const FileImage &f, const HandleRec &h);
 int fill_late(int pid, uint32_t vpid);
+// The buffers left for a late fill that none has made (their task's RESUME_DEVICES_LATE did not
+// reach them): "handle H of file F (buffer N)" each. Read at the end of the restore.
+std::vector<std::string> unfilled_late();
 
 // Hooks: an fd / 1 (mapping updated) / -ENOTSUP (not ours) / -1 (logged).
 int restore_ext_file(uint32_t id);

@@ -133,6 +133,12 @@ TEST_F(LateFill, OnlyABufferThisTaskMapsWholeThroughItsFile)
 	EXPECT_FALSE(late(2, 1)) << "shown in a framebuffer";
 	EXPECT_FALSE(late(3, 1)) << "mapped through another file";
 
+	// one left for later and never filled: the end of the restore names it
+	EXPECT_TRUE(gwcriu::unfilled_late().empty());
+	const FileImage &restored = gwcriu::restore_images().files.at(1);
+	gwcriu::note_late_fill(restored, restored.handles.front());
+	EXPECT_EQ(gwcriu::unfilled_late(), std::vector<std::string>{"handle 1 of file 1 (buffer 1)"});
+
 	setenv("GPUWATCH_LATE_FILL", "0", 1);
 	ASSERT_EQ(gwcriu::load_restore_images(), 0);
 	EXPECT_FALSE(late(1, 1)) << "GPUWATCH_LATE_FILL=0";
