@@ -13,10 +13,13 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -62,6 +65,28 @@ const std::set<std::pair<uint32_t, uint32_t>> &mapped_here()
 		g_late.mapped_for = me;
 	}
 	return g_late.mapped;
+}
+
+// Until its buffers are filled a task must not run: if criu dies now (SIGKILL) the tasks it
+// traces are let go, and this one would resume with half-filled buffers. PTRACE_O_EXITKILL kills
+// them instead. CRIU seized them with no options, and its detach at the end clears this one.
+void die_with_criu(int pid)
+{
+	std::error_code ec;
+	for (const auto &e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+		int tid = atoi(e.path().filename().c_str());
+		if (tid > 0 && ptrace(PTRACE_SETOPTIONS, tid, nullptr, PTRACE_O_EXITKILL) != 0) {
+			log_warn(
+				"pid %d: thread %d is not tied to criu's life (PTRACE_SETOPTIONS: %s): should criu die "
+				"during the late fill, it would run with its buffers half filled",
+				pid, tid, gw::errno_text(errno).c_str());
+			return;
+		}
+	}
+	if (ec)
+		log_warn("pid %d: its threads are not tied to criu's life (%s): should criu die during the late "
+			 "fill, it would run with its buffers half filled",
+			 pid, ec.message().c_str());
 }
 
 } // namespace
@@ -110,6 +135,7 @@ int fill_late(int pid, uint32_t vpid)
 	uint64_t bytes = 0;
 	const HandleRec *at = nullptr;
 	uint32_t file = 0;
+	bool tied = false;
 	try {
 		for (const auto &[id, f] : im.files) {
 			std::vector<const HandleRec *> left;
@@ -122,6 +148,10 @@ int fill_late(int pid, uint32_t vpid)
 					task_fd = ho.fds.front();
 			if (left.empty() || task_fd < 0)
 				continue;
+			if (!tied) {
+				die_with_criu(pid);
+				tied = true;
+			}
 			file = id;
 			at = nullptr;
 			// the fd number is the image's: it must name a DRM file of the task

@@ -294,6 +294,11 @@ gw_reading() {
 	return 1
 }
 
+# gw_read_at_restore IMG PID: a buffer image of IMG is open in the restoring task PID (a buffer
+# it does not map: filled at RESTORE_EXT_FILE) or in criu's own process (CRIU_MAIN, set by
+# criu_kill_when: a buffer it maps, filled at RESUME_DEVICES_LATE)
+gw_read_at_restore() { gw_reading "$1" "$2" || gw_reading "$1" "$CRIU_MAIN"; }
+
 # criu SIGKILLed in the middle of the plugin's own work, not where an action script holds it:
 # bench_hold keeps KILL_MIB (128) MiB in one vgem buffer, whose image takes a while to write and
 # to read under TCG. The dump is killed while the plugin writes that buffer's image (a
@@ -326,9 +331,17 @@ sc_criu_killed_inplugin() {
 	[ -z "$left" ] || { fail "the second dump left the first's temporary files: $left"; return 1; }
 	img_sums "$img" || return 1
 	criu_bg restore "$WORK/restore.killed.log" restore -D "$img" --shell-job -d "${CRIU_GW_ARGS[@]}"
-	criu_kill_when "a restoring task read the buffer image" gw_reading "$img" "$pid" || return 1
-	echo "    restore: criu killed while a restoring task read the buffer image (exit $CRIU_RC)"
+	criu_kill_when "the plugin read the buffer image" gw_read_at_restore "$img" "$pid" || return 1
+	echo "    restore: criu killed while the plugin read the buffer image (exit $CRIU_RC)"
 	[ "$CRIU_RC" != 0 ] || { fail "the killed restore exited 0"; return 1; }
+	# killed while filling the buffer it maps (RESUME_DEVICES_LATE): the task was stopped under
+	# criu, which must not let it run with the buffer half filled (PTRACE_O_EXITKILL)
+	sleep 1
+	if alive "$pid"; then
+		fail "pid $pid runs after criu was killed in the middle of filling its buffer ($(grep -E '^(State|TracerPid)' /proc/"$pid"/status | tr '\n' ' '))"
+		return 1
+	fi
+	echo "    after the killed restore: pid $pid is gone, not resumed with its buffer half filled"
 	unmount_under "$img"
 	pkill -KILL -x "$(basename "$CRIU")"
 	kill -KILL "$pid" 2>/dev/null
