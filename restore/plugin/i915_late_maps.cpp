@@ -4,8 +4,6 @@
 #include <fcntl.h>
 #include <map>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -294,17 +292,7 @@ int map_back_late(int pid, uint32_t vpid)
 					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, static_cast<unsigned long>(-1), 0);
 				continue;
 			}
-			// the fd number is the image's: it must name a DRM file of the task before any
-			// ioctl or mapping goes through it
-			UniqueFd fd(pidfd_getfd_of(pid, v->late->fd));
-			if (!fd)
-				throw Error("cannot reach fd " + std::to_string(v->late->fd) +
-					    " of the task: " + gw::errno_text(errno));
-			struct stat st {
-			};
-			if (fstat(fd.get(), &st) != 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) != gw::kDrmMajor)
-				throw Error("fd " + std::to_string(v->late->fd) +
-					    " of the task, which the image names for a mapping, is not a DRM file");
+			UniqueFd fd = task_drm_fd(pid, v->late->fd);
 			if (v->late->kind == "shmem") {
 				gwremote::map_legacy(t, v->start, v->length, prot, v->late->fd, *v->handle, v->delta,
 						     v->late->wc);

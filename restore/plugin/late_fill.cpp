@@ -20,11 +20,8 @@
 #include <set>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "drm_devices.hpp"
 #include "log.hpp"
 #include "restore.hpp"
 
@@ -154,16 +151,7 @@ int fill_late(int pid, uint32_t vpid)
 			}
 			file = id;
 			at = nullptr;
-			// the fd number is the image's: it must name a DRM file of the task
-			UniqueFd fd(pidfd_getfd_of(pid, task_fd));
-			if (!fd)
-				throw Error("cannot reach its fd " + std::to_string(task_fd) + ": " +
-					    gw::errno_text(errno));
-			struct stat st {
-			};
-			if (fstat(fd.get(), &st) != 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) != gw::kDrmMajor)
-				throw Error("its fd " + std::to_string(task_fd) +
-					    ", which the image names, is not a DRM file");
+			UniqueFd fd = task_drm_fd(pid, task_fd);
 			for (const HandleRec *h : left) {
 				at = h;
 				fill_handle(fd.get(), h->handle, h->size, h->object, true);

@@ -63,6 +63,12 @@ int fill_late(int pid, uint32_t vpid);
 // reach them): "handle H of file F (buffer N)" each. Read at the end of the restore.
 std::vector<std::string> unfilled_late();
 
+// A DRM file descriptor (226:*) / a copy of fd `fd` of task pid (pidfd_getfd) that is one:
+// the fd number is an image's, checked before any ioctl or mapping goes through it. Throws
+// Error naming the fd.
+bool drm_fd(int fd);
+UniqueFd task_drm_fd(int pid, int fd);
+
 // Hooks: an fd / 1 (mapping updated) / -ENOTSUP (not ours) / -1 (logged).
 int restore_ext_file(uint32_t id);
 int update_vma_map(const char *path, uint64_t addr, uint64_t old_pgoff, uint64_t *new_pgoff, int *plugin_fd);

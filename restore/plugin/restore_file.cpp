@@ -170,11 +170,11 @@ void restore_contents(const FileImage &f, int fd, const ChosenDevice &dev, std::
 			const HandleRec *maker = m != restore_images().makers.end() && m->second.file != f.criu_id
 							 ? m->second.handle
 							 : nullptr;
-			const bool generic = !(h.i915 && !h.i915->kind.empty()) && !h.xe && !h.virtio;
-			leave_late = generic && may_fill_late(f, h);
-			got = h.i915 && !h.i915->kind.empty() ? i915.create(h, &filled)
-			      : h.xe                          ? xe.create(h, &filled)
-			      : h.virtio                      ? virtio_gpu_create(fd, h, &filled)
+			const bool i915_made = h.i915 && !h.i915->kind.empty();
+			leave_late = !i915_made && !h.xe && !h.virtio && may_fill_late(f, h);
+			got = i915_made  ? i915.create(h, &filled)
+			      : h.xe     ? xe.create(h, &filled)
+			      : h.virtio ? virtio_gpu_create(fd, h, &filled)
 					 : create_buffer(fd, card, params_of(maker ? *maker : h), h.size,
 							 leave_late ? 0 : h.object, h.saved, &filled);
 			if (same != here.end())

@@ -9,9 +9,7 @@
 #include <set>
 #include <tuple>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <thread>
 #include <unistd.h>
 
@@ -227,13 +225,9 @@ void load(RestoreImages &im)
 // really what the image says: a DRM file holding `handle`, or a dma-buf of that size.
 UniqueFd dmabuf_through(int fd, bool drm, uint32_t handle, uint64_t size)
 {
-	struct stat st;
-	if (fstat(fd, &st) != 0)
-		return {};
 	if (drm) {
 		UniqueFd d;
-		if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != gw::kDrmMajor ||
-		    prime_export(fd, handle, true, &d) != 0)
+		if (!drm_fd(fd) || prime_export(fd, handle, true, &d) != 0)
 			return {};
 		return dmabuf_size(d.get()) == static_cast<int64_t>(size) ? std::move(d) : UniqueFd();
 	}

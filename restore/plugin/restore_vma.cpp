@@ -30,6 +30,23 @@
 
 namespace gwcriu
 {
+
+bool drm_fd(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == gw::kDrmMajor;
+}
+
+UniqueFd task_drm_fd(int pid, int fd)
+{
+	UniqueFd copy(pidfd_getfd_of(pid, fd));
+	if (!copy)
+		throw Error("cannot reach fd " + std::to_string(fd) + " of the task: " + gw::errno_text(errno));
+	if (!drm_fd(copy.get()))
+		throw Error("fd " + std::to_string(fd) + " of the task, which the image names, is not a DRM file");
+	return copy;
+}
+
 namespace
 {
 
@@ -47,12 +64,6 @@ int give(int fd)
 		throw Error(std::string("cannot duplicate fd ") + std::to_string(fd) +
 			    " for CRIU: " + gw::errno_text(errno));
 	return d;
-}
-
-bool drm_fd(int fd)
-{
-	struct stat st;
-	return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == gw::kDrmMajor;
 }
 
 // Drivers that map GEM objects through drm_gem_mmap only map from an object's first page.
