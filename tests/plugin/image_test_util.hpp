@@ -25,6 +25,21 @@ inline gwcriu::DeviceIndex test_index()
 	};
 }
 
+// /dev/dri/card0 of vgem as the tests' images save it
+inline gwcriu::SavedDevice vgem_card0()
+{
+	gwcriu::SavedDevice d;
+	d.path = "/dev/dri/card0";
+	d.kind = "card";
+	d.minor = 0;
+	d.driver = "vgem";
+	d.bus = "platform";
+	d.platform = "vgem";
+	d.mode = 020660;
+	d.gid = 44;
+	return d;
+}
+
 // A 64 x 64 legacy (ADDFB, 32 bpp, depth 24) framebuffer `id` on `handle`
 inline gwcriu::KmsFramebuffer legacy_framebuffer(uint32_t id, uint32_t handle)
 {

@@ -19,25 +19,11 @@ using json = nlohmann::json;
 namespace
 {
 
-gwcriu::SavedDevice card0()
-{
-	gwcriu::SavedDevice d;
-	d.path = "/dev/dri/card0";
-	d.kind = "card";
-	d.minor = 0;
-	d.driver = "vgem";
-	d.bus = "platform";
-	d.platform = "vgem";
-	d.mode = 020660;
-	d.gid = 44;
-	return d;
-}
-
 FileImage sample_file()
 {
 	FileImage f;
 	f.criu_id = 9;
-	f.device = card0();
+	f.device = vgem_card0();
 	f.f_flags = 02; // O_RDWR
 	f.source = "manifest";
 	f.handles_known = true;
@@ -58,7 +44,7 @@ VmaRec sample_vma()
 	v.offset = 0x100001000;
 	v.prot = "rw";
 	v.file = 9;
-	v.device = card0();
+	v.device = vgem_card0();
 	v.handle = 3;
 	v.object = 2;
 	v.object_size = 32768;
@@ -116,7 +102,7 @@ TEST(Images, DmabufAndVmasRoundTrip)
 	d.size = 32768;
 	d.saved = true;
 	d.f_flags = 02;
-	d.device = card0();
+	d.device = vgem_card0();
 	d.holders.push_back({100, 100, {4}});
 	DmabufImage back = gwcriu::parse_dmabuf_image(gwcriu::to_json(d, test_index()).dump(), "x", test_devices());
 	EXPECT_EQ(back.object, 2u);
@@ -200,8 +186,8 @@ TEST(Images, RefusesDamage)
 
 TEST(Images, DevicesImageRoundTripsAndRefusesDamage)
 {
-	gwcriu::Devices devs{card0()};
-	devs.push_back(card0());
+	gwcriu::Devices devs{vgem_card0()};
+	devs.push_back(vgem_card0());
 	devs[1].path = "/dev/dri/renderD128";
 	devs[1].kind = "render";
 	devs[1].minor = 128;

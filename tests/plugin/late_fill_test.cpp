@@ -23,18 +23,6 @@ namespace
 
 constexpr uint64_t kSize = 16384; // a 64 x 64 dumb buffer of 32 bpp
 
-gwcriu::SavedDevice card0()
-{
-	gwcriu::SavedDevice d;
-	d.path = "/dev/dri/card0";
-	d.kind = "card";
-	d.driver = "vgem";
-	d.bus = "platform";
-	d.platform = "vgem";
-	d.mode = 020660;
-	return d;
-}
-
 class LateFill : public ImageDir
 {
 protected:
@@ -60,7 +48,7 @@ protected:
 	{
 		FileImage f;
 		f.criu_id = id;
-		f.device = card0();
+		f.device = vgem_card0();
 		f.f_flags = 02;
 		f.source = "manifest";
 		f.handles_known = true;
@@ -79,7 +67,7 @@ protected:
 		v.offset = 0x100000000 + delta;
 		v.prot = "rw";
 		v.file = id;
-		v.device = card0();
+		v.device = vgem_card0();
 		v.handle = h;
 		v.object = object;
 		v.object_size = kSize;
