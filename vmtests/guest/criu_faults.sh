@@ -279,8 +279,8 @@ criu_kill_when() {
 # gw_tmp_in IMG: the plugin is writing a buffer image there (its ".tmp", renamed once whole)
 gw_tmp_in() { compgen -G "$1/gpuwatch-object-*.tmp" >/dev/null; }
 
-# gw_reading IMG PID: the restoring task PID (CRIU restores it with its pid) has one of IMG's
-# buffer images open (the plugin, in the task). Only that task's fds are looked at, with shell
+# gw_reading IMG PID: process PID (a restoring task, which CRIU restores with its pid, or criu
+# itself) has one of IMG's buffer images open (the plugin). Only that process's fds are looked at, with shell
 # builtins (`-ef`: the same file): the plugin holds a 128 MiB image open for a few hundred ms
 # under TCG since it maps images instead of reading them (696950d), less than one run of
 # `find` from 9p took, which missed it; a scan of every process's fds took longer still.
