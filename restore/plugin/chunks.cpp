@@ -167,7 +167,7 @@ ChunkSave save_chunked(const std::string &base, const BufferMap &m, const std::o
 			e.parent = true;
 			r.reused += n;
 		} else {
-			std::memcpy(bounce, m.data() + done, n); // the hash is of the bytes stored
+			copy_bytes(bounce, m.data() + done, n, Into::cache); // the hash is of the bytes stored
 			e.hash = xxh64(bounce, n);
 			e.offset = bin.written();
 			bin.write(bounce, n);

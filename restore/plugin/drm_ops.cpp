@@ -225,7 +225,7 @@ void save_buffer(const BufferMap &m, ImageWriter &out)
 	char *bounce = io_buffer();
 	for (uint64_t done = 0; done < m.size();) {
 		std::size_t n = static_cast<std::size_t>(std::min<uint64_t>(kIoBuffer, m.size() - done));
-		std::memcpy(bounce, m.data() + done, n);
+		copy_bytes(bounce, m.data() + done, n, Into::cache);
 		out.write(bounce, n);
 		done += n;
 	}
@@ -252,7 +252,7 @@ uint64_t load_mapped(int in_fd, uint64_t pos, BufferMap &m, SumStream &sum)
 		for (std::size_t at = 0; at < w; at += kIoBuffer) {
 			std::size_t n = std::min(kIoBuffer, w - at);
 			sum.update(win.data() + at, n);
-			std::memcpy(m.data() + done + at, win.data() + at, n);
+			copy_bytes(m.data() + done + at, win.data() + at, n, Into::device);
 		}
 		done += w;
 	}
@@ -274,7 +274,7 @@ uint64_t load_buffer(int in_fd, const std::string &what, BufferMap &m, SumKind k
 			throw Error("cannot read " + what + " at byte " + std::to_string(done) + ": " +
 				    (errno == ENODATA ? std::string("truncated") : gw::errno_text(errno)));
 		sum.update(bounce, n);
-		std::memcpy(m.data() + done, bounce, n);
+		copy_bytes(m.data() + done, bounce, n, Into::device);
 		done += n;
 	}
 	return sum.value();

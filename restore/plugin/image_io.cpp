@@ -20,6 +20,9 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 // Exported by the criu binary (criu-plugin.h); weak so that unit tests link without it.
 extern "C" int criu_get_image_dir(void) __attribute__((weak));
@@ -359,6 +362,42 @@ char *io_buffer()
 {
 	static char *buf = new char[kIoBuffer];
 	return buf;
+}
+
+void copy_bytes(void *dst, const void *src, std::size_t n, Into into)
+{
+#if defined(__SSE2__)
+	auto *d = static_cast<char *>(dst);
+	auto *s = static_cast<const char *>(src);
+	// up to the destination's first 16-byte boundary (the streaming stores need it)
+	std::size_t head = std::min(n, (16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15);
+	std::memcpy(d, s, head);
+	std::size_t i = head;
+	for (; i + 64 <= n; i += 64) {
+		__m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + i));
+		__m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + i + 16));
+		__m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + i + 32));
+		__m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i *>(s + i + 48));
+		auto *o = reinterpret_cast<__m128i *>(d + i);
+		if (into == Into::device) {
+			_mm_stream_si128(o, a);
+			_mm_stream_si128(o + 1, b);
+			_mm_stream_si128(o + 2, c);
+			_mm_stream_si128(o + 3, e);
+		} else {
+			_mm_store_si128(o, a);
+			_mm_store_si128(o + 1, b);
+			_mm_store_si128(o + 2, c);
+			_mm_store_si128(o + 3, e);
+		}
+	}
+	if (into == Into::device)
+		_mm_sfence(); // the streamed bytes are globally visible before anything after
+	std::memcpy(d + i, s + i, n - i);
+#else
+	(void)into;
+	std::memcpy(dst, src, n);
+#endif
 }
 
 static_assert(sizeof(XXH64_state_t) <= 96 && alignof(XXH64_state_t) <= 8);

@@ -379,7 +379,7 @@ bool fill_chunked(uint64_t n, uint64_t skip, const ChunkMap &map, BufferMap &dst
 		std::size_t len = 0;
 		const char *bytes = rd.chunk(i, &len);
 		std::size_t k = static_cast<std::size_t>(std::min<uint64_t>(len - in, dst.size() - done));
-		std::memcpy(dst.data() + done, bytes + in, k);
+		copy_bytes(dst.data() + done, bytes + in, k, Into::device);
 		done += k;
 	}
 	return true;
