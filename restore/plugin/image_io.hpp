@@ -62,10 +62,10 @@ std::string read_image(const std::string &name, std::size_t max);
 // munmap per GEM buffer, which at 1000 small buffers was most of the plugin's time.
 constexpr std::size_t kIoBuffer = 1 << 20;
 char *io_buffer();
-// Copies a buffer's bytes with vector moves, never the string instruction (rep movsb) that
-// glibc's memcpy uses for copies between a few KiB and its non-temporal threshold: under QEMU's
-// TCG each byte of it is emulated on its own, about 50 times slower than the vector loop
-// (docs/benchmarks.md), and every 256 KiB buffer fell in that range. Into::device: streaming
+// Copies a buffer's bytes with vector moves (AVX2 where the CPU has it, else SSE2), never the
+// string instruction (rep movsb) that glibc's memcpy uses for copies between a few KiB and about
+// 1 MiB: under QEMU's TCG that copied 256 MiB in 256 KiB pieces in 13-27 s, the vector loop in
+// 0.2-0.4 s (docs/benchmarks.md), and every 256 KiB buffer fell in that range. Into::device: streaming
 // stores, for a destination that is a buffer's mapping (often write-combined) and is not read
 // back; Into::cache: ordinary stores, for the I/O buffer that is hashed and spliced next.
 enum class Into {
@@ -73,6 +73,8 @@ enum class Into {
 	cache
 };
 void copy_bytes(void *dst, const void *src, std::size_t n, Into into);
+// The SSE2 loop alone, which copy_bytes takes on a CPU without AVX2 (for its test).
+void copy_bytes_sse2(void *dst, const void *src, std::size_t n, Into into);
 // The checksum of a buffer's saved contents: XXH64 (gpuwatch-object-N.xxh64; under TCG a
 // tenth of the time of zlib's CRC-32, on the host a third) or, in images of earlier versions,
 // the zlib CRC-32 (gpuwatch-object-N.crc32), still read.

@@ -406,7 +406,7 @@ TEST_F(ImageDir, AnImageIsLoadedFromItsPosition)
 	}
 }
 
-// copy_bytes: every byte lands where memcpy would put it, at any alignment of either side and
+// copy_bytes (AVX2 here, or SSE2) and its SSE2 loop: every byte lands where memcpy would put it, at any alignment of either side and
 // any length (the head before the destination's 16-byte boundary, the 64-byte blocks, the tail),
 // and nothing outside [dst, dst + n) is written.
 TEST(CopyBytes, EveryByteAtAnyAlignmentAndLength)
@@ -415,21 +415,24 @@ TEST(CopyBytes, EveryByteAtAnyAlignmentAndLength)
 	for (std::size_t i = 0; i < src.size(); ++i)
 		src[i] = static_cast<char>(i * 131 + (i >> 9));
 	std::vector<char> dst(src.size() + 64);
-	for (gwcriu::Into into : {gwcriu::Into::device, gwcriu::Into::cache})
-		for (std::size_t soff : {0, 1, 7, 16, 33})
-			for (std::size_t doff : {0, 3, 15, 16, 48})
-				for (std::size_t n :
-				     {std::size_t{0}, std::size_t{1}, std::size_t{15}, std::size_t{63}, std::size_t{64},
-				      std::size_t{65}, std::size_t{4095}, std::size_t{256 << 10}, src.size() - 40}) {
-					std::fill(dst.begin(), dst.end(), '\x5a');
-					gwcriu::copy_bytes(dst.data() + doff, src.data() + soff, n, into);
-					ASSERT_EQ(std::memcmp(dst.data() + doff, src.data() + soff, n), 0)
-						<< "n " << n << " soff " << soff << " doff " << doff;
-					for (std::size_t i = 0; i < doff; ++i)
-						ASSERT_EQ(dst[i], '\x5a') << "byte " << i << " before the copy";
-					for (std::size_t i = doff + n; i < dst.size(); ++i)
-						ASSERT_EQ(dst[i], '\x5a') << "byte " << i << " after the copy, n " << n;
-				}
+	for (auto copy : {gwcriu::copy_bytes, gwcriu::copy_bytes_sse2})
+		for (gwcriu::Into into : {gwcriu::Into::device, gwcriu::Into::cache})
+			for (std::size_t soff : {0, 1, 7, 16, 33})
+				for (std::size_t doff : {0, 3, 15, 16, 48})
+					for (std::size_t n :
+					     {std::size_t{0}, std::size_t{1}, std::size_t{15}, std::size_t{63},
+					      std::size_t{64}, std::size_t{65}, std::size_t{4095},
+					      std::size_t{256 << 10}, src.size() - 40}) {
+						std::fill(dst.begin(), dst.end(), '\x5a');
+						copy(dst.data() + doff, src.data() + soff, n, into);
+						ASSERT_EQ(std::memcmp(dst.data() + doff, src.data() + soff, n), 0)
+							<< "n " << n << " soff " << soff << " doff " << doff;
+						for (std::size_t i = 0; i < doff; ++i)
+							ASSERT_EQ(dst[i], '\x5a') << "byte " << i << " before the copy";
+						for (std::size_t i = doff + n; i < dst.size(); ++i)
+							ASSERT_EQ(dst[i], '\x5a')
+								<< "byte " << i << " after the copy, n " << n;
+					}
 }
 
 TEST(ContentSum, Xxh64StreamIsTheOneShotHash)
