@@ -38,6 +38,10 @@
 #               against the full mode's); empty: not
 #   CRIU_FLOOR  the cells whose pairs also run the fixed-cost control, kind floor (default "1:4";
 #               empty: none)
+#   CRIU_B_PLUGIN  a directory holding another build's gpuwatch_criu.so (another commit, or
+#               other flags): each pair also dumps and restores the gpu workload with it (kind
+#               gpub, the same daemon, action script and arguments but --libdir): an A/B of two
+#               plugin builds within one boot, which across boots the noise hides (default: none)
 #   CELLS       "N:MIB ..." (default "1:4 1:256 1000:256"; the full grid: see vmtests/README.md)
 #   ITER_CELLS  iterative's cells (default "1:256 1000:256"), ITER_PAIRS (3), ITER_WRITE_KIB
 #               (2048: what the workload keeps writing), ITER_GAP (seconds between pre-dump
@@ -301,6 +305,12 @@ perf_wrap() {
 	return $rc
 }
 
+# the workload kind of bench_hold for a run kind: the control and the other plugin build run
+# the anon and gpu workloads
+hold_kind() {
+	case $1 in floor) echo anon ;; gpub) echo gpu ;; *) echo "$1" ;; esac
+}
+
 # criu_one KIND N MIB PAIR [single|iterative]: the workload holds MIB in N pieces; dump,
 # restore, verify (a "criu" row). With a fifth argument (section iterative) the workload keeps
 # writing ITER_WRITE_KIB of it, and the row is an "iter" one: single is one dump as above;
@@ -319,9 +329,18 @@ criu_one() {
 		args=("${CRIU_GW_ARGS[@]}")
 		gw_on fexit
 	fi
+	if [ "$kind" = gpub ]; then # the other plugin build: its directory for --libdir's value
+		local i
+		for i in "${!args[@]}"; do
+			case ${args[$i]} in
+			--libdir) args[i + 1]=$B_LIBDIR ;;
+			--libdir=*) args[i]=--libdir=$B_LIBDIR ;;
+			esac
+		done
+	fi
 	[ "$kind" = stateless ] && env=(GPUWATCH_CHECKPOINT_MODE=stateless)
 	[ "$kind" = floor ] && args=(--libdir "$FLOOR_LIBDIR" --action-script "$FLOOR_SCRIPT")
-	(cd "$d" && exec setsid "$INCGROUP" "$cg" "$WL_DIR/bench_hold" "$d" "${kind/floor/anon}" "$n" "$mib" ${write[@]+"${write[@]}"} \
+	(cd "$d" && exec setsid "$INCGROUP" "$cg" "$WL_DIR/bench_hold" "$d" "$(hold_kind "$kind")" "$n" "$mib" ${write[@]+"${write[@]}"} \
 		</dev/null >"$d/stdout" 2>"$d/stderr") &
 	pid=$!
 	disown "$pid"   # no "Killed" job notice when criu dump kills it
@@ -425,6 +444,7 @@ section_criu() {
 				criu_one gpu "$n" "$mib" "$pair"
 			fi
 			[ -z "$CRIU_STATELESS" ] || criu_one stateless "$n" "$mib" "$pair"
+			[ -z "$B_LIBDIR" ] || criu_one gpub "$n" "$mib" "$pair"
 			case " $CRIU_FLOOR " in *" $cell "*) criu_one floor "$n" "$mib" "$pair" ;; esac
 		done
 	done
@@ -487,6 +507,17 @@ if [ -n "$CRIU_FLOOR" ]; then
 		FLOOR_LIBDIR=$WL_DIR/bench-plugin FLOOR_SCRIPT=/bin/true
 	fi || die "cannot set up the fixed-cost control (bench-plugin)"
 	[ -e "$FLOOR_LIBDIR/bench_plugin.so" ] || die "$FLOOR_LIBDIR/bench_plugin.so missing: cmake --build"
+fi
+# the other plugin build (kind gpub), copied where gpuwatch's own plugin is
+B_LIBDIR=
+if [ -n "${CRIU_B_PLUGIN:-}" ]; then
+	[ -e "$CRIU_B_PLUGIN/gpuwatch_criu.so" ] || die "CRIU_B_PLUGIN: no gpuwatch_criu.so in $CRIU_B_PLUGIN"
+	B_LIBDIR=$CRIU_B_PLUGIN
+	if [ "${BINARIES:-tmpfs}" = tmpfs ]; then
+		B_LIBDIR=$W/bin/plugin-b
+		mkdir -p "$B_LIBDIR" && cp "$CRIU_B_PLUGIN/gpuwatch_criu.so" "$B_LIBDIR/" || die "cannot copy CRIU_B_PLUGIN"
+	fi
+	raw meta b_plugin "$CRIU_B_PLUGIN"
 fi
 raw meta binaries "${BINARIES:-tmpfs}"
 grep -q '^cgroup2 /sys/fs/cgroup ' /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup || die "no cgroup v2"

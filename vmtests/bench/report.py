@@ -127,6 +127,18 @@ def criu(rows):
                 "stateless_image_bytes": statistics.median(x["image_bytes"] for x, _ in st),
                 "stateless_vs_full_total": spread([tot(x) / max(tot(g), 1) for x, g in st]),
             })
+        # the other plugin build of the same pairs (kind gpub, CRIU_B_PLUGIN): against gpu, this build
+        gb = [(runs[(n, mib, p)]["gpub"], g) for p, g, _ in v if runs[(n, mib, p)].get("gpub", {}).get("ok")]
+        if gb:
+            mb = lambda f: round(statistics.median(f(x, g) for x, g in gb), 1)
+            out[-1]["b_plugin"] = {
+                "pairs": len(gb),
+                "dump_ms": mb(lambda x, g: x["dump_ms"]),
+                "restore_ms": mb(lambda x, g: x["restore_ms"]),
+                "b_minus_gpu_dump_ms": mb(lambda x, g: x["dump_ms"] - g["dump_ms"]),
+                "b_minus_gpu_restore_ms": mb(lambda x, g: x["restore_ms"] - g["restore_ms"]),
+                "b_vs_gpu_total": spread([tot(x) / max(tot(g), 1) for x, g in gb]),
+            }
         # the fixed-cost control of the same pairs (kind floor: plain CRIU with an empty plugin
         # and /bin/true as action script, on the anon workload): ms over plain CRIU
         fl = [(runs[(n, mib, p)]["floor"], g, a) for p, g, a in v
@@ -330,6 +342,13 @@ def main():
                   f" +{f['control_over_anon_restore_ms']:.0f} per restore; gpuwatch beyond the control:"
                   f" +{f['gpu_over_control_dump_ms']:.0f} / +{f['gpu_over_control_restore_ms']:.0f}"
                   f" (its plugin, action script and daemon's work, and the {c['mib']} MiB of contents)")
+    for c in res["criu"]:
+        if "b_plugin" in c:
+            b = c["b_plugin"]
+            print(f"   other plugin build B ({meta.get('b_plugin', '?')}) against this build A, {c['handles']} x"
+                  f" {c['mib']} MiB, n={b['pairs']}: B dump {b['dump_ms']:.0f}, restore {b['restore_ms']:.0f} ms;"
+                  f" B - A {b['b_minus_gpu_dump_ms']:+.0f} / {b['b_minus_gpu_restore_ms']:+.0f} ms (medians of the"
+                  f" pairs'); B/A total {fmt_ratio(b['b_vs_gpu_total'])}")
     st = [c for c in res["criu"] if "stateless_dump_ms" in c]
     if st:
         print("\n5b. Stateless mode (GPUWATCH_CHECKPOINT_MODE=stateless: the DRM fds only, mappings back as"
