@@ -64,10 +64,11 @@ constexpr std::size_t kIoBuffer = 1 << 20;
 char *io_buffer();
 // Copies a buffer's bytes with vector moves (AVX2 where the CPU has it, else SSE2), never the
 // string instruction (rep movsb) that glibc's memcpy uses for copies between a few KiB and about
-// 1 MiB: under QEMU's TCG that copied 256 MiB in 256 KiB pieces in 13-27 s, the vector loop in
-// 0.2-0.4 s (docs/benchmarks.md), and every 256 KiB buffer fell in that range. Into::device: streaming
-// stores, for a destination that is a buffer's mapping (often write-combined) and is not read
-// back; Into::cache: ordinary stores, for the I/O buffer that is hashed and spliced next.
+// 1 MiB: under QEMU's TCG that copied 256 MiB in 256 KiB pieces in 13-20 s, the vector loop in
+// 0.2-0.4 s (vmtests/bench/bench_copy, docs/benchmarks.md), and every 256 KiB buffer fell in
+// that range. Into::device: streaming stores, for a destination that is a buffer's mapping
+// (often write-combined) and is not read back; Into::cache: ordinary stores, for the I/O buffer
+// that is hashed and spliced next.
 enum class Into {
 	device,
 	cache
