@@ -428,14 +428,12 @@ void copy_bytes(void *dst, const void *src, std::size_t n, Into into)
 #if defined(__x86_64__)
 	// under TCG the 32-byte loop copies 1 MiB pieces as fast as memcpy, the 16-byte one at
 	// two thirds of its speed (docs/benchmarks.md)
-	if (have_avx2())
+	if (have_avx2()) {
 		copy_avx2(static_cast<char *>(dst), static_cast<const char *>(src), n, into);
-	else
-		copy_sse2(static_cast<char *>(dst), static_cast<const char *>(src), n, into);
-#else
-	(void)into;
-	std::memcpy(dst, src, n);
+		return;
+	}
 #endif
+	copy_bytes_sse2(dst, src, n, into);
 }
 
 static_assert(sizeof(XXH64_state_t) <= 96 && alignof(XXH64_state_t) <= 8);
