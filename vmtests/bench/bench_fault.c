@@ -7,15 +7,21 @@
  * bytes; CRIU pins an anonymous mapping's present pages without faulting them.
  *
  * usage: bench_fault MIB [N]
- * Prints one line: "pages N map_read_ms R map_write_ms W copy_ms C anon_touch_ms A", where
+ * Prints one line: "pages N map_read_ms R map_write_ms W copy_ms C anon_touch_ms A free_ms F
+ * anon_free_ms AF", where
  *   R  a new dumb buffer of MIB, mapped afresh, one byte read per page (a fault each)
  *   W  the same buffer mapped afresh, one byte written per page (a fault each)
  *   C  the whole buffer copied through a 1 MiB bounce buffer on a mapping whose pages are
  *      present (no faults: what reading costs beyond them)
  *   A  MIB of anonymous memory, one byte written per page (the faults and zeroing a plain
  *      CRIU restore pays for the same bytes)
+ *   F  the buffer of R, W and C freed while mapped: unmapped and destroyed, what its task's exit
+ *      does when `criu dump` kills the task and waits for it (vgem turns the pages' caching back
+ *      to write-back, a TLB flush on every CPU, and frees them)
+ *   AF the anonymous memory of A unmapped (what plain CRIU's kill frees)
  * With N > 1 the line goes on with "bufs N one_dump_ms D1 one_restore_ms R1 bufs_dump_ms DN
- * bufs_restore_ms RN": what the plugin's handling of each buffer costs beyond its bytes, MIB
+ * bufs_restore_ms RN one_free_ms F1 bufs_free_ms FN": what the plugin's handling of each buffer
+ * costs beyond its bytes, MIB
  * held in one buffer (D1, R1) and in N buffers (DN, RN; each of MIB/N rounded down to whole pages,
  * as bench_hold makes them; D1 and R1 on the same bytes), a byte per page:
  *   dump     each buffer, held mapped as its task holds it, mapped again, read, unmapped
@@ -24,6 +30,7 @@
  *            while the task's mapping holds the pages: vgem changes their caching attributes
  *            once, at the first mapping, where filling before the restorer's mapping changed
  *            them three times)
+ *   free     each buffer dumped above, held mapped, unmapped and destroyed (the task's exit)
  */
 #define _GNU_SOURCE
 #include "bench.h"
@@ -77,7 +84,7 @@ static void destroy(uint32_t handle)
 }
 
 /* n buffers of `each` bytes: the dump's and the restore's handling of each (usage above) */
-static void per_buffer(uint32_t n, uint64_t each, double *dump_ms, double *restore_ms, uint64_t *sum)
+static void per_buffer(uint32_t n, uint64_t each, double *dump_ms, double *restore_ms, double *free_ms, uint64_t *sum)
 {
 	uint32_t *h = calloc(n, sizeof(*h));
 	volatile uint8_t **held = calloc(n, sizeof(*held));
@@ -97,10 +104,12 @@ static void per_buffer(uint32_t n, uint64_t each, double *dump_ms, double *resto
 		munmap((void *)p, each);
 	}
 	*dump_ms = ms_since(t);
+	t = bench_now_ns();
 	for (uint32_t b = 0; b < n; b++) {
 		munmap((void *)held[b], each);
 		destroy(h[b]);
 	}
+	*free_ms = ms_since(t);
 	t = bench_now_ns();
 	for (uint32_t b = 0; b < n; b++) {
 		h[b] = create(each);
@@ -137,7 +146,8 @@ int main(int argc, char **argv)
 	card = open("/dev/dri/card0", O_RDWR | O_CLOEXEC);
 	if (card < 0)
 		bench_die("bench_fault", "open /dev/dri/card0");
-	volatile uint8_t *p = map_handle(create(len), len);
+	uint32_t whole = create(len);
+	volatile uint8_t *p = map_handle(whole, len);
 	uint64_t sum = 0, t = bench_now_ns();
 	for (uint64_t i = 0; i < pages; i++)
 		sum += p[i * PAGE];
@@ -158,7 +168,10 @@ int main(int argc, char **argv)
 		memcpy(bounce, (const char *)p + done, 1 << 20);
 	double copy_ms = ms_since(t);
 	sum += (uint8_t)bounce[7];
+	t = bench_now_ns();
 	munmap((void *)p, len);
+	destroy(whole);
+	double free_ms = ms_since(t);
 
 	volatile uint8_t *a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (a == MAP_FAILED)
@@ -167,18 +180,21 @@ int main(int argc, char **argv)
 	for (uint64_t i = 0; i < pages; i++)
 		a[i * PAGE] = (uint8_t)i;
 	double anon_ms = ms_since(t);
-
+	t = bench_now_ns();
 	munmap((void *)a, len);
+	double anon_free_ms = ms_since(t);
 
-	printf("pages %llu map_read_ms %.1f map_write_ms %.1f copy_ms %.1f anon_touch_ms %.1f",
-	       (unsigned long long)pages, read_ms, write_ms, copy_ms, anon_ms);
+	printf("pages %llu map_read_ms %.1f map_write_ms %.1f copy_ms %.1f anon_touch_ms %.1f free_ms %.1f "
+	       "anon_free_ms %.1f",
+	       (unsigned long long)pages, read_ms, write_ms, copy_ms, anon_ms, free_ms, anon_free_ms);
 	if (nbufs > 1) {
-		double d1, r1, dn, rn;
+		double d1, r1, f1, dn, rn, fn;
 		uint64_t piece = len / nbufs / PAGE * PAGE; /* bench_hold's pieces */
-		per_buffer(1, piece * nbufs, &d1, &r1, &sum);
-		per_buffer(nbufs, piece, &dn, &rn, &sum);
-		printf(" bufs %u one_dump_ms %.1f one_restore_ms %.1f bufs_dump_ms %.1f bufs_restore_ms %.1f", nbufs,
-		       d1, r1, dn, rn);
+		per_buffer(1, piece * nbufs, &d1, &r1, &f1, &sum);
+		per_buffer(nbufs, piece, &dn, &rn, &fn, &sum);
+		printf(" bufs %u one_dump_ms %.1f one_restore_ms %.1f bufs_dump_ms %.1f bufs_restore_ms %.1f "
+		       "one_free_ms %.1f bufs_free_ms %.1f",
+		       nbufs, d1, r1, dn, rn, f1, fn);
 	}
 	printf("\n");
 	return sum == 42 ? 3 : 0; /* keeps the reads */

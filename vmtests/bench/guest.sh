@@ -14,7 +14,9 @@
 #            (floor: the anon workload dumped by plain CRIU with an empty plugin, bench_plugin.c,
 #            and a copy of /bin/true as its action script: the fixed cost of any plugin + script)
 #   iter     N MIB PAIR gpu|anon single|iterative BYTES PREDUMP_MS DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
-#   fault    MIB PAIR PAGES MAP_READ_MS MAP_WRITE_MS COPY_MS ANON_TOUCH_MS   bench_fault: the floor
+#   fault    MIB PAIR PAGES MAP_READ_MS MAP_WRITE_MS COPY_MS ANON_TOUCH_MS FREE_MS ANON_FREE_MS
+#            [N ONE_DUMP_MS ONE_RESTORE_MS N_DUMP_MS N_RESTORE_MS ONE_FREE_MS N_FREE_MS]
+#            bench_fault: the floor (its usage says what each is)
 #   neighbour PATH JOB PAIR on|off MS              a realistic neighbour in the sibling cgroup
 #                                                 (tests/bench/neighbour.sh: compile, transcode)
 # "on": gpuwatch attach --hooks=PATH follows the benchmark cgroup; "off": no gpuwatch runs.
@@ -427,8 +429,8 @@ section_criu() {
 		for pair in $(seq "$CRIU_PAIRS"); do
 			line=$("$INCGROUP" "$CG_OUT" "$WL_DIR/bench_fault" "$mib" "$nmax") || die "bench_fault $mib $nmax failed"
 			read -r -a f <<<"$line" # "pages N map_read_ms R ...": the values are fields 1, 3, ...
-			raw fault "$mib" "$pair" "${f[1]}" "${f[3]}" "${f[5]}" "${f[7]}" "${f[9]}" \
-				${f[11]:+"${f[11]}" "${f[13]}" "${f[15]}" "${f[17]}" "${f[19]}"}
+			raw fault "$mib" "$pair" "${f[1]}" "${f[3]}" "${f[5]}" "${f[7]}" "${f[9]}" "${f[11]}" "${f[13]}" \
+				${f[15]:+"${f[15]}" "${f[17]}" "${f[19]}" "${f[21]}" "${f[23]}" "${f[25]}" "${f[27]}"}
 		done
 		say "fault floor ${mib} MiB: $line"
 	done

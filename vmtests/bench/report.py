@@ -185,24 +185,69 @@ def criu(rows):
 
 
 def faults(rows):
-    """fault rows (bench_fault) -> per MiB the medians: the page-fault floor of a mapping"""
+    """fault rows (bench_fault) -> per MiB the medians: the page-fault floor of a mapping. Rows
+    of 7 or 12 fields are from before the free times (2026-12-06), of 9 or 16 with them."""
     by = defaultdict(list)
-    bufs = defaultdict(list)  # mib -> (n, one dump, one restore, n dump, n restore): per-buffer floor
-    for mib, pair, pages, rd, wr, cp, anon, *per in rows.get("fault", []):
-        by[int(mib)].append((int(pages), float(rd), float(wr), float(cp), float(anon)))
+    bufs = defaultdict(list)  # mib -> (n, one dump, one restore, n dump, n restore[, one free, n free])
+    for r in rows.get("fault", []):
+        mib, pages = int(r[0]), int(r[2])
+        frees = len(r) in (9, 16)
+        head = r[3:9] if frees else r[3:7]
+        by[mib].append((pages, *(float(x) for x in head)))
+        per = r[9:] if frees else r[7:]
         if per:
-            bufs[int(mib)].append((int(per[0]), *(float(x) for x in per[1:5])))
+            bufs[mib].append((int(per[0]), *(float(x) for x in per[1:])))
     out = []
     for mib, v in sorted(by.items()):
         med = lambda i: round(statistics.median(x[i] for x in v), 1)
         f = {"mib": mib, "pages": v[0][0], "runs": len(v), "map_read_ms": med(1), "map_write_ms": med(2),
              "copy_ms": med(3), "anon_touch_ms": med(4)}
+        if len(v[0]) == 7:
+            f.update({"free_ms": med(5), "anon_free_ms": med(6)})
         if bufs[mib]:
             b = bufs[mib]
             bmed = lambda i: round(statistics.median(x[i] for x in b), 1)
             f.update({"bufs": b[0][0], "one_dump_ms": bmed(1), "one_restore_ms": bmed(2), "bufs_dump_ms": bmed(3),
                       "bufs_restore_ms": bmed(4)})
+            if len(b[0]) == 7:
+                f.update({"one_free_ms": bmed(5), "bufs_free_ms": bmed(6)})
         out.append(f)
+    return out
+
+
+def cell_floors(cells, fault_floor):
+    """Section 5: per cell whose bytes bench_fault measured in 1 and in N buffers, the floor of
+    this design (ms and as a ratio to plain CRIU): plain CRIU's dump + restore of the cell, plus
+    what the buffers cost by themselves, measured by bench_fault in the same boot:
+      dump     each buffer mapped again while its task holds it, read (a fault a page) and copied
+               out once (copy; plain CRIU vmsplices its pages, no copy), then freed as the task's
+               exit frees it when criu dump kills it (free), against the anonymous memory's free
+      restore  each buffer made and mapped as the restored task maps it, then filled late through
+               a mapping of its own, against plain CRIU's first touches of the anonymous memory
+               (the copy into it is not added: plain CRIU copies the same bytes with preadv)
+    and the same plus the fixed-cost control (any plugin + action script), when it ran.
+    Nothing of gpuwatch's own work is in it: not the manifest, the images' files, the checksum."""
+    ff = {f["mib"]: f for f in fault_floor}
+    ctl = [c["fixed"] for c in cells if "fixed" in c]
+    out = []
+    for c in cells:
+        f = ff.get(c["mib"])
+        if not f or "bufs" not in f or c["handles"] not in (1, f["bufs"]) or "free_ms" not in f:
+            continue
+        one = c["handles"] == 1
+        d, r, fr = ((f["one_dump_ms"], f["one_restore_ms"], f.get("one_free_ms")) if one else
+                    (f["bufs_dump_ms"], f["bufs_restore_ms"], f.get("bufs_free_ms")))
+        if fr is None:
+            continue
+        plain = c["anon_dump_ms"] + c["anon_restore_ms"]
+        ms = plain + d + f["copy_ms"] + fr - f["anon_free_ms"] + r - f["anon_touch_ms"]
+        row = {"handles": c["handles"], "mib": c["mib"], "plain_ms": round(plain, 1), "floor_ms": round(ms, 1),
+               "floor_ratio": round(ms / max(plain, 1), 3), "measured": c["ratio_total"]["median"],
+               "target": c.get("target")}
+        if ctl:
+            k = ctl[0]["control_over_anon_dump_ms"] + ctl[0]["control_over_anon_restore_ms"]
+            row["with_control_ratio"] = round((ms + k) / max(plain, 1), 3)
+        out.append(row)
     return out
 
 
@@ -285,6 +330,7 @@ def main():
     res["criu"], res["criu_per_handle"], res["criu_failures"] = criu(rows)
     res["iterative"], res["iterative_failures"] = iterative(rows)
     res["fault_floor"] = faults(rows)
+    res["criu_floor"] = cell_floors(res["criu"], res["fault_floor"])
     res["floor_gaps"] = floor_gaps(res["workload_cost"])
     stops = rows.get("gwstop", [])
     res["hooks_runs_lost_events"] = sum(int(r[2]) for r in stops if r[2].isdigit())
@@ -365,20 +411,39 @@ def main():
         print("   floor (bench_fault, ms): a vgem buffer read (dump) and written (restore) through a fresh mapping,"
               " one page fault per 4 KiB page; copy = the same bytes with every page present; anon = plain CRIU's"
               " restore faults on as much anonymous memory")
-        print(f"   {'MiB':>5}{'pages':>8}{'map+read':>10}{'map+write':>11}{'copy':>7}{'anon':>7}")
+        print("   free = the buffer unmapped and destroyed as its task's exit does when criu dump kills it;"
+              " anon free = as much anonymous memory unmapped")
+        print(f"   {'MiB':>5}{'pages':>8}{'map+read':>10}{'map+write':>11}{'copy':>7}{'anon':>7}{'free':>7}{'anon free':>11}")
         for f in res["fault_floor"]:
+            fr = f"{f['free_ms']:>7.0f}{f['anon_free_ms']:>11.0f}" if "free_ms" in f else ""
             print(f"   {f['mib']:>5}{f['pages']:>8}{f['map_read_ms']:>10.0f}{f['map_write_ms']:>11.0f}{f['copy_ms']:>7.0f}"
-                  f"{f['anon_touch_ms']:>7.0f}")
+                  f"{f['anon_touch_ms']:>7.0f}{fr}")
         per = [f for f in res["fault_floor"] if "bufs" in f]
         if per:
             print("   per-buffer floor (bench_fault MIB N, ms; a byte per page): dump = each buffer, held mapped as its"
                   " task holds it, mapped again, read, unmapped; restore = each created and mapped as its task maps it,"
-                  " then mapped again, written and unmapped (the late fill); the same bytes in 1 buffer and in N")
-            print(f"   {'MiB':>5}{'N':>6}{'dump 1':>8}{'dump N':>8}{'rst 1':>8}{'rst N':>8}{'per buffer':>12}")
+                  " then mapped again, written and unmapped (the late fill); free = each, held mapped, unmapped and destroyed"
+                  " (the task's exit); the same bytes in 1 buffer and in N")
+            print(f"   {'MiB':>5}{'N':>6}{'dump 1':>8}{'dump N':>8}{'rst 1':>8}{'rst N':>8}{'free 1':>8}{'free N':>8}"
+                  f"{'per buffer':>12}")
             for f in per:
-                extra = (f["bufs_dump_ms"] - f["one_dump_ms"] + f["bufs_restore_ms"] - f["one_restore_ms"]) / f["bufs"]
+                extra = (f["bufs_dump_ms"] - f["one_dump_ms"] + f["bufs_restore_ms"] - f["one_restore_ms"] +
+                         f.get("bufs_free_ms", 0) - f.get("one_free_ms", 0)) / f["bufs"]
+                fr = (f"{f['one_free_ms']:>8.0f}{f['bufs_free_ms']:>8.0f}" if "one_free_ms" in f else f"{'-':>8}{'-':>8}")
                 print(f"   {f['mib']:>5}{f['bufs']:>6}{f['one_dump_ms']:>8.0f}{f['bufs_dump_ms']:>8.0f}"
-                      f"{f['one_restore_ms']:>8.0f}{f['bufs_restore_ms']:>8.0f}{extra:>12.2f}")
+                      f"{f['one_restore_ms']:>8.0f}{f['bufs_restore_ms']:>8.0f}{fr}{extra:>12.2f}")
+        if res["criu_floor"]:
+            print("   floor of the cells (ms; plain CRIU's dump + restore, plus what the buffers cost by themselves"
+                  " in bench_fault above, 1 or N as the cell: at dump, dump + copy (one copy out) + free - anon free; at restore,"
+                  " rst - anon; nothing of gpuwatch's own work), and as a ratio to plain CRIU;"
+                  " + control: plus the fixed-cost control's +dump and +restore (any plugin + action script)")
+            print(f"   {'N':>5}{'MiB':>5}{'plain':>8}{'floor':>8}{'floor ratio':>13}{'+ control':>11}{'measured':>10}  target")
+            for c in res["criu_floor"]:
+                wc = f"{c['with_control_ratio']:>11.3f}" if "with_control_ratio" in c else f"{'-':>11}"
+                fl = c.get("with_control_ratio", c["floor_ratio"])
+                t = f"<= {c['target']}: the floor is {'over' if fl > c['target'] else 'under'} it" if c["target"] else ""
+                print(f"   {c['handles']:>5}{c['mib']:>5}{c['plain_ms']:>8.0f}{c['floor_ms']:>8.0f}{c['floor_ratio']:>13.3f}"
+                      f"{wc}{c['measured']:>10.3f}  {t}")
     if res["iterative"] or res["iterative_failures"]:
         print(f"\n5c. Iterative migration (the workload keeps writing {meta.get('iter_write_kib', '?')} KiB of what it holds;"
               f" single: one criu dump; iterative: criu pre-dump, {meta.get('iter_gap_s', '?')} s, then criu dump"
