@@ -429,8 +429,9 @@ section_criu() {
 		for pair in $(seq "$CRIU_PAIRS"); do
 			line=$("$INCGROUP" "$CG_OUT" "$WL_DIR/bench_fault" "$mib" "$nmax") || die "bench_fault $mib $nmax failed"
 			read -r -a f <<<"$line" # "pages N map_read_ms R ...": the values are fields 1, 3, ...
-			raw fault "$mib" "$pair" "${f[1]}" "${f[3]}" "${f[5]}" "${f[7]}" "${f[9]}" "${f[11]}" "${f[13]}" \
-				${f[15]:+"${f[15]}" "${f[17]}" "${f[19]}" "${f[21]}" "${f[23]}" "${f[25]}" "${f[27]}"}
+			local vals=() i
+			for ((i = 1; i < ${#f[@]}; i += 2)); do vals+=("${f[i]}"); done
+			raw fault "$mib" "$pair" "${vals[@]}"
 		done
 		say "fault floor ${mib} MiB: $line"
 	done

@@ -232,13 +232,11 @@ def cell_floors(cells, fault_floor):
     out = []
     for c in cells:
         f = ff.get(c["mib"])
-        if not f or "bufs" not in f or c["handles"] not in (1, f["bufs"]) or "free_ms" not in f:
+        if not f or "one_free_ms" not in f or c["handles"] not in (1, f["bufs"]):
             continue
         one = c["handles"] == 1
-        d, r, fr = ((f["one_dump_ms"], f["one_restore_ms"], f.get("one_free_ms")) if one else
-                    (f["bufs_dump_ms"], f["bufs_restore_ms"], f.get("bufs_free_ms")))
-        if fr is None:
-            continue
+        d, r, fr = ((f["one_dump_ms"], f["one_restore_ms"], f["one_free_ms"]) if one else
+                    (f["bufs_dump_ms"], f["bufs_restore_ms"], f["bufs_free_ms"]))
         # medians of dump and of restore, gpu and plain alike: the floor is built from medians,
         # so it is compared with the ratio of the medians, not with the median of the pairs' ratios
         plain = c["anon_dump_ms"] + c["anon_restore_ms"]
