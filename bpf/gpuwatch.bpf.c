@@ -10,7 +10,7 @@
  *   allows. They cost every syscall of every task a cgroup check while attached.
  * - fexit path (fexit.bpf.h): BPF trampolines on kernel functions, loaded per hook group
  *   only where they load and attach (user/hook_path_probe.cpp probes; never the kernel version):
- *     ioctl    fentry+fexit drm_ioctl         instead of sys_{enter,exit}_ioctl
+ *     ioctl    fexit drm_ioctl                instead of sys_{enter,exit}_ioctl
  *     mmap     fexit mmap_region              instead of sys_{enter,exit}_mmap
  *     cloexec  fexit set_close_on_exec        instead of FIOCLEX/FIONCLEX in sys_*_ioctl
  *                                             and F_SETFD in sys_*_fcntl
@@ -126,7 +126,7 @@ TP_ENTER(ioctl)
 
 	if (cloexec ? gw_cloexec_fexit : gw_ioctl_fexit)
 		return 0;
-	/* every ioctl of every task comes here: the mask test first (see gw_fentry_drm_ioctl) */
+	/* every ioctl of every task comes here: the mask test first (see gw_fexit_drm_ioctl) */
 	if ((cloexec || !gw_ioctl_core_skip(cmd)) && gw_followed())
 		gw_ioctl_enter(ctx->args[0], cmd, ctx->args[2]);
 	return 0;
@@ -178,23 +178,15 @@ TP_EXIT(mremap)
 /* ---- the fexit path (fexit.bpf.h) ------------------------------------------------------ */
 #define F GW_HOOK_FEXIT
 
-/* A core ioctl gpuwatch skips (GET_CAP, a query) costs both programs only a mask test, which
- * depends on cmd alone: it comes before the cgroup test and the syscall's fd, and the exit
- * does not look for an entry the entry cannot have left. (A driver-private nr needs the
- * file's driver: read only for followed tasks.) */
-SEC("fentry/drm_ioctl")
-int BPF_PROG(gw_fentry_drm_ioctl, struct file *filp, unsigned int cmd, unsigned long arg)
-{
-	if (!gw_ioctl_core_skip(cmd) && gw_followed())
-		gw_ioctl_enter_file(filp, gw_ioctl_syscall_fd(), cmd, arg);
-	return 0;
-}
-
+/* One program after the call, none before it (gw_ioctl_after). A core ioctl gpuwatch skips
+ * (GET_CAP, a query) costs it only a mask test, which depends on cmd alone and comes before the
+ * cgroup test and the syscall's fd. (A driver-private nr needs the file's driver: read only for
+ * followed tasks.) */
 SEC("fexit/drm_ioctl")
 int BPF_PROG(gw_fexit_drm_ioctl, struct file *filp, unsigned int cmd, unsigned long arg, long ret)
 {
 	if (!gw_ioctl_core_skip(cmd) && gw_followed())
-		gw_ioctl_exit(ret, F);
+		gw_ioctl_after(filp, gw_ioctl_syscall_fd(), cmd, arg, ret, F);
 	return 0;
 }
 

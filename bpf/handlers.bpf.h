@@ -245,70 +245,73 @@ static __always_inline void gw_ioctl_enter(int fd, u32 cmd, u64 arg)
 	gw_ioctl_enter_file(NULL, fd, cmd, arg);
 }
 
-static __always_inline void gw_ioctl_exit(long ret, u8 hook)
+/* the record of an ioctl that is not decoded and may change state: that it succeeded */
+static __always_inline void gw_ioctl_emit_note(u64 file, int fd, u32 cmd, u8 drv, long ret, u8 hook)
 {
-	struct gw_pending *p = gw_pending_take2(GW_SC_IOCTL, GW_SC_FDFLAGS_IOCTL);
 	struct gw_ev_ioctl *e;
-	u32 cmd, size;
+
+	if (ret < 0)
+		return;
+	e = GW_RESERVE(struct gw_ev_ioctl, GW_EV_IOCTL, hook);
+	if (!e)
+		return;
+	e->file = file;
+	e->aux_file = 0;
+	e->cmd = cmd;
+	e->fd = fd;
+	e->arg_size = 0;
+	e->drv = drv;
+	e->undecoded = 1;
+	e->ret = ret;
+	__builtin_memset(e->in, 0, sizeof(e->in));
+	__builtin_memset(e->out, 0, sizeof(e->out));
+	gw_submit(e);
+}
+
+/* the records of a decoded ioctl that returned ret: in = the argument as the hook read it
+ * before the call (tracepoint path) or after it (fexit path); out_is_in: read after the call,
+ * so the argument is not read again for out */
+static __always_inline void gw_ioctl_emit(u64 file, u64 aux_file, int fd, u32 cmd, u64 arg, u8 drv, const u8 *in,
+					  long ret, u8 hook, bool out_is_in)
+{
+	struct gw_ev_ioctl *e;
+	u32 size;
 	bool perf;
 	int new_fd = -1;
 
-	if (!p)
-		return;
-	if (p->sc == GW_SC_FDFLAGS_IOCTL) {
-		if (ret == 0)
-			gw_emit_fd(p->args[0], GW_FD_FLAGS, hook);
-		return;
-	}
-	cmd = p->args[1];
-	if (p->note) { /* an ioctl not decoded that may change state: that it succeeded */
-		if (ret < 0)
-			return;
-		e = GW_RESERVE(struct gw_ev_ioctl, GW_EV_IOCTL, hook);
-		if (!e)
-			return;
-		e->file = p->file;
-		e->aux_file = 0;
-		e->cmd = cmd;
-		e->fd = p->args[0];
-		e->arg_size = 0;
-		e->drv = p->args[3];
-		e->undecoded = 1;
-		e->ret = ret;
-		__builtin_memset(e->in, 0, sizeof(e->in));
-		__builtin_memset(e->out, 0, sizeof(e->out));
-		gw_submit(e);
-		return;
-	}
-	perf = p->args[3] == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_PERF_OPEN;
+	perf = drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_PERF_OPEN;
 	if (perf ? ret < 0 : ret != 0)
 		return;
-	if (p->args[3] == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_GEM_MMAP) {
+	if (drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_GEM_MMAP) {
 		u32 tgid = bpf_get_current_pid_tgid() >> 32;
 		u8 one = 1;
 		bpf_map_update_elem(&gw_has_maps, &tgid, &one, BPF_ANY); /* mapped without mmap() */
 	}
-	gw_ioctl_ext(p, hook);
+	gw_ioctl_ext(file, cmd, drv, in, arg, hook);
 	e = GW_RESERVE(struct gw_ev_ioctl, GW_EV_IOCTL, hook);
 	if (!e)
 		return;
-	e->file = p->file;
-	e->aux_file = p->aux_file;
+	e->file = file;
+	e->aux_file = aux_file;
 	e->cmd = cmd;
-	e->fd = p->args[0];
+	e->fd = fd;
 	size = GW_IOC_SIZE(cmd);
 	if (size > GW_IOCTL_ARG_MAX)
 		size = GW_IOCTL_ARG_MAX;
 	e->arg_size = size;
-	e->drv = p->args[3];
+	e->drv = drv;
 	e->undecoded = 0;
 	e->ret = ret;
-	__builtin_memcpy(e->in, p->in, sizeof(e->in));
-	__builtin_memset(e->out, 0, sizeof(e->out));
-	if (size && bpf_probe_read_user(e->out, size, (void *)p->args[2])) {
-		GW_COUNT(failed_reads);
-		bpf_ringbuf_discard(e, 0);
-		return;
+	__builtin_memcpy(e->in, in, sizeof(e->in));
+	if (out_is_in) {
+		__builtin_memcpy(e->out, in, sizeof(e->out));
+	} else {
+		__builtin_memset(e->out, 0, sizeof(e->out));
+		if (size && bpf_probe_read_user(e->out, size, (void *)arg)) {
+			GW_COUNT(failed_reads);
+			bpf_ringbuf_discard(e, 0);
+			return;
+		}
 	}
 	if (GW_IOC_NR(cmd) == GW_DRM_NR_PRIME_HANDLE_TO_FD) {
 		int dfd = *(int *)&e->out[GW_DRM_PRIME_FD_OFFSET];
@@ -324,6 +327,68 @@ static __always_inline void gw_ioctl_exit(long ret, u8 hook)
 	gw_submit(e);
 	if (new_fd >= 0) /* the perf stream, out-fence or sync_file fd the ioctl installed */
 		gw_emit_fd(new_fd, GW_FD_OPEN, hook);
+}
+
+/* the tracepoint path's exit: the entry's pending argument, the argument now, one record */
+static __always_inline void gw_ioctl_exit(long ret, u8 hook)
+{
+	struct gw_pending *p = gw_pending_take2(GW_SC_IOCTL, GW_SC_FDFLAGS_IOCTL);
+
+	if (!p)
+		return;
+	if (p->sc == GW_SC_FDFLAGS_IOCTL) {
+		if (ret == 0)
+			gw_emit_fd(p->args[0], GW_FD_FLAGS, hook);
+		return;
+	}
+	if (p->note)
+		gw_ioctl_emit_note(p->file, p->args[0], p->args[1], p->args[3], ret, hook);
+	else
+		gw_ioctl_emit(p->file, p->aux_file, p->args[0], p->args[1], p->args[2], p->args[3], p->in, ret, hook,
+			      false);
+}
+
+/* The fexit path: one program after the call, no entry program (fexit.bpf.h). The argument is
+ * read once, after the call: the kernel has written its outputs back (an _IOWR argument) and
+ * left its inputs as they were, which is all the decoders read of in[] (user/drm_decode*.cpp:
+ * no decoded ioctl has a field that is input and output whose input the model needs). A
+ * failed ioctl costs no read at all. f: drm_ioctl's filp; fd: the syscall's, or -1. */
+static __always_inline void gw_ioctl_after(struct file *f, int fd, u32 cmd, u64 arg, long ret, u8 hook)
+{
+	enum gw_ioctl_want want;
+	u8 in[GW_IOCTL_ARG_MAX];
+	u64 aux_file = 0;
+	u32 size;
+	u8 drv;
+
+	if (ret < 0)
+		return;
+	if (gw_classify(f, NULL, NULL) != GW_FILE_DRM)
+		return;
+	want = gw_ioctl_wanted(f, cmd, &drv);
+	if (want == GW_IOCTL_SKIP)
+		return;
+	if (want == GW_IOCTL_NOTE) {
+		gw_ioctl_emit_note((u64)f, fd, cmd, drv, ret, hook);
+		return;
+	}
+	if (ret != 0 && !(drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_PERF_OPEN))
+		return;
+	size = GW_IOC_SIZE(cmd);
+	if (size > GW_IOCTL_ARG_MAX)
+		size = GW_IOCTL_ARG_MAX;
+	__builtin_memset(in, 0, sizeof(in));
+	if (size && bpf_probe_read_user(in, size, (void *)arg)) {
+		GW_COUNT(failed_reads);
+		return;
+	}
+	/* execbuf is the hot path: only an out-fence (a new fd) matters */
+	if (drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_EXECBUFFER2 &&
+	    (!((cmd >> 30) & GW_IOC_READ) || !(gw_u64_at(in, 40) & GW_I915_EXEC_FENCE_OUT)))
+		return;
+	if (GW_IOC_NR(cmd) == GW_DRM_NR_PRIME_FD_TO_HANDLE)
+		aux_file = (u64)gw_fd_file(*(int *)&in[GW_DRM_PRIME_FD_OFFSET], NULL);
+	gw_ioctl_emit((u64)f, aux_file, fd, cmd, arg, drv, in, ret, hook, true);
 }
 
 /* ---- mmap, munmap, mremap ------------------------------------------------------------ */

@@ -241,11 +241,10 @@ static __always_inline void gw_ext_arrays(struct gw_ev_ioctl_ext *x, u8 drv, u32
 	}
 }
 
-static __always_inline void gw_ioctl_ext(struct gw_pending *p, u8 hook)
+static __always_inline void gw_ioctl_ext(u64 file, u32 cmd, u8 drv, const u8 *in, u64 arg, u8 hook)
 {
-	u32 cmd = p->args[1], chain_off;
-	u8 drv = p->args[3];
-	int how = gw_ext_wanted(drv, cmd, p->in, &chain_off);
+	u32 chain_off;
+	int how = gw_ext_wanted(drv, cmd, in, &chain_off);
 	struct gw_ev_ioctl_ext *x;
 
 	if (!how)
@@ -253,7 +252,7 @@ static __always_inline void gw_ioctl_ext(struct gw_pending *p, u8 hook)
 	x = GW_RESERVE(struct gw_ev_ioctl_ext, GW_EV_IOCTL_EXT, hook);
 	if (!x)
 		return;
-	x->file = p->file;
+	x->file = file;
 	x->cmd = cmd;
 	/* nodes and blobs past n_nodes / n_blobs (and blob bytes past len) are not written:
 	 * userspace reads only what the counts cover */
@@ -262,8 +261,8 @@ static __always_inline void gw_ioctl_ext(struct gw_pending *p, u8 hook)
 	x->truncated = 0;
 	x->pad0 = 0;
 	if (how == 1)
-		gw_ext_chain(x, gw_u64_at(p->in, chain_off));
-	gw_ext_arrays(x, drv, GW_IOC_NR(cmd), p->in, p->args[2]);
+		gw_ext_chain(x, gw_u64_at(in, chain_off));
+	gw_ext_arrays(x, drv, GW_IOC_NR(cmd), in, arg);
 	gw_submit(x);
 }
 

@@ -21,7 +21,7 @@ const FexitTarget &fexit_target(HookGroup g)
 	// bpf/gpuwatch.bpf.c reads these arguments by position; the names are checked against the
 	// kernel's BTF so that a reordered prototype falls back to the tracepoints, not misreads.
 	static const FexitTarget targets[] = {
-		{"drm_ioctl", "drm", {"filp", "cmd", "arg"}, "fentry+fexit"},
+		{"drm_ioctl", "drm", {"filp", "cmd", "arg"}, "fexit"},
 		{"mmap_region", nullptr, {"file", "addr", "len", "vm_flags|vma_flags", "pgoff", "uf"}, "fexit"},
 		{"set_close_on_exec", nullptr, {"fd", "flag"}, "fexit"},
 		/* and the other x86-64 entry points of the group (bpf/gpuwatch.bpf.c): all take regs */

@@ -50,7 +50,7 @@ static std::string libbpf_error(const std::string &what, int err)
 static std::vector<bpf_program *> fexit_programs(gpuwatch_bpf *s, HookGroup g)
 {
 	switch (g) {
-	case HookGroup::ioctl: return {s->progs.gw_fentry_drm_ioctl, s->progs.gw_fexit_drm_ioctl};
+	case HookGroup::ioctl: return {s->progs.gw_fexit_drm_ioctl};
 	case HookGroup::mmap: return {s->progs.gw_fexit_mmap_region};
 	case HookGroup::cloexec: return {s->progs.gw_fexit_set_close_on_exec};
 	case HookGroup::syscalls:

@@ -106,7 +106,7 @@ TEST(HookPlan, FallbackKeepsTracepointReasonsAndExplainsTheRest)
 TEST(HookPlan, TextsAreOneLinePerGroup)
 {
 	HookPlan p = plan_hooks(HookRequest{}, probes(true, false, true, false));
-	EXPECT_EQ(p.describe(), "ioctl:    fexit      (fentry+fexit on drm_ioctl load and attach)\n"
+	EXPECT_EQ(p.describe(), "ioctl:    fexit      (fexit on drm_ioctl load and attach)\n"
 				"mmap:     tracepoint (fexit mmap_region: loading refused: Operation not permitted)\n"
 				"cloexec:  fexit      (fexit on set_close_on_exec load and attach)\n"
 				"syscalls: tracepoint (__x64_sys_close not found in kernel BTF)\n");
@@ -115,7 +115,7 @@ TEST(HookPlan, TextsAreOneLinePerGroup)
 	EXPECT_EQ(j["mode_source"], "default");
 	EXPECT_EQ(j["path"], "mixed: ioctl=fexit mmap=tracepoint cloexec=fexit syscalls=tracepoint");
 	EXPECT_EQ(j["hooks"]["mmap"]["path"], "tracepoint");
-	EXPECT_EQ(j["hooks"]["ioctl"]["reason"], "fentry+fexit on drm_ioctl load and attach");
+	EXPECT_EQ(j["hooks"]["ioctl"]["reason"], "fexit on drm_ioctl load and attach");
 }
 
 TEST(FexitTarget, ParameterNamesMustFitWhatTheProgramsRead)
