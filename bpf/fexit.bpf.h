@@ -5,8 +5,9 @@
  * they load and attach (feature probing, user/hook_path_probe.cpp), else their tracepoint twins.
  *
  * - drm_ioctl(filp, cmd, arg), drm.ko: every ioctl on a DRM file, for every driver (drivers'
- *   own unlocked_ioctl wrappers and drm_compat_ioctl end in it). fentry stores the argument
- *   as read at entry in gw_pending_map, fexit emits the record, as the tracepoints do.
+ *   own unlocked_ioctl wrappers and drm_compat_ioctl end in it). One fexit program reads the
+ *   argument after the call and emits the record the tracepoints' entry/exit pair emits
+ *   (gw_ioctl_after).
  * - mmap_region(file, addr, len, vm_flags, pgoff, uf): every mapping do_mmap creates (mmap,
  *   shmat, the ELF loader, a driver's vm_mmap); returns the address. The DRM file is the
  *   `file` argument, never vma->vm_file: i915 swaps that for an anonymous inode inside its
@@ -15,7 +16,7 @@
  *
  * The syscall's own arguments stay in the task's saved user registers (bpf_task_pt_regs).
  * When the current syscall is the expected one, the fd, prot and flags come from there, so
- * the records equal the tracepoint path's (hdr.hook and ts_ns aside). Otherwise (another
+ * the records equal the tracepoint path's (hdr.hook aside). Otherwise (another
  * caller, a 32-bit task) they come from the function's arguments: fd -1, prot from the vm
  * flags, MAP_SHARED or MAP_PRIVATE from VM_MAYSHARE, and MAP_FIXED assumed (the range may have
  * replaced a DRM mapping; an extra GW_EV_MUNMAP of a free range changes nothing). Mappings
@@ -41,14 +42,66 @@ static __always_inline struct pt_regs *gw_user_regs(void)
 
 /* the fd argument of the ioctl syscall in progress (vfs_ioctl hands drm_ioctl that fd's
  * file: the tracepoint path records the same number), or -1 when drm_ioctl was reached
- * otherwise (a 32-bit task). Two reads: this runs for every DRM ioctl of a followed task. */
+ * otherwise (a 32-bit task). This runs for every DRM ioctl of a followed task: bpf_task_pt_regs
+ * gives a BTF pointer, read with plain loads (CO-RE relocated), not bpf_probe_read_kernel. */
 static __always_inline int gw_ioctl_syscall_fd(void)
 {
 	struct pt_regs *r = gw_user_regs();
 
-	if (BPF_CORE_READ(r, orig_ax) != GW_NR_IOCTL)
+	if (r->orig_ax != GW_NR_IOCTL)
 		return -1;
-	return BPF_CORE_READ(r, di);
+	return r->di;
+}
+
+/* gw_classify(f) == GW_FILE_DRM for a BTF pointer (a trampoline's argument): the same test
+ * with plain loads instead of five bpf_probe_read_kernel calls (the ioctl fast path) */
+static __always_inline bool gw_is_drm_file_btf(struct file *f)
+{
+	struct inode *ino = f->f_inode;
+
+	return ino && (ino->i_mode & GW_S_IFMT) == GW_S_IFCHR && (ino->i_rdev >> 20) == GW_DRM_MAJOR &&
+	       !(f->f_flags & GW_O_PATH);
+}
+
+/* drm_ioctl returned ret: one program after the call, no entry program. The argument is
+ * read once, after the call: the kernel has written its outputs back (an _IOWR argument) and
+ * left its inputs as they were, which is all the decoders read of in[] (user/drm_decode*.cpp:
+ * no decoded ioctl has a field that is input and output whose input the model needs). A
+ * failed ioctl costs no read at all. f: drm_ioctl's filp; fd: the syscall's, or -1. */
+static __always_inline void gw_ioctl_after(struct file *f, int fd, u32 cmd, u64 arg, long ret, u8 hook)
+{
+	enum gw_ioctl_want want;
+	u8 in[GW_IOCTL_ARG_MAX];
+	u64 aux_file = 0;
+	u32 size;
+	u8 drv;
+
+	if (ret < 0 || !gw_is_drm_file_btf(f))
+		return;
+	want = gw_ioctl_wanted(f, cmd, &drv);
+	if (want == GW_IOCTL_SKIP)
+		return;
+	if (want == GW_IOCTL_NOTE) {
+		gw_ioctl_emit_note((u64)f, fd, cmd, drv, ret, hook);
+		return;
+	}
+	if (ret != 0 && !(drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_PERF_OPEN))
+		return;
+	size = GW_IOC_SIZE(cmd);
+	if (size > GW_IOCTL_ARG_MAX)
+		size = GW_IOCTL_ARG_MAX;
+	__builtin_memset(in, 0, sizeof(in));
+	if (size && bpf_probe_read_user(in, size, (void *)arg)) {
+		GW_COUNT(failed_reads);
+		return;
+	}
+	/* execbuf is the hot path: only an out-fence (a new fd) matters */
+	if (drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_EXECBUFFER2 &&
+	    (!((cmd >> 30) & GW_IOC_READ) || !(gw_u64_at(in, 40) & GW_I915_EXEC_FENCE_OUT)))
+		return;
+	if (GW_IOC_NR(cmd) == GW_DRM_NR_PRIME_FD_TO_HANDLE)
+		aux_file = (u64)gw_fd_file(*(int *)&in[GW_DRM_PRIME_FD_OFFSET], NULL);
+	gw_ioctl_emit((u64)f, aux_file, fd, cmd, arg, drv, in, ret, hook, true);
 }
 
 /* mmap_region(file, addr, len, vm_flags, pgoff) returned ret */

@@ -411,7 +411,7 @@ static __always_inline void gw_snap_hdr(struct gw_hdr *h, u16 kind, u16 size, st
 	h->pad0[0] = h->pad0[1] = h->pad0[2] = 0;
 	h->tgid = BPF_CORE_READ(t, tgid);
 	h->tid = BPF_CORE_READ(t, pid);
-	h->ts_ns = bpf_ktime_get_ns();
+	h->reserved = 0;
 }
 
 SEC("iter/task_file")

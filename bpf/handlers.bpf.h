@@ -348,49 +348,6 @@ static __always_inline void gw_ioctl_exit(long ret, u8 hook)
 			      false);
 }
 
-/* The fexit path: one program after the call, no entry program (fexit.bpf.h). The argument is
- * read once, after the call: the kernel has written its outputs back (an _IOWR argument) and
- * left its inputs as they were, which is all the decoders read of in[] (user/drm_decode*.cpp:
- * no decoded ioctl has a field that is input and output whose input the model needs). A
- * failed ioctl costs no read at all. f: drm_ioctl's filp; fd: the syscall's, or -1. */
-static __always_inline void gw_ioctl_after(struct file *f, int fd, u32 cmd, u64 arg, long ret, u8 hook)
-{
-	enum gw_ioctl_want want;
-	u8 in[GW_IOCTL_ARG_MAX];
-	u64 aux_file = 0;
-	u32 size;
-	u8 drv;
-
-	if (ret < 0)
-		return;
-	if (gw_classify(f, NULL, NULL) != GW_FILE_DRM)
-		return;
-	want = gw_ioctl_wanted(f, cmd, &drv);
-	if (want == GW_IOCTL_SKIP)
-		return;
-	if (want == GW_IOCTL_NOTE) {
-		gw_ioctl_emit_note((u64)f, fd, cmd, drv, ret, hook);
-		return;
-	}
-	if (ret != 0 && !(drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_PERF_OPEN))
-		return;
-	size = GW_IOC_SIZE(cmd);
-	if (size > GW_IOCTL_ARG_MAX)
-		size = GW_IOCTL_ARG_MAX;
-	__builtin_memset(in, 0, sizeof(in));
-	if (size && bpf_probe_read_user(in, size, (void *)arg)) {
-		GW_COUNT(failed_reads);
-		return;
-	}
-	/* execbuf is the hot path: only an out-fence (a new fd) matters */
-	if (drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_EXECBUFFER2 &&
-	    (!((cmd >> 30) & GW_IOC_READ) || !(gw_u64_at(in, 40) & GW_I915_EXEC_FENCE_OUT)))
-		return;
-	if (GW_IOC_NR(cmd) == GW_DRM_NR_PRIME_FD_TO_HANDLE)
-		aux_file = (u64)gw_fd_file(*(int *)&in[GW_DRM_PRIME_FD_OFFSET], NULL);
-	gw_ioctl_emit((u64)f, aux_file, fd, cmd, arg, drv, in, ret, hook, true);
-}
-
 /* ---- mmap, munmap, mremap ------------------------------------------------------------ */
 
 /* the arguments of an mmap of f (any file, or NULL), in the scratch entry gw_mmap_emit reads;

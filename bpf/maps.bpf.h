@@ -123,8 +123,7 @@ static __always_inline bool gw_followed(void)
 		return false;
 	/* nor the daemon's children (its background manifest writer), should it run inside the
 	 * cgroup it follows: their syscalls would change the model and start another writer */
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-	return BPF_CORE_READ(t, real_parent, tgid) != gw_self_tgid;
+	return bpf_get_current_task_btf()->real_parent->tgid != gw_self_tgid;
 }
 
 static __always_inline void *gw_reserve(u32 size, u16 kind, u8 hook)
@@ -141,7 +140,7 @@ static __always_inline void *gw_reserve(u32 size, u16 kind, u8 hook)
 	h->pad0[0] = h->pad0[1] = h->pad0[2] = 0;
 	h->tgid = id >> 32;
 	h->tid = (u32)id;
-	h->ts_ns = bpf_ktime_get_ns();
+	h->reserved = 0;
 	return h;
 }
 

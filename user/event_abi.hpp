@@ -18,7 +18,7 @@
 static_assert(sizeof(gw_hdr) == 24);
 static_assert(offsetof(gw_hdr, kind) == 0 && offsetof(gw_hdr, size) == 2);
 static_assert(offsetof(gw_hdr, hook) == 4 && offsetof(gw_hdr, tgid) == 8);
-static_assert(offsetof(gw_hdr, tid) == 12 && offsetof(gw_hdr, ts_ns) == 16);
+static_assert(offsetof(gw_hdr, tid) == 12 && offsetof(gw_hdr, reserved) == 16);
 
 static_assert(sizeof(gw_ev_fd) == 80 && offsetof(gw_ev_fd, dev) == 72);
 static_assert(offsetof(gw_ev_fd, file) == 24 && offsetof(gw_ev_fd, fd) == 32);
