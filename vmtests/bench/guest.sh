@@ -9,6 +9,9 @@
 #            (ioctl PATH fentry-empty / fexit-record: the controls of (1), bench_floor's
 #            programs on drm_ioctl, no gpuwatch: empty ones / one ring record per ioctl)
 #   gwstop   PATH PAIR LOST_EVENTS COMPLETE       the daemon's final manifest after an "on" run
+#   progtime ROW MODE REP NS_PER_IOCTL IOCTLS     (1) the time inside the BPF programs on
+#                                                 drm_ioctl per DRM ioctl (kernel.bpf_stats_enabled)
+#                                                 of gpuwatch's fexit path and bench_floor's floors
 #   burst    PATH RING IOCTLS SECONDS LOST_EVENTS COMPLETE RECORDS REASONS
 #   criu     N MIB PAIR gpu|anon|stateless|floor BYTES DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
 #            (floor: the anon workload dumped by plain CRIU with an empty plugin, bench_plugin.c,
@@ -26,6 +29,7 @@
 # Environment: GPUWATCH, WL_DIR (bench_* binaries), OUT (results; the host's --rwdir), and
 #   SECTIONS    "hooks neighbour burst criu iterative" (default: all)
 #   PAIRS       pairs per hook path for hooks (default 5)
+#   PROG_REPS   hooks: loops per row and mode of the program-time measurement (default 3; 0: none)
 #   HOOK_PATHS  "fexit tracepoint"
 #   IOCTL_MODES "dumb getcap" (bench_ioctl modes; dumbmmap adds mmap+munmap to dumb)
 #   SYSCALL_MODES "getpid readzero"
@@ -72,6 +76,7 @@ fi
 : "${GPUWATCH:?}" "${WL_DIR:?}" "${OUT:?}"
 SECTIONS=${SECTIONS:-hooks neighbour burst criu iterative}
 PAIRS=${PAIRS:-5}
+PROG_REPS=${PROG_REPS:-3}
 HOOK_PATHS=${HOOK_PATHS:-fexit tracepoint}
 IOCTL_MODES=${IOCTL_MODES:-dumb getcap}
 SYSCALL_MODES=${SYSCALL_MODES:-getpid readzero}
@@ -183,32 +188,89 @@ measure_tracefs() {
 #   fexit-record:  the empty fentry and an fexit program that writes one record of gpuwatch's
 #                  ioctl record size with the argument per DRM ioctl, drained by bench_floor:
 #                  the floor of recording every ioctl, without gpuwatch's filters and join.
+# floor_on KIND: bench_floor's KIND programs attached (FPID), or 1 with the reason said
+floor_on() {
+	${PIN_GW[@]+"${PIN_GW[@]}"} "$WL_DIR/bench_floor" "$1" >"$W/floor.out" 2>&1 &
+	FPID=$!
+	for _ in $(seq 300); do
+		grep -q attached "$W/floor.out" 2>/dev/null && break
+		kill -0 "$FPID" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q attached "$W/floor.out" && return 0
+	say "bench_floor $1: $(cat "$W/floor.out")"
+	kill "$FPID" 2>/dev/null
+	wait "$FPID"
+	FPID=
+	return 1
+}
+
+# floor_off KIND: detached cleanly (and, for record, records written)
+floor_off() {
+	kill -INT "$FPID"
+	wait "$FPID" || die "bench_floor $1 did not detach cleanly: $(cat "$W/floor.out")"
+	FPID=
+	[ "$1" = empty ] || grep -q '^records [1-9]' "$W/floor.out" || die "bench_floor record recorded nothing: $(cat "$W/floor.out")"
+}
+
 measure_floor() {
-	local pair=$1 m state fpid="" order="on off" kind row
+	local pair=$1 m state order="on off" kind row
 	[ $((pair % 2)) = 1 ] || order="off on"
 	for kind in empty record; do
 		row=fentry-empty
 		[ $kind = empty ] || row=fexit-record
 		for state in $order; do
-			if [ $state = on ]; then
-				${PIN_GW[@]+"${PIN_GW[@]}"} "$WL_DIR/bench_floor" $kind >"$W/floor.out" 2>&1 &
-				fpid=$!
-				for _ in $(seq 300); do
-					grep -q attached "$W/floor.out" 2>/dev/null && break
-					kill -0 "$fpid" 2>/dev/null || break
-					sleep 0.1
-				done
-				grep -q attached "$W/floor.out" || { say "bench_floor $kind: $(cat "$W/floor.out")"; kill "$fpid" 2>/dev/null; wait "$fpid"; return 0; }
-			fi
+			if [ $state = on ]; then floor_on $kind || return 0; fi
 			for m in $IOCTL_MODES; do timed_loop ioctl "$row" "$m" "$pair" "$state"; done
-			if [ -n "$fpid" ]; then
-				kill -INT "$fpid"
-				wait "$fpid" || die "bench_floor $kind did not detach cleanly: $(cat "$W/floor.out")"
-				fpid=
-				[ $kind = empty ] || grep -q '^records [1-9]' "$W/floor.out" || die "bench_floor record recorded nothing: $(cat "$W/floor.out")"
-			fi
+			[ $state = off ] || floor_off $kind
 		done
 	done
+}
+
+# prog_ns PREFIX: "NS_PER_RUN RUNS" of the loaded programs whose name starts with PREFIX (the
+# kernel's run_time_ns summed, over the most runs of one of them: per ioctl when each runs once
+# per DRM ioctl)
+prog_ns() {
+	bpftool prog show -j | python3 -c 'import json, sys
+ps = [p for p in json.load(sys.stdin) if p.get("name", "").startswith(sys.argv[1]) and p.get("run_cnt")]
+n = max((p["run_cnt"] for p in ps), default=0)
+print("%.1f %d" % (sum(p["run_time_ns"] for p in ps) / n, n) if n else "0 0")' "$1"
+}
+
+# (1) the time inside the programs on drm_ioctl per DRM ioctl, from the kernel's BPF statistics:
+# gpuwatch's one fexit program against bench_floor's empty pair and record pair. The loops' wall
+# time also carries the host's noise (other guests' CPU time on the same cores); this does not
+# count time outside the programs. The statistics themselves add two clock reads per run, to
+# every row alike.
+measure_progtime() {
+	local rep row m v
+	[ "$PROG_REPS" -gt 0 ] 2>/dev/null || return 0
+	command -v bpftool >/dev/null || { say "program time: no bpftool here, not measured"; return 0; }
+	sysctl -qw kernel.bpf_stats_enabled=1 || { say "program time: kernel.bpf_stats_enabled refused"; return 0; }
+	for rep in $(seq "$PROG_REPS"); do
+		for row in fexit fentry-empty fexit-record; do
+			for m in $IOCTL_MODES; do
+				case $row in
+				fexit) gw_on fexit ;;
+				fentry-empty) floor_on empty || break 2 ;;
+				fexit-record) floor_on record || break 2 ;;
+				esac
+				${PIN_LOOP[@]+"${PIN_LOOP[@]}"} "$INCGROUP" "$CG_IN" "$WL_DIR/bench_ioctl" "$m" "${ITERS[ioctl_$m]}" >/dev/null ||
+					die "bench_ioctl $m failed"
+				case $row in
+				fexit) v=$(prog_ns gw_fexit_drm) ;;
+				*) v=$(prog_ns floor_) ;;
+				esac
+				raw progtime "$row" "$m" "$rep" ${v% *} ${v#* }
+				case $row in
+				fexit) gw_off ;;
+				fentry-empty) floor_off empty ;;
+				fexit-record) floor_off record ;;
+				esac
+			done
+		done
+	done
+	sysctl -qw kernel.bpf_stats_enabled=0
 }
 
 measure_on() {
@@ -243,6 +305,7 @@ section_hooks() {
 		measure_floor "$pair"
 		say "hooks: pair $pair done"
 	done
+	measure_progtime
 }
 
 # (2b) realistic neighbours: each job of neighbour.sh run whole in CG_OUT, gpuwatch following

@@ -87,6 +87,23 @@ def floor_gaps(cost):
     return out
 
 
+def prog_time(rows):
+    """Section 1: ns inside the programs on drm_ioctl per DRM ioctl, median over the loops."""
+    by = defaultdict(list)
+    for row, mode, _rep, ns, n in rows.get("progtime", []):
+        if int(n) > 0:
+            by[(mode, row)].append(float(ns))
+    out = []
+    for mode in sorted({m for m, _ in by}):
+        r = {"loop": mode}
+        for row in ("fexit", "fentry-empty", "fexit-record"):
+            if (mode, row) in by:
+                r[row] = round(statistics.median(by[(mode, row)]), 1)
+                r[row + "_n"] = len(by[(mode, row)])
+        out.append(r)
+    return out
+
+
 def criu(rows):
     runs = defaultdict(dict)  # (n, mib, pair) -> kind -> dict
     for n, mib, pair, kind, nbytes, dump_ms, restore_ms, img, result in rows.get("criu", []):
@@ -336,6 +353,7 @@ def main():
     res["fault_floor"] = faults(rows)
     res["criu_floor"] = cell_floors(res["criu"], res["fault_floor"])
     res["floor_gaps"] = floor_gaps(res["workload_cost"])
+    res["prog_time"] = prog_time(rows)
     stops = rows.get("gwstop", [])
     res["hooks_runs_lost_events"] = sum(int(r[2]) for r in stops if r[2].isdigit())
 
@@ -352,6 +370,16 @@ def main():
             parts = "  ".join(f"{f} {g[f + '_gap']:+.3f}" for f in ("fentry-empty", "fexit-record")
                               if f + "_gap" in g)
             print(f"     {g['loop']:<10}{parts:<44}{t}")
+    if res["prog_time"]:
+        n = max(r.get(c + "_n", 0) for r in res["prog_time"] for c in ("fexit", "fentry-empty", "fexit-record"))
+        print("   time inside the programs on drm_ioctl per DRM ioctl (ns; kernel.bpf_stats_enabled, median of"
+              f" {n} loops): fexit = gpuwatch's one program; the floors: their two")
+        print(f"     {'loop':<10}{'fexit':>8}{'fentry-empty':>14}{'fexit-record':>14}  fexit - fentry-empty")
+        for r in res["prog_time"]:
+            cells = "".join(f"{r.get(c, '-'):>{w}}" for c, w in (("fexit", 8), ("fentry-empty", 14),
+                                                                ("fexit-record", 14)))
+            gap = f"{r['fexit'] - r['fentry-empty']:+.1f}" if "fexit" in r and "fentry-empty" in r else ""
+            print(f"     {r['loop']:<10}{cells}  {gap}")
     cost_table("\n2. Cost to everything else (bench_syscall in another cgroup; gpuwatch on / not running)",
                res["others_cost"])
     if stops:
