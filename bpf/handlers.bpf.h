@@ -3,8 +3,9 @@
  * Hook-independent handlers: what happens at the entry and at the exit of each syscall
  * gpuwatch follows, given plain arguments. The tracepoint programs in gpuwatch.bpf.c call
  * these; the fentry/fexit programs of the fast path (fexit.bpf.h) call the same functions
- * with the same arguments (the DRM file already known: gw_ioctl_enter_file, gw_mmap_args),
- * so both paths emit identical records.
+ * with the same arguments (the DRM file already known: gw_mmap_args), so both paths emit
+ * identical records. A DRM ioctl on the fast path has no entry program: gw_ioctl_after reads
+ * its argument after the call and emits through the same gw_ioctl_emit.
  *
  * Join: entry -> gw_pending_map (the thread's task storage) -> exit -> one record. Only
  * successful syscalls emit.
@@ -181,10 +182,11 @@ static __always_inline void gw_fcntl_exit(long ret, u8 hook)
 
 /* ---- ioctl ---------------------------------------------------------------------------- */
 
-/* f: the file when the hook already knows it (fentry/drm_ioctl's filp), else NULL: looked up
- * from fd once the command is known to matter; fd: -1 when unknown (the model then learns no fd) */
-static __always_inline void gw_ioctl_enter_file(struct file *f, int fd, u32 cmd, u64 arg)
+/* the tracepoint path's entry: the file looked up from fd once the command is known to matter;
+ * the argument as read before the call kept for the exit (the fexit path: gw_ioctl_after) */
+static __always_inline void gw_ioctl_enter(int fd, u32 cmd, u64 arg)
 {
+	struct file *f;
 	struct gw_pending *p;
 	enum gw_ioctl_want want;
 	u32 size;
@@ -200,8 +202,7 @@ static __always_inline void gw_ioctl_enter_file(struct file *f, int fd, u32 cmd,
 	}
 	if (GW_IOC_TYPE(cmd) != 'd')
 		return;
-	if (!f)
-		f = gw_fd_file(fd, NULL);
+	f = gw_fd_file(fd, NULL);
 	if (gw_classify(f, NULL, NULL) != GW_FILE_DRM)
 		return;
 	want = gw_ioctl_wanted(f, cmd, &drv);
@@ -238,11 +239,6 @@ static __always_inline void gw_ioctl_enter_file(struct file *f, int fd, u32 cmd,
 		p->aux_file = (u64)gw_fd_file(dfd, NULL);
 	}
 	gw_pending_put(p);
-}
-
-static __always_inline void gw_ioctl_enter(int fd, u32 cmd, u64 arg)
-{
-	gw_ioctl_enter_file(NULL, fd, cmd, arg);
 }
 
 /* the record of an ioctl that is not decoded and may change state: that it succeeded */
