@@ -73,7 +73,6 @@ static __always_inline void gw_ioctl_after(struct file *f, int fd, u32 cmd, u64 
 	enum gw_ioctl_want want;
 	u8 in[GW_IOCTL_ARG_MAX];
 	u64 aux_file = 0;
-	u32 size;
 	u8 drv;
 
 	if (ret < 0 || !gw_is_drm_file_btf(f))
@@ -87,20 +86,8 @@ static __always_inline void gw_ioctl_after(struct file *f, int fd, u32 cmd, u64 
 	}
 	if (ret != 0 && !(drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_PERF_OPEN))
 		return;
-	size = GW_IOC_SIZE(cmd);
-	if (size > GW_IOCTL_ARG_MAX)
-		size = GW_IOCTL_ARG_MAX;
-	__builtin_memset(in, 0, sizeof(in));
-	if (size && bpf_probe_read_user(in, size, (void *)arg)) {
-		GW_COUNT(failed_reads);
+	if (!gw_ioctl_read_arg(cmd, arg, drv, in, &aux_file))
 		return;
-	}
-	/* execbuf is the hot path: only an out-fence (a new fd) matters */
-	if (drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_EXECBUFFER2 &&
-	    (!((cmd >> 30) & GW_IOC_READ) || !(gw_u64_at(in, 40) & GW_I915_EXEC_FENCE_OUT)))
-		return;
-	if (GW_IOC_NR(cmd) == GW_DRM_NR_PRIME_FD_TO_HANDLE)
-		aux_file = (u64)gw_fd_file(*(int *)&in[GW_DRM_PRIME_FD_OFFSET], NULL);
 	gw_ioctl_emit((u64)f, aux_file, fd, cmd, arg, drv, in, ret, hook, true);
 }
 

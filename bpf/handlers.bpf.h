@@ -182,6 +182,30 @@ static __always_inline void gw_fcntl_exit(long ret, u8 hook)
 
 /* ---- ioctl ---------------------------------------------------------------------------- */
 
+/* a decoded ioctl's argument into in[GW_IOCTL_ARG_MAX], zero-padded (both paths: before the
+ * call on the tracepoint path, after it on the fexit path); false when it is not to be
+ * recorded: the read failed, or an execbuf without an out-fence. *aux_file: the dma-buf file a
+ * PRIME import names (0 for other ioctls). */
+static __always_inline bool gw_ioctl_read_arg(u32 cmd, u64 arg, u8 drv, u8 *in, u64 *aux_file)
+{
+	u32 size = GW_IOC_SIZE(cmd);
+
+	if (size > GW_IOCTL_ARG_MAX)
+		size = GW_IOCTL_ARG_MAX;
+	__builtin_memset(in, 0, GW_IOCTL_ARG_MAX);
+	if (size && bpf_probe_read_user(in, size, (void *)arg)) {
+		GW_COUNT(failed_reads);
+		return false;
+	}
+	/* execbuf is the hot path: only an out-fence (a new fd) matters */
+	if (drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_EXECBUFFER2 &&
+	    (!((cmd >> 30) & GW_IOC_READ) || !(gw_u64_at(in, 40) & GW_I915_EXEC_FENCE_OUT)))
+		return false;
+	if (GW_IOC_NR(cmd) == GW_DRM_NR_PRIME_FD_TO_HANDLE)
+		*aux_file = (u64)gw_fd_file(*(int *)&in[GW_DRM_PRIME_FD_OFFSET], NULL);
+	return true;
+}
+
 /* the tracepoint path's entry: the file looked up from fd once the command is known to matter;
  * the argument as read before the call kept for the exit (the fexit path: gw_ioctl_after) */
 static __always_inline void gw_ioctl_enter(int fd, u32 cmd, u64 arg)
@@ -189,7 +213,6 @@ static __always_inline void gw_ioctl_enter(int fd, u32 cmd, u64 arg)
 	struct file *f;
 	struct gw_pending *p;
 	enum gw_ioctl_want want;
-	u32 size;
 	u8 drv;
 
 	if (cmd == GW_FIOCLEX || cmd == GW_FIONCLEX) {
@@ -222,22 +245,8 @@ static __always_inline void gw_ioctl_enter(int fd, u32 cmd, u64 arg)
 		gw_pending_put(p);
 		return;
 	}
-	size = GW_IOC_SIZE(cmd);
-	if (size > GW_IOCTL_ARG_MAX)
-		size = GW_IOCTL_ARG_MAX;
-	__builtin_memset(p->in, 0, sizeof(p->in));
-	if (size && bpf_probe_read_user(p->in, size, (void *)arg)) {
-		GW_COUNT(failed_reads);
+	if (!gw_ioctl_read_arg(cmd, arg, drv, p->in, &p->aux_file))
 		return;
-	}
-	/* execbuf is the hot path: only an out-fence (a new fd) matters */
-	if (drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_EXECBUFFER2 &&
-	    (!((cmd >> 30) & GW_IOC_READ) || !(gw_u64_at(p->in, 40) & GW_I915_EXEC_FENCE_OUT)))
-		return;
-	if (GW_IOC_NR(cmd) == GW_DRM_NR_PRIME_FD_TO_HANDLE) {
-		int dfd = *(int *)&p->in[GW_DRM_PRIME_FD_OFFSET];
-		p->aux_file = (u64)gw_fd_file(dfd, NULL);
-	}
 	gw_pending_put(p);
 }
 
