@@ -182,12 +182,6 @@ measure_tracefs() {
 	echo 0 >"$ev"
 }
 
-# controls for (1): no gpuwatch, bench_floor's programs on drm_ioctl (bpf/bench_floor.bpf.c).
-#   fentry-empty:  empty fentry and fexit programs: what the BPF trampoline alone costs each DRM
-#                  ioctl, the floor under the fexit path's hooks;
-#   fexit-record:  the empty fentry and an fexit program that writes one record of gpuwatch's
-#                  ioctl record size with the argument per DRM ioctl, drained by bench_floor:
-#                  the floor of recording every ioctl, without gpuwatch's filters and join.
 # floor_on KIND: bench_floor's KIND programs attached (FPID), or 1 with the reason said
 floor_on() {
 	${PIN_GW[@]+"${PIN_GW[@]}"} "$WL_DIR/bench_floor" "$1" >"$W/floor.out" 2>&1 &
@@ -213,6 +207,12 @@ floor_off() {
 	[ "$1" = empty ] || grep -q '^records [1-9]' "$W/floor.out" || die "bench_floor record recorded nothing: $(cat "$W/floor.out")"
 }
 
+# controls for (1): no gpuwatch, bench_floor's programs on drm_ioctl (bpf/bench_floor.bpf.c).
+#   fentry-empty:  empty fentry and fexit programs: what the BPF trampoline alone costs each DRM
+#                  ioctl, the floor under the fexit path's hooks;
+#   fexit-record:  the empty fentry and an fexit program that writes one record of gpuwatch's
+#                  ioctl record size with the argument per DRM ioctl, drained by bench_floor:
+#                  the floor of recording every ioctl, without gpuwatch's filters and join.
 measure_floor() {
 	local pair=$1 m state order="on off" kind row
 	[ $((pair % 2)) = 1 ] || order="off on"
