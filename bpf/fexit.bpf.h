@@ -35,18 +35,13 @@
 #define GW_VM_MAYSHARE 0x80 /* every MAP_SHARED mapping (VM_SHARED is dropped for read-only files) */
 #define GW_MAP_PRIVATE 0x02
 
-static __always_inline struct pt_regs *gw_user_regs(void)
-{
-	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-}
-
 /* the fd argument of the ioctl syscall in progress (vfs_ioctl hands drm_ioctl that fd's
  * file: the tracepoint path records the same number), or -1 when drm_ioctl was reached
  * otherwise (a 32-bit task). This runs for every DRM ioctl of a followed task: bpf_task_pt_regs
  * gives a BTF pointer, read with plain loads (CO-RE relocated), not bpf_probe_read_kernel. */
-static __always_inline int gw_ioctl_syscall_fd(void)
+static __always_inline int gw_ioctl_syscall_fd(struct task_struct *t)
 {
-	struct pt_regs *r = gw_user_regs();
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(t);
 
 	if (r->orig_ax != GW_NR_IOCTL)
 		return -1;
@@ -67,8 +62,8 @@ static __always_inline bool gw_is_drm_file_btf(struct file *f)
  * read once, after the call: the kernel has written its outputs back (an _IOWR argument) and
  * left its inputs as they were, which is all the decoders read of in[] (user/drm_decode*.cpp:
  * no decoded ioctl has a field that is input and output whose input the model needs). A
- * failed ioctl costs no read at all. f: drm_ioctl's filp; fd: the syscall's, or -1. */
-static __always_inline void gw_ioctl_after(struct file *f, int fd, u32 cmd, u64 arg, long ret, u8 hook)
+ * failed ioctl costs no read at all. t: the current task (followed); f: drm_ioctl's filp. */
+static __always_inline void gw_ioctl_after(struct task_struct *t, struct file *f, u32 cmd, u64 arg, long ret, u8 hook)
 {
 	enum gw_ioctl_want want;
 	u8 in[GW_IOCTL_ARG_MAX];
@@ -81,21 +76,21 @@ static __always_inline void gw_ioctl_after(struct file *f, int fd, u32 cmd, u64 
 	if (want == GW_IOCTL_SKIP)
 		return;
 	if (want == GW_IOCTL_NOTE) {
-		gw_ioctl_emit_note((u64)f, fd, cmd, drv, ret, hook);
+		gw_ioctl_emit_note((u64)f, gw_ioctl_syscall_fd(t), cmd, drv, ret, hook);
 		return;
 	}
 	if (ret != 0 && !(drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_PERF_OPEN))
 		return;
 	if (!gw_ioctl_read_arg(cmd, arg, drv, in, &aux_file))
 		return;
-	gw_ioctl_emit((u64)f, aux_file, fd, cmd, arg, drv, in, ret, hook, true);
+	gw_ioctl_emit(t, (u64)f, aux_file, gw_ioctl_syscall_fd(t), cmd, arg, drv, in, ret, hook, true);
 }
 
-/* mmap_region(file, addr, len, vm_flags, pgoff) returned ret */
-static __always_inline void gw_mmap_region_exit(struct file *file, u64 addr, u64 len, u64 vm_flags, u64 pgoff, u64 ret,
-						u8 hook)
+/* mmap_region(file, addr, len, vm_flags, pgoff) returned ret; t: the current task (followed) */
+static __always_inline void gw_mmap_region_exit(struct task_struct *t, struct file *file, u64 addr, u64 len,
+						u64 vm_flags, u64 pgoff, u64 ret, u8 hook)
 {
-	struct pt_regs *r = gw_user_regs();
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(t);
 	long nr = BPF_CORE_READ(r, orig_ax);
 	u64 prot, flags;
 	int fd = -1;

@@ -133,8 +133,10 @@ TP_ENTER(ioctl)
 }
 TP_EXIT(ioctl)
 {
-	if (gw_followed())
-		gw_ioctl_exit(ctx->ret, H);
+	struct task_struct *t = gw_followed_task();
+
+	if (t)
+		gw_ioctl_exit(t, ctx->ret, H);
 	return 0;
 }
 
@@ -185,8 +187,10 @@ TP_EXIT(mremap)
 SEC("fexit/drm_ioctl")
 int BPF_PROG(gw_fexit_drm_ioctl, struct file *filp, unsigned int cmd, unsigned long arg, long ret)
 {
-	if (!gw_ioctl_core_skip(cmd) && gw_followed())
-		gw_ioctl_after(filp, gw_ioctl_syscall_fd(), cmd, arg, ret, F);
+	struct task_struct *t;
+
+	if (!gw_ioctl_core_skip(cmd) && (t = gw_followed_task()))
+		gw_ioctl_after(t, filp, cmd, arg, ret, F);
 	return 0;
 }
 
@@ -194,8 +198,10 @@ SEC("fexit/mmap_region")
 int BPF_PROG(gw_fexit_mmap_region, struct file *file, unsigned long addr, unsigned long len, unsigned long vm_flags,
 	     unsigned long pgoff, void *uf, unsigned long ret)
 {
-	if (gw_followed())
-		gw_mmap_region_exit(file, addr, len, vm_flags, pgoff, ret, F);
+	struct task_struct *t = gw_followed_task();
+
+	if (t)
+		gw_mmap_region_exit(t, file, addr, len, vm_flags, pgoff, ret, F);
 	return 0;
 }
 

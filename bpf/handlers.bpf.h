@@ -276,8 +276,8 @@ static __always_inline void gw_ioctl_emit_note(u64 file, int fd, u32 cmd, u8 drv
 /* the records of a decoded ioctl that returned ret: in = the argument as the hook read it
  * before the call (tracepoint path) or after it (fexit path); out_is_in: read after the call,
  * so the argument is not read again for out */
-static __always_inline void gw_ioctl_emit(u64 file, u64 aux_file, int fd, u32 cmd, u64 arg, u8 drv, const u8 *in,
-					  long ret, u8 hook, bool out_is_in)
+static __always_inline void gw_ioctl_emit(struct task_struct *t, u64 file, u64 aux_file, int fd, u32 cmd, u64 arg,
+					  u8 drv, const u8 *in, long ret, u8 hook, bool out_is_in)
 {
 	struct gw_ev_ioctl *e;
 	u32 size;
@@ -293,7 +293,7 @@ static __always_inline void gw_ioctl_emit(u64 file, u64 aux_file, int fd, u32 cm
 		bpf_map_update_elem(&gw_has_maps, &tgid, &one, BPF_ANY); /* mapped without mmap() */
 	}
 	gw_ioctl_ext(file, cmd, drv, in, arg, hook);
-	e = GW_RESERVE(struct gw_ev_ioctl, GW_EV_IOCTL, hook);
+	e = GW_RESERVE_FROM(t, struct gw_ev_ioctl, GW_EV_IOCTL, hook);
 	if (!e)
 		return;
 	e->file = file;
@@ -334,8 +334,9 @@ static __always_inline void gw_ioctl_emit(u64 file, u64 aux_file, int fd, u32 cm
 		gw_emit_fd(new_fd, GW_FD_OPEN, hook);
 }
 
-/* the tracepoint path's exit: the entry's pending argument, the argument now, one record */
-static __always_inline void gw_ioctl_exit(long ret, u8 hook)
+/* the tracepoint path's exit: the entry's pending argument, the argument now, one record
+ * (t: the current task) */
+static __always_inline void gw_ioctl_exit(struct task_struct *t, long ret, u8 hook)
 {
 	struct gw_pending *p = gw_pending_take2(GW_SC_IOCTL, GW_SC_FDFLAGS_IOCTL);
 
@@ -349,7 +350,7 @@ static __always_inline void gw_ioctl_exit(long ret, u8 hook)
 	if (p->note)
 		gw_ioctl_emit_note(p->file, p->args[0], p->args[1], p->args[3], ret, hook);
 	else
-		gw_ioctl_emit(p->file, p->aux_file, p->args[0], p->args[1], p->args[2], p->args[3], p->in, ret, hook,
+		gw_ioctl_emit(t, p->file, p->aux_file, p->args[0], p->args[1], p->args[2], p->args[3], p->in, ret, hook,
 			      false);
 }
 

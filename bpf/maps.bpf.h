@@ -115,33 +115,46 @@ struct {
 
 #define GW_COUNT(field) __sync_fetch_and_add(&gw_counters.field, 1)
 
-static __always_inline bool gw_followed(void)
+/* the current task when it is followed, else NULL. One task pointer, read with plain loads:
+ * the ioctl fast path takes the record's ids and the syscall's registers from it too (every
+ * helper call is a kernel call on every traced DRM ioctl). */
+static __always_inline struct task_struct *gw_followed_task(void)
 {
-	if (bpf_get_current_pid_tgid() >> 32 == gw_self_tgid)
-		return false;
-	if (bpf_current_task_under_cgroup(&gw_cgroup, 0) != 1)
-		return false;
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	if (t->tgid == gw_self_tgid || bpf_current_task_under_cgroup(&gw_cgroup, 0) != 1)
+		return NULL;
 	/* nor the daemon's children (its background manifest writer), should it run inside the
 	 * cgroup it follows: their syscalls would change the model and start another writer */
-	return bpf_get_current_task_btf()->real_parent->tgid != gw_self_tgid;
+	return t->real_parent->tgid != gw_self_tgid ? t : NULL;
 }
 
-static __always_inline void *gw_reserve(u32 size, u16 kind, u8 hook)
+static __always_inline bool gw_followed(void)
+{
+	return gw_followed_task() != NULL;
+}
+
+/* a record of task t (the current task) */
+static __always_inline void *gw_reserve_from(struct task_struct *t, u32 size, u16 kind, u8 hook)
 {
 	struct gw_hdr *h = bpf_ringbuf_reserve(&gw_events, size, 0);
 	if (!h) {
 		GW_COUNT(lost_events);
 		return NULL;
 	}
-	u64 id = bpf_get_current_pid_tgid();
 	h->kind = kind;
 	h->size = size;
 	h->hook = hook;
 	h->pad0[0] = h->pad0[1] = h->pad0[2] = 0;
-	h->tgid = id >> 32;
-	h->tid = (u32)id;
+	h->tgid = t->tgid;
+	h->tid = t->pid;
 	h->reserved = 0;
 	return h;
+}
+
+static __always_inline void *gw_reserve(u32 size, u16 kind, u8 hook)
+{
+	return gw_reserve_from(bpf_get_current_task_btf(), size, kind, hook);
 }
 
 /* bpf_ringbuf_submit with the wakeup policy above: the first record after the daemon armed
@@ -158,6 +171,7 @@ static __always_inline void gw_submit(void *rec)
 	bpf_ringbuf_submit(rec, flags);
 }
 
-#define GW_RESERVE(type, kind, hook) ((type *)gw_reserve(sizeof(type), kind, hook))
+#define GW_RESERVE(type, kind, hook)         ((type *)gw_reserve(sizeof(type), kind, hook))
+#define GW_RESERVE_FROM(t, type, kind, hook) ((type *)gw_reserve_from(t, sizeof(type), kind, hook))
 
 #endif
