@@ -6,8 +6,9 @@
 #   ioctl    PATH MODE PAIR on|off NS_PER_OP      bench_ioctl in the followed cgroup
 #   syscall  PATH MODE PAIR on|off NS_PER_OP      bench_syscall in a sibling cgroup (PATH
 #                                                 tracefs-event: the control, no gpuwatch)
-#            (ioctl PATH fentry-empty / fexit-record: the controls of (1), bench_floor's
-#            programs on drm_ioctl, no gpuwatch: empty ones / one ring record per ioctl)
+#            (ioctl PATH fentry-empty / fexit-record / fexit-follow: the controls of (1),
+#            bench_floor's programs on drm_ioctl, no gpuwatch: empty ones / one ring record per
+#            ioctl / one per DRM ioctl of the followed cgroup, with its fd)
 #   gwstop   PATH PAIR LOST_EVENTS COMPLETE       the daemon's final manifest after an "on" run
 #   progtime ROW MODE REP NS_PER_IOCTL IOCTLS     (1) the time inside the BPF programs on
 #                                                 drm_ioctl per DRM ioctl (kernel.bpf_stats_enabled)
@@ -184,7 +185,9 @@ measure_tracefs() {
 
 # floor_on KIND: bench_floor's KIND programs attached (FPID), or 1 with the reason said
 floor_on() {
-	${PIN_GW[@]+"${PIN_GW[@]}"} "$WL_DIR/bench_floor" "$1" >"$W/floor.out" 2>&1 &
+	local cg=
+	[ "$1" != follow ] || cg=$CG_IN
+	${PIN_GW[@]+"${PIN_GW[@]}"} "$WL_DIR/bench_floor" "$1" $cg >"$W/floor.out" 2>&1 &
 	FPID=$!
 	for _ in $(seq 300); do
 		grep -q attached "$W/floor.out" 2>/dev/null && break
@@ -199,26 +202,29 @@ floor_on() {
 	return 1
 }
 
-# floor_off KIND: detached cleanly (and, for record, records written)
+# floor_off KIND: detached cleanly (and, for record and follow, records written)
 floor_off() {
 	kill -INT "$FPID"
 	wait "$FPID" || die "bench_floor $1 did not detach cleanly: $(cat "$W/floor.out")"
 	FPID=
-	[ "$1" = empty ] || grep -q '^records [1-9]' "$W/floor.out" || die "bench_floor record recorded nothing: $(cat "$W/floor.out")"
+	[ "$1" = empty ] || grep -q '^records [1-9]' "$W/floor.out" || die "bench_floor $1 recorded nothing: $(cat "$W/floor.out")"
 }
 
 # controls for (1): no gpuwatch, bench_floor's programs on drm_ioctl (bpf/bench_floor.bpf.c).
 #   fentry-empty:  empty fentry and fexit programs: what the BPF trampoline alone costs each DRM
 #                  ioctl, the floor under the fexit path's hooks;
-#   fexit-record:  the empty fentry and an fexit program that writes one record of gpuwatch's
-#                  ioctl record size with the argument per DRM ioctl, drained by bench_floor:
+#   fexit-record:  one fexit program (no fentry, as gpuwatch's path) that writes one record of
+#                  gpuwatch's ioctl record size with the argument per DRM ioctl, drained by bench_floor:
 #                  the floor of recording every ioctl, without gpuwatch's filters and join.
+#   fexit-follow:  the same record only for the followed cgroup's DRM files, after gpuwatch's
+#                  own followed test and DRM file test, with the syscall's fd: the floor of
+#                  this design (follow one cgroup, record each DRM ioctl with its fd).
 measure_floor() {
 	local pair=$1 m state order="on off" kind row
 	[ $((pair % 2)) = 1 ] || order="off on"
-	for kind in empty record; do
-		row=fentry-empty
-		[ $kind = empty ] || row=fexit-record
+	for kind in empty record follow; do
+		row=fexit-$kind
+		[ $kind != empty ] || row=fentry-empty
 		for state in $order; do
 			if [ $state = on ]; then floor_on $kind || return 0; fi
 			for m in $IOCTL_MODES; do timed_loop ioctl "$row" "$m" "$pair" "$state"; done
@@ -238,7 +244,7 @@ print("%.1f %d" % (sum(p["run_time_ns"] for p in ps) / n, n) if n else "0 0")' "
 }
 
 # (1) the time inside the programs on drm_ioctl per DRM ioctl, from the kernel's BPF statistics:
-# gpuwatch's one fexit program against bench_floor's empty pair and record pair. The loops' wall
+# gpuwatch's one fexit program against bench_floor's empty pair, record and follow programs. The loops' wall
 # time also carries the host's noise (other guests' CPU time on the same cores); this does not
 # count time outside the programs. The statistics themselves add two clock reads per run, to
 # every row alike.
@@ -248,12 +254,12 @@ measure_progtime() {
 	command -v bpftool >/dev/null || { say "program time: no bpftool here, not measured"; return 0; }
 	sysctl -qw kernel.bpf_stats_enabled=1 || { say "program time: kernel.bpf_stats_enabled refused"; return 0; }
 	for rep in $(seq "$PROG_REPS"); do
-		for row in fexit fentry-empty fexit-record; do
+		for row in fexit fentry-empty fexit-record fexit-follow; do
 			for m in $IOCTL_MODES; do
 				case $row in
 				fexit) gw_on fexit ;;
 				fentry-empty) floor_on empty || break 2 ;;
-				fexit-record) floor_on record || break 2 ;;
+				fexit-*) floor_on "${row#fexit-}" || break 2 ;;
 				esac
 				${PIN_LOOP[@]+"${PIN_LOOP[@]}"} "$INCGROUP" "$CG_IN" "$WL_DIR/bench_ioctl" "$m" "${ITERS[ioctl_$m]}" >/dev/null ||
 					die "bench_ioctl $m failed"
@@ -265,7 +271,7 @@ measure_progtime() {
 				case $row in
 				fexit) gw_off ;;
 				fentry-empty) floor_off empty ;;
-				fexit-record) floor_off record ;;
+				fexit-*) floor_off "${row#fexit-}" ;;
 				esac
 			done
 		done

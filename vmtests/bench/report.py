@@ -68,6 +68,11 @@ def loops(rows, section, unit="ns_per_op"):
     return out
 
 
+# section 1's controls (bench_floor): the empty trampolines, recording each ioctl, and recording
+# each DRM ioctl of the followed cgroup after gpuwatch's own followed and file tests
+FLOORS = ("fentry-empty", "fexit-record", "fexit-follow")
+
+
 def floor_gaps(cost):
     """Section 1: per loop, the fexit path's median ratio over each floor's (bench_floor)."""
     by = {(r["hook_path"], r["loop"]): r["ratio"]["median"] for r in cost}
@@ -76,7 +81,7 @@ def floor_gaps(cost):
         if path != "fexit":
             continue
         g = {"loop": loop, "fexit": fexit}
-        for floor in ("fentry-empty", "fexit-record"):
+        for floor in FLOORS:
             if (floor, loop) in by:
                 g[floor] = by[(floor, loop)]
                 g[floor + "_gap"] = round(fexit - by[(floor, loop)], 4)
@@ -87,19 +92,35 @@ def floor_gaps(cost):
     return out
 
 
-def prog_time(rows):
-    """Section 1: ns inside the programs on drm_ioctl per DRM ioctl, median over the loops."""
+def prog_time(rows, meta, cost):
+    """Section 1: ns inside the programs on drm_ioctl per DRM ioctl, median over the loops; and
+    the fexit program's time over each floor's as a share of the loop without programs: the
+    gap (ns per ioctl) times the ioctls per op (runs over the loop's iterations), over the
+    median untraced ns per op of the section's pairs (every row's off runs)."""
     by = defaultdict(list)
+    per_op = defaultdict(list)
     for row, mode, _rep, ns, n in rows.get("progtime", []):
         if int(n) > 0:
             by[(mode, row)].append(float(ns))
+            iters = meta.get(f"iters_ioctl_{mode}", "")
+            if iters.isdigit() and int(iters) > 0:
+                per_op[mode].append(int(n) / int(iters))
+    off = defaultdict(list)
+    for r in cost:
+        off[r["loop"]].append(r["ns_per_op_off_median"])
     out = []
     for mode in sorted({m for m, _ in by}):
         r = {"loop": mode}
-        for row in ("fexit", "fentry-empty", "fexit-record"):
+        for row in ("fexit",) + FLOORS:
             if (mode, row) in by:
                 r[row] = round(statistics.median(by[(mode, row)]), 1)
                 r[row + "_n"] = len(by[(mode, row)])
+        if per_op[mode] and off[mode]:
+            r["ioctls_per_op"] = round(statistics.median(per_op[mode]), 2)
+            r["ns_off_per_op"] = statistics.median(off[mode])
+            for floor in FLOORS:
+                if "fexit" in r and floor in r:
+                    r[floor + "_share"] = round((r["fexit"] - r[floor]) * r["ioctls_per_op"] / r["ns_off_per_op"], 4)
         out.append(r)
     return out
 
@@ -353,7 +374,7 @@ def main():
     res["fault_floor"] = faults(rows)
     res["criu_floor"] = cell_floors(res["criu"], res["fault_floor"])
     res["floor_gaps"] = floor_gaps(res["workload_cost"])
-    res["prog_time"] = prog_time(rows)
+    res["prog_time"] = prog_time(rows, meta, res["workload_cost"])
     stops = rows.get("gwstop", [])
     res["hooks_runs_lost_events"] = sum(int(r[2]) for r in stops if r[2].isdigit())
 
@@ -364,22 +385,29 @@ def main():
                res["workload_cost"])
     if res["floor_gaps"]:
         print("   fexit over the floors (median ratio minus the floor's): fentry-empty = empty fentry + fexit"
-              " programs; fexit-record = + one 184-byte ring record with the argument per ioctl")
+              " programs; fexit-record = one fexit program writing a 184-byte ring record with the argument per"
+              " ioctl; fexit-follow = that record only for the followed cgroup's DRM files (gpuwatch's followed and"
+              " file tests), with the fd")
         for g in res["floor_gaps"]:
             t = f"<= {g['target']} {verdict(g['met'])}" if "target" in g else ""
-            parts = "  ".join(f"{f} {g[f + '_gap']:+.3f}" for f in ("fentry-empty", "fexit-record")
-                              if f + "_gap" in g)
-            print(f"     {g['loop']:<10}{parts:<44}{t}")
+            parts = "  ".join(f"{f} {g[f + '_gap']:+.3f}" for f in FLOORS if f + "_gap" in g)
+            print(f"     {g['loop']:<10}{parts:<66}{t}")
     if res["prog_time"]:
-        n = max(r.get(c + "_n", 0) for r in res["prog_time"] for c in ("fexit", "fentry-empty", "fexit-record"))
+        n = max(r.get(c + "_n", 0) for r in res["prog_time"] for c in ("fexit",) + FLOORS)
         print("   time inside the programs on drm_ioctl per DRM ioctl (ns; kernel.bpf_stats_enabled, median of"
-              f" {n} loops): fexit = gpuwatch's one program; the floors: their two")
-        print(f"     {'loop':<10}{'fexit':>8}{'fentry-empty':>14}{'fexit-record':>14}  fexit - fentry-empty")
+              f" {n} loops): fexit = gpuwatch's one program, fentry-empty's two, the others' one;"
+              " fexit over each floor, and as a share of the untraced loop (ns x ioctls per op / off ns per op)")
+        print((f"     {'loop':<10}{'fexit':>8}" + "".join(f"{c:>14}" for c in FLOORS) + "  "
+               + "  ".join(f"{'- ' + c:<21}" for c in FLOORS)).rstrip())
         for r in res["prog_time"]:
-            cells = "".join(f"{r.get(c, '-'):>{w}}" for c, w in (("fexit", 8), ("fentry-empty", 14),
-                                                                ("fexit-record", 14)))
-            gap = f"{r['fexit'] - r['fentry-empty']:+.1f}" if "fexit" in r and "fentry-empty" in r else ""
-            print(f"     {r['loop']:<10}{cells}  {gap}")
+            cells = "".join(f"{r.get(c, '-'):>{w}}" for c, w in (("fexit", 8),) + tuple((c, 14) for c in FLOORS))
+            gaps = []
+            for floor in FLOORS:
+                g = f"{r['fexit'] - r[floor]:+.1f}" if "fexit" in r and floor in r else ""
+                if floor + "_share" in r:
+                    g += f" ({r[floor + '_share']:+.3f})"
+                gaps.append(f"{g:<21}")
+            print(f"     {r['loop']:<10}{cells}  {'  '.join(gaps).rstrip()}")
     cost_table("\n2. Cost to everything else (bench_syscall in another cgroup; gpuwatch on / not running)",
                res["others_cost"])
     if stops:
