@@ -51,7 +51,7 @@ struct {
 
 static __always_inline int floor_record(struct file *filp, unsigned int cmd, unsigned long arg, long ret, int fd)
 {
-	__u32 size = (cmd >> 16) & 0x3fff; /* _IOC_SIZE */
+	__u32 size = GW_IOC_SIZE(cmd);
 	struct floor_rec *r = bpf_ringbuf_reserve(&floor_ring, sizeof(*r), 0);
 
 	if (!r)

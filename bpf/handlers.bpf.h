@@ -288,7 +288,7 @@ static __always_inline void gw_ioctl_emit(struct task_struct *t, u64 file, u64 a
 	if (perf ? ret < 0 : ret != 0)
 		return;
 	if (drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_GEM_MMAP) {
-		u32 tgid = bpf_get_current_pid_tgid() >> 32;
+		u32 tgid = t->tgid;
 		u8 one = 1;
 		bpf_map_update_elem(&gw_has_maps, &tgid, &one, BPF_ANY); /* mapped without mmap() */
 	}
