@@ -6,7 +6,9 @@
 # and crun). Prints each lane's counts and times, then one
 # summary line "N passed, N failed, N skipped", and exits non-zero if anything failed.
 #   env GPUWATCH_SKIP_VM=1   no VM suite (each counts as skipped)
-#   env LANES="debian12 debian13"   the lanes to run (default both)
+#   env LANES="debian12 debian13"   the lanes to run (default both). The lanes share the display
+#                       drivers' scenarios out (vmtests/guest/scenarios.sh, lane_share): one lane
+#                       alone runs its share only
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
