@@ -164,8 +164,8 @@ for entry in "${SCENARIOS[@]}"; do
 	if [ -z "${ONLY:-}" ] && lane_skips "$BASE"; then
 		if [ "$(lane_share "$BASE")" = hand ]; then
 			# in no lane's share: counted as skipped, with the command that runs it
-			echo "SKIP $BASE (0 s): run by hand only (scenarios.sh, lane_share): ONLY=$BASE vmtests/run.sh BUILD"
-			T_SKIPPED=$((T_SKIPPED + 1))
+			REASON="run by hand only (scenarios.sh, lane_share): ONLY=$BASE vmtests/run.sh BUILD"
+			t_result "$BASE" 2 0
 		else
 			echo "not run in lane ${LANE:-debian12}: $BASE (scenarios.sh, lane_share: it runs in the other lane)"
 		fi
