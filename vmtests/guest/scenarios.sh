@@ -171,7 +171,8 @@ runs_once() {
 # Where each scenario runs when the whole suite runs (no ONLY). Both lanes run what tests the
 # stack: the hooks on vgem (each lane's kernel), every CRIU scenario on vgem, gwi915 and gwxe
 # (each lane's CRIU), the plugin's scratch set. The driver coverage is shared out, so that
-# each driver's scenarios run on both kernels and the two lanes together fit CI's time
+# virtio_gpu and bochs-drm run on both kernels (qxl and cirrus, one KMS client each, on 6.1
+# only) and the two lanes together fit CI's time
 # (vmtests/README.md, "Time"): the tracer scenarios on virtio_gpu and the CRIU and KMS ones on
 # bochs-drm, qxl and cirrus in debian12; the tracer scenarios on bochs-drm and the CRIU and KMS
 # ones on virtio_gpu in debian13. Of the randomized seeds, 13 a lane: criu_random_vgem_1 (1-13)
@@ -181,16 +182,16 @@ runs_once() {
 # two runtimes: 15 minutes against 7).
 # lane_share NAME: prints debian12, debian13 (the other lanes), both, or hand
 lane_share() {
-	local tracer='two_opens|dup_fork|handles|closed_mapped_handle|prime|partial_munmap|exec_cloexec|flink|undecoded_ioctls|outside_absent|descendant_cgroup|moved_in|running_at_attach'
+	# a tracer scenario on another driver is one whose vgem twin runs per hook path (runs_once)
 	case $1 in
 	criu_random_vgem_1) echo debian12 ;;
 	criu_random_virtio_gpu_2) echo debian13 ;;
 	criu_random_*) echo hand ;;
 	criu_i915_selfcheck) echo debian12 ;;
 	*_virtio_gpu | *_virtio_gpu_*)
-		if [[ "$1" =~ ^($tracer)_virtio_gpu$ ]]; then echo debian12; else echo debian13; fi ;;
+		if runs_once "${1%_virtio_gpu}"; then echo debian13; else echo debian12; fi ;;
 	*_bochs | *_bochs_* | criu_kms_qxl | criu_kms_cirrus*)
-		if [[ "$1" =~ ^($tracer)_bochs$ ]]; then echo debian13; else echo debian12; fi ;;
+		if runs_once "${1%_bochs}"; then echo debian12; else echo debian13; fi ;;
 	*) echo both ;;
 	esac
 }
