@@ -58,15 +58,57 @@ static __always_inline bool gw_is_drm_file_btf(struct file *f)
 	       !(f->f_flags & GW_O_PATH);
 }
 
+/* the record of a decoded ioctl with no user memory beyond its argument (most of them): the
+ * argument read once, after the call, straight into the record, as in[] and out[] alike. An
+ * i915 execbuf (the hot path of an i915 client) is recorded only with an out-fence: its flags
+ * are read first, 8 bytes, and nothing more without one. */
+static __always_inline void gw_ioctl_emit_direct(struct task_struct *t, struct file *f, u32 cmd, u64 arg, u8 drv,
+						 long ret, u8 hook)
+{
+	u32 size = gw_ioctl_arg_size(cmd), nr = GW_IOC_NR(cmd);
+	struct gw_ev_ioctl *e;
+
+	if (drv == GW_DRV_I915 && nr == GW_I915_NR_EXECBUFFER2) {
+		u64 flags;
+
+		if (!((cmd >> 30) & GW_IOC_READ))
+			return;
+		if (bpf_probe_read_user(&flags, sizeof(flags), (void *)(arg + 40))) {
+			GW_COUNT(failed_reads);
+			return;
+		}
+		if (!(flags & GW_I915_EXEC_FENCE_OUT))
+			return;
+	}
+	if (!gw_ioctl_succeeded(t, cmd, drv, ret))
+		return;
+	e = gw_ioctl_record(t, (u64)f, cmd, drv, ret, hook);
+	if (!e)
+		return;
+	__builtin_memset(e->in, 0, sizeof(e->in));
+	if (size && bpf_probe_read_user(e->in, size, (void *)arg)) {
+		GW_COUNT(failed_reads);
+		bpf_ringbuf_discard(e, 0);
+		return;
+	}
+	gw_copy_arg(e->out, e->in);
+	e->fd = gw_ioctl_syscall_fd(t);
+	e->aux_file =
+		nr == GW_DRM_NR_PRIME_FD_TO_HANDLE ? (u64)gw_fd_file(*(int *)&e->in[GW_DRM_PRIME_FD_OFFSET], NULL) : 0;
+	gw_ioctl_submit(e, cmd, drv, ret, hook);
+}
+
 /* drm_ioctl returned ret: one program after the call, no entry program. The argument is
  * read once, after the call: the kernel has written its outputs back (an _IOWR argument) and
  * left its inputs as they were, which is all the decoders read of in[] (user/drm_decode*.cpp:
  * no decoded ioctl has a field that is input and output whose input the model needs). A
- * failed ioctl costs no read at all. t: the current task (followed); f: drm_ioctl's filp. */
+ * failed ioctl costs no read at all. t: the current task (followed); f: drm_ioctl's filp. An
+ * ioctl whose argument points to more user memory reads it to the stack first: that record
+ * (GW_EV_IOCTL_EXT) precedes the ioctl's own. */
 static __always_inline void gw_ioctl_after(struct task_struct *t, struct file *f, u32 cmd, u64 arg, long ret, u8 hook)
 {
 	enum gw_ioctl_want want;
-	u8 in[GW_IOCTL_ARG_MAX];
+	u64 in[GW_IOCTL_ARG_MAX / 8]; /* 8-aligned: gw_copy_arg */
 	u64 aux_file = 0;
 	u8 drv;
 
@@ -81,9 +123,13 @@ static __always_inline void gw_ioctl_after(struct task_struct *t, struct file *f
 	}
 	if (ret != 0 && !(drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_PERF_OPEN))
 		return;
-	if (!gw_ioctl_read_arg(cmd, arg, drv, in, &aux_file))
+	if (!gw_ext_possible(drv, cmd)) {
+		gw_ioctl_emit_direct(t, f, cmd, arg, drv, ret, hook);
 		return;
-	gw_ioctl_emit(t, (u64)f, aux_file, gw_ioctl_syscall_fd(t), cmd, arg, drv, in, ret, hook, true);
+	}
+	if (!gw_ioctl_read_arg(cmd, arg, drv, (u8 *)in, &aux_file))
+		return;
+	gw_ioctl_emit(t, (u64)f, aux_file, gw_ioctl_syscall_fd(t), cmd, arg, drv, (u8 *)in, ret, hook, true);
 }
 
 /* mmap_region(file, addr, len, vm_flags, pgoff) returned ret; t: the current task (followed) */

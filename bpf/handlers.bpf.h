@@ -182,16 +182,27 @@ static __always_inline void gw_fcntl_exit(long ret, u8 hook)
 
 /* ---- ioctl ---------------------------------------------------------------------------- */
 
+/* the bytes of an ioctl's argument a record holds. The barrier makes clang keep the clamped
+ * value, not spill the raw one before the compare: 6.1's verifier does not carry a bound the
+ * compare finds to a copy spilled before it, and refuses the read */
+static __always_inline u32 gw_ioctl_arg_size(u32 cmd)
+{
+	u32 size = GW_IOC_SIZE(cmd);
+
+	if (size > GW_IOCTL_ARG_MAX)
+		size = GW_IOCTL_ARG_MAX;
+	asm volatile("" : "+r"(size));
+	return size;
+}
+
 /* a decoded ioctl's argument into in[GW_IOCTL_ARG_MAX], zero-padded (both paths: before the
  * call on the tracepoint path, after it on the fexit path); false when it is not to be
  * recorded: the read failed, or an execbuf without an out-fence. *aux_file: the dma-buf file a
  * PRIME import names (0 for other ioctls). */
 static __always_inline bool gw_ioctl_read_arg(u32 cmd, u64 arg, u8 drv, u8 *in, u64 *aux_file)
 {
-	u32 size = GW_IOC_SIZE(cmd);
+	u32 size = gw_ioctl_arg_size(cmd);
 
-	if (size > GW_IOCTL_ARG_MAX)
-		size = GW_IOCTL_ARG_MAX;
 	__builtin_memset(in, 0, GW_IOCTL_ARG_MAX);
 	if (size && bpf_probe_read_user(in, size, (void *)arg)) {
 		GW_COUNT(failed_reads);
@@ -273,43 +284,92 @@ static __always_inline void gw_ioctl_emit_note(u64 file, int fd, u32 cmd, u8 drv
 	gw_submit(e);
 }
 
-/* the records of a decoded ioctl that returned ret: in = the argument as the hook read it
- * before the call (tracepoint path) or after it (fexit path); out_is_in: read after the call,
- * so the argument is not read again for out */
-static __always_inline void gw_ioctl_emit(struct task_struct *t, u64 file, u64 aux_file, int fd, u32 cmd, u64 arg,
-					  u8 drv, const u8 *in, long ret, u8 hook, bool out_is_in)
+/* a decoded ioctl's argument, 64 bytes, as eight 8-byte moves (dst and src 8-aligned): a
+ * memcpy through u8 pointers compiles to 64 one-byte stores, clang not knowing the alignment */
+static __always_inline void gw_copy_arg(u8 *dst, const u8 *src)
 {
-	struct gw_ev_ioctl *e;
-	u32 size;
-	bool perf;
-	int new_fd = -1;
+	u64 *d = (u64 *)dst;
+	const u64 *s = (const u64 *)src;
 
-	perf = drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_PERF_OPEN;
-	if (perf ? ret < 0 : ret != 0)
-		return;
+#pragma unroll
+	for (int i = 0; i < GW_IOCTL_ARG_MAX / 8; i++)
+		d[i] = s[i];
+}
+
+/* whether a decoded ioctl that returned ret is recorded (i915 PERF_OPEN returns its new fd);
+ * a legacy i915 GEM_MMAP marks the process as mapping DRM memory (it maps without mmap()) */
+static __always_inline bool gw_ioctl_succeeded(struct task_struct *t, u32 cmd, u8 drv, long ret)
+{
+	if (drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_PERF_OPEN)
+		return ret >= 0;
+	if (ret != 0)
+		return false;
 	if (drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_GEM_MMAP) {
 		u32 tgid = t->tgid;
 		u8 one = 1;
-		bpf_map_update_elem(&gw_has_maps, &tgid, &one, BPF_ANY); /* mapped without mmap() */
+		bpf_map_update_elem(&gw_has_maps, &tgid, &one, BPF_ANY);
 	}
-	gw_ioctl_ext(file, cmd, drv, in, arg, hook);
-	e = GW_RESERVE_FROM(t, struct gw_ev_ioctl, GW_EV_IOCTL, hook);
+	return true;
+}
+
+/* a decoded ioctl's record, reserved, everything but in[], out[], fd and aux_file filled */
+static __always_inline struct gw_ev_ioctl *gw_ioctl_record(struct task_struct *t, u64 file, u32 cmd, u8 drv, long ret,
+							   u8 hook)
+{
+	struct gw_ev_ioctl *e = GW_RESERVE_FROM(t, struct gw_ev_ioctl, GW_EV_IOCTL, hook);
+
 	if (!e)
-		return;
+		return NULL;
 	e->file = file;
-	e->aux_file = aux_file;
 	e->cmd = cmd;
-	e->fd = fd;
-	size = GW_IOC_SIZE(cmd);
-	if (size > GW_IOCTL_ARG_MAX)
-		size = GW_IOCTL_ARG_MAX;
-	e->arg_size = size;
+	e->arg_size = gw_ioctl_arg_size(cmd);
 	e->drv = drv;
 	e->undecoded = 0;
 	e->ret = ret;
-	__builtin_memcpy(e->in, in, sizeof(e->in));
+	return e;
+}
+
+/* submit e, out[] filled, and record the fd the ioctl installed, if any: the perf stream,
+ * out-fence or sync_file (a PRIME export's dma-buf is aux_file, its fd comes with the record) */
+static __always_inline void gw_ioctl_submit(struct gw_ev_ioctl *e, u32 cmd, u8 drv, long ret, u8 hook)
+{
+	u32 nr = GW_IOC_NR(cmd);
+	int new_fd = -1;
+
+	if (nr == GW_DRM_NR_PRIME_HANDLE_TO_FD)
+		e->aux_file = (u64)gw_fd_file(*(int *)&e->out[GW_DRM_PRIME_FD_OFFSET], NULL);
+	if (drv == GW_DRV_I915 && nr == GW_I915_NR_PERF_OPEN)
+		new_fd = ret;
+	else if (drv == GW_DRV_I915 && nr == GW_I915_NR_EXECBUFFER2)
+		new_fd = gw_u32_at(e->out, 60); /* upper half of rsvd2 */
+	else if (nr == GW_DRM_NR_SYNCOBJ_HANDLE_TO_FD && (gw_u32_at(e->in, 4) & GW_DRM_SYNCOBJ_EXPORT_SYNC_FILE))
+		new_fd = gw_u32_at(e->out, 8);
+	gw_submit(e);
+	if (new_fd >= 0)
+		gw_emit_fd(new_fd, GW_FD_OPEN, hook);
+}
+
+/* the records of a decoded ioctl that returned ret: in = the argument as the hook read it
+ * before the call (tracepoint path) or after it (the fexit path's ioctls with user memory
+ * beyond the argument: gw_ioctl_after); out_is_in: read after the call, so the argument is
+ * not read again for out */
+static __always_inline void gw_ioctl_emit(struct task_struct *t, u64 file, u64 aux_file, int fd, u32 cmd, u64 arg,
+					  u8 drv, const u8 *in, long ret, u8 hook, bool out_is_in)
+{
+	u32 size = gw_ioctl_arg_size(cmd);
+	struct gw_ev_ioctl *e;
+
+	if (!gw_ioctl_succeeded(t, cmd, drv, ret))
+		return;
+	gw_ioctl_ext(file, cmd, drv, in, arg, hook);
+	e = gw_ioctl_record(t, file, cmd, drv, ret, hook);
+	if (!e)
+		return;
+	e->aux_file = aux_file;
+	e->fd = fd;
+	gw_copy_arg(e->in, in);
 	if (out_is_in) {
-		__builtin_memcpy(e->out, in, sizeof(e->out));
+		gw_copy_arg(e->out, in);
 	} else {
 		__builtin_memset(e->out, 0, sizeof(e->out));
 		if (size && bpf_probe_read_user(e->out, size, (void *)arg)) {
@@ -318,20 +378,7 @@ static __always_inline void gw_ioctl_emit(struct task_struct *t, u64 file, u64 a
 			return;
 		}
 	}
-	if (GW_IOC_NR(cmd) == GW_DRM_NR_PRIME_HANDLE_TO_FD) {
-		int dfd = *(int *)&e->out[GW_DRM_PRIME_FD_OFFSET];
-		e->aux_file = (u64)gw_fd_file(dfd, NULL);
-	}
-	if (perf)
-		new_fd = ret;
-	else if (e->drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_EXECBUFFER2)
-		new_fd = gw_u32_at(e->out, 60); /* upper half of rsvd2 */
-	else if (GW_IOC_NR(cmd) == GW_DRM_NR_SYNCOBJ_HANDLE_TO_FD &&
-		 (gw_u32_at(e->in, 4) & GW_DRM_SYNCOBJ_EXPORT_SYNC_FILE))
-		new_fd = gw_u32_at(e->out, 8);
-	gw_submit(e);
-	if (new_fd >= 0) /* the perf stream, out-fence or sync_file fd the ioctl installed */
-		gw_emit_fd(new_fd, GW_FD_OPEN, hook);
+	gw_ioctl_submit(e, cmd, drv, ret, hook);
 }
 
 /* the tracepoint path's exit: the entry's pending argument, the argument now, one record

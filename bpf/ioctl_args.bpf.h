@@ -163,7 +163,9 @@ static __always_inline void gw_ext_blob(struct gw_ev_ioctl_ext *x, u16 owner, u6
 	x->n_blobs = i + 1;
 }
 
-/* which ioctls carry more user memory: 1 = chain at in[off], 2 = no chain (arrays only) */
+/* which ioctls carry more user memory: 1 = chain at in[off], 2 = no chain (arrays only).
+ * in NULL: whether the command may (the argument not read yet): non-zero where a field of the
+ * argument decides */
 static __always_inline int gw_ext_wanted(u8 drv, u32 cmd, const u8 *in, u32 *chain_off)
 {
 	u32 nr = GW_IOC_NR(cmd), size = GW_IOC_SIZE(cmd);
@@ -177,13 +179,13 @@ static __always_inline int gw_ext_wanted(u8 drv, u32 cmd, const u8 *in, u32 *cha
 			*chain_off = 16; /* drm_i915_gem_create_ext.extensions */
 			return 1;
 		case GW_I915_NR_CONTEXT_CREATE: /* _EXT with I915_CONTEXT_CREATE_FLAGS_USE_EXTENSIONS */
-			if (size < 16 || !(gw_u32_at(in, 4) & 1))
+			if (size < 16 || (in && !(gw_u32_at(in, 4) & 1)))
 				return 0;
 			*chain_off = 8;
 			return 1;
 		case GW_I915_NR_VM_CREATE: return 1; /* drm_i915_gem_vm_control.extensions at 0 */
 		case GW_I915_NR_CONTEXT_SETPARAM:
-			return gw_u32_at(in, 4) ? 2 : 0; /* param.size != 0: value points to size bytes */
+			return !in || gw_u32_at(in, 4) ? 2 : 0; /* param.size != 0: value points to size bytes */
 		case GW_I915_NR_PERF_OPEN: return 2;
 		}
 		return 0;
@@ -239,6 +241,14 @@ static __always_inline void gw_ext_arrays(struct gw_ev_ioctl_ext *x, u8 drv, u32
 					    (u64)n * GW_XE_BIND_OP_SIZE);
 		}
 	}
+}
+
+/* whether an ioctl may carry user memory beyond its argument (gw_ext_wanted), by its command */
+static __always_inline bool gw_ext_possible(u8 drv, u32 cmd)
+{
+	u32 chain_off;
+
+	return gw_ext_wanted(drv, cmd, NULL, &chain_off) != 0;
 }
 
 static __always_inline void gw_ioctl_ext(u64 file, u32 cmd, u8 drv, const u8 *in, u64 arg, u8 hook)
