@@ -222,6 +222,20 @@ struct gw_ev_ioctl_ext {
 }; /* 2696 bytes */
 
 /* kernel-side counters, in the object's .bss, read by userspace */
+/* The ring's wakeup policy asks how many bytes wait once per `step` bytes written (a power of
+ * two), not once per record (bpf/maps.bpf.h, gw_submit): on the one record that reaches or
+ * crosses a multiple of `step` in the stream of records. at: where the record's data starts,
+ * modulo step (or shifted by any constant the stream shares); size: its gw_hdr.size. The
+ * kernel puts an 8-byte header before each record and rounds each to 8 bytes. */
+#define GW_RINGBUF_HDR_SZ 8
+static inline int gw_ring_step_crossed_at(__u64 at, __u32 size, __u64 step)
+{
+	__u64 start = (at - GW_RINGBUF_HDR_SZ) & (step - 1);
+	__u64 len = ((size + 7) & ~7U) + GW_RINGBUF_HDR_SZ;
+
+	return start + len >= step;
+}
+
 struct gw_counters {
 	__u64 lost_events;  /* ring buffer full: bpf_ringbuf_reserve failed */
 	__u64 failed_reads; /* bpf_probe_read_* of an argument or kernel struct failed */

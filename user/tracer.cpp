@@ -1,6 +1,7 @@
 #include "tracer.hpp"
 
 #include <bpf/bpf.h>
+#include <algorithm>
 #include <bpf/libbpf.h>
 #include <cerrno>
 #include <cstdarg>
@@ -145,6 +146,7 @@ struct Tracer::Impl {
 		if (int err = bpf_map__set_max_entries(skel->maps.gw_events, opts.ring_bytes))
 			throw Error(libbpf_error("ring buffer size " + std::to_string(opts.ring_bytes), err));
 		skel->rodata->gw_wake_bytes = opts.ring_bytes / 4;
+		skel->rodata->gw_ring_step = std::min<uint64_t>(4096, opts.ring_bytes / 4);
 		if (int err = gpuwatch_bpf__load(skel))
 			throw Error(libbpf_error("loading the BPF programs failed", err));
 		uint32_t zero = 0;

@@ -1,6 +1,7 @@
 // The record view: every check of check_record(), and copying out of unaligned buffers.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <vector>
 
 #include "event_abi.hpp"
@@ -93,3 +94,44 @@ TEST(EventAbi, ReadRecordChecksKind)
 }
 
 } // namespace
+
+/* the ring's wakeup policy asks for the bytes waiting on one record per step written: records
+ * of any sizes, from any start, laid end to end as the kernel lays them (an 8-byte header
+ * each, 8-byte rounded) */
+TEST(RingStep, OneRecordPerStepWritten)
+{
+	const uint64_t longest = 2696 + GW_RINGBUF_HDR_SZ; /* an extension record */
+	std::mt19937 rng(17);
+	for (uint64_t step : {1024u, 2048u, 4096u}) {
+		for (int run = 0; run < 20; run++) {
+			uint64_t pos = rng() % (4 * step) & ~7ull; /* the next record's header */
+			uint64_t shift = rng();                    /* a global's address: any constant */
+			uint64_t first = pos, last_query = pos, crossed = 0;
+			for (int i = 0; i < 5000; i++) {
+				/* the ioctl record, small ones, and now and then an extension record */
+				uint32_t sizes[] = {184, 40, 48, 64, 2696, static_cast<uint32_t>(24 + rng() % 200)};
+				uint32_t size = sizes[rng() % 6];
+				uint64_t data = pos + GW_RINGBUF_HDR_SZ;
+				uint64_t end = pos + ((size + 7) & ~7u) + GW_RINGBUF_HDR_SZ;
+				bool c = gw_ring_step_crossed_at(data - shift, size, step) != 0;
+				/* relative to the shifted stream: a multiple of step within (start, end] */
+				uint64_t s0 = pos - shift, e0 = end - shift;
+				EXPECT_EQ(c, e0 / step != s0 / step || (e0 - s0) >= step)
+					<< "step " << step << " record at " << pos << " size " << size;
+				if (c) {
+					/* between two queries at most a step and the longest record are written */
+					EXPECT_LE(end - last_query, step + longest);
+					last_query = end;
+					crossed++;
+				}
+				pos = end;
+			}
+			/* records shorter than the step: one query per step written, give or take the ends */
+			if (step > longest) {
+				uint64_t steps = (pos - first) / step;
+				EXPECT_GE(crossed + 1, steps);
+				EXPECT_LE(crossed, steps + 1);
+			}
+		}
+	}
+}
