@@ -130,7 +130,7 @@ struct gw_ev_ioctl {
 	__u8 drv;                   /* enum gw_driver of the file, for nr 0x40-0x9f */
 	__u8 undecoded;             /* 1: an ioctl the decoder does not know succeeded; no argument read (arg_size 0) */
 	__s32 ret;                  /* the ioctl's return value (0, or a new fd for i915 PERF_OPEN) */
-	__u8 in[GW_IOCTL_ARG_MAX];  /* the argument as read at syscall entry */
+	__u8 in[GW_IOCTL_ARG_MAX];  /* the argument as read at syscall entry (tracepoint path) or exit (fexit) */
 	__u8 out[GW_IOCTL_ARG_MAX]; /* the argument as read at syscall exit */
 };                                  /* 184 bytes */
 
