@@ -5,7 +5,9 @@
  * these; the fentry/fexit programs of the fast path (fexit.bpf.h) call the same functions
  * with the same arguments (the DRM file already known: gw_mmap_args), so both paths emit
  * identical records. A DRM ioctl on the fast path has no entry program: gw_ioctl_after reads
- * its argument after the call and emits through the same gw_ioctl_emit.
+ * its argument after the call, straight into the record (gw_ioctl_emit_direct), or for an
+ * ioctl with an extension record through the same gw_ioctl_emit; both fill and submit the
+ * record with gw_ioctl_record and gw_ioctl_submit.
  *
  * Join: entry -> gw_pending_map (the thread's task storage) -> exit -> one record. Only
  * successful syscalls emit.

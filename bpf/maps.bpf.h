@@ -175,8 +175,9 @@ static __always_inline bool gw_ring_step_crossed(const struct gw_hdr *rec)
 /* bpf_ringbuf_submit with the wakeup policy above: the first record after the daemon armed
  * the flag wakes it (two CPUs racing for the flag both wake it: harmless). The bytes waiting
  * are asked once per gw_ring_step bytes written, not per record: the query reads the ring's
- * producer and consumer positions, each on a page of its own, which cost each traced DRM ioctl
- * about 0.6 us under TCG (docs/benchmarks.md), and the threshold is a quarter of the ring. */
+ * producer and consumer positions, each on a page of its own (about 0.6 us of each traced DRM
+ * ioctl in one measurement under TCG: docs/benchmarks.md), and the threshold is a quarter of
+ * the ring. */
 static __always_inline void gw_submit(void *rec)
 {
 	u64 flags = BPF_RB_NO_WAKEUP;
