@@ -65,36 +65,33 @@ static __always_inline bool gw_is_drm_file_btf(struct file *f)
 static __always_inline void gw_ioctl_emit_direct(struct task_struct *t, struct file *f, u32 cmd, u64 arg, u8 drv,
 						 long ret, u8 hook)
 {
-	u32 size = gw_ioctl_arg_size(cmd), nr = GW_IOC_NR(cmd);
+	u32 size = gw_ioctl_arg_size(cmd);
 	struct gw_ev_ioctl *e;
 
-	if (drv == GW_DRV_I915 && nr == GW_I915_NR_EXECBUFFER2) {
+	if (gw_is_execbuf(cmd, drv)) {
 		u64 flags;
 
-		if (!((cmd >> 30) & GW_IOC_READ))
+		if (!((cmd >> 30) & GW_IOC_READ)) /* not _WR: not wanted, whatever its flags */
 			return;
-		if (bpf_probe_read_user(&flags, sizeof(flags), (void *)(arg + 40))) {
+		if (bpf_probe_read_user(&flags, sizeof(flags), (void *)(arg + GW_I915_EXEC_FLAGS_OFF))) {
 			GW_COUNT(failed_reads);
 			return;
 		}
-		if (!(flags & GW_I915_EXEC_FENCE_OUT))
+		if (!gw_execbuf_wanted(cmd, flags))
 			return;
 	}
 	if (!gw_ioctl_succeeded(t, cmd, drv, ret))
 		return;
-	e = gw_ioctl_record(t, (u64)f, cmd, drv, ret, hook);
+	e = gw_ioctl_record(t, (u64)f, cmd, size, drv, ret, hook);
 	if (!e)
 		return;
-	__builtin_memset(e->in, 0, sizeof(e->in));
-	if (size && bpf_probe_read_user(e->in, size, (void *)arg)) {
-		GW_COUNT(failed_reads);
+	if (!gw_ioctl_read_into(e->in, size, arg)) {
 		bpf_ringbuf_discard(e, 0);
 		return;
 	}
 	gw_copy_arg(e->out, e->in);
 	e->fd = gw_ioctl_syscall_fd(t);
-	e->aux_file =
-		nr == GW_DRM_NR_PRIME_FD_TO_HANDLE ? (u64)gw_fd_file(*(int *)&e->in[GW_DRM_PRIME_FD_OFFSET], NULL) : 0;
+	e->aux_file = gw_ioctl_import_file(cmd, e->in);
 	gw_ioctl_submit(e, cmd, drv, ret, hook);
 }
 
@@ -121,7 +118,7 @@ static __always_inline void gw_ioctl_after(struct task_struct *t, struct file *f
 		gw_ioctl_emit_note((u64)f, gw_ioctl_syscall_fd(t), cmd, drv, ret, hook);
 		return;
 	}
-	if (ret != 0 && !(drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_PERF_OPEN))
+	if (!gw_ioctl_ret_ok(cmd, drv, ret))
 		return;
 	if (!gw_ext_possible(drv, cmd)) {
 		gw_ioctl_emit_direct(t, f, cmd, arg, drv, ret, hook);

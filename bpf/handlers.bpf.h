@@ -197,25 +197,54 @@ static __always_inline u32 gw_ioctl_arg_size(u32 cmd)
 	return size;
 }
 
-/* a decoded ioctl's argument into in[GW_IOCTL_ARG_MAX], zero-padded (both paths: before the
- * call on the tracepoint path, after it on the fexit path); false when it is not to be
- * recorded: the read failed, or an execbuf without an out-fence. *aux_file: the dma-buf file a
- * PRIME import names (0 for other ioctls). */
-static __always_inline bool gw_ioctl_read_arg(u32 cmd, u64 arg, u8 drv, u8 *in, u64 *aux_file)
+/* size bytes (gw_ioctl_arg_size) of a decoded ioctl's argument into dst (GW_IOCTL_ARG_MAX
+ * bytes, 8-aligned: a stack array of u64, the scratch's in[] or a record's in[] or out[]),
+ * zero-padded; false, counted, when the read failed */
+static __always_inline bool gw_ioctl_read_into(u8 *dst, u32 size, u64 arg)
 {
-	u32 size = gw_ioctl_arg_size(cmd);
+	u64 *d = (u64 *)dst;
 
-	__builtin_memset(in, 0, GW_IOCTL_ARG_MAX);
-	if (size && bpf_probe_read_user(in, size, (void *)arg)) {
+#pragma unroll
+	for (int i = 0; i < GW_IOCTL_ARG_MAX / 8; i++)
+		d[i] = 0; /* 8-byte stores: see gw_copy_arg */
+	if (size && bpf_probe_read_user(dst, size, (void *)arg)) {
 		GW_COUNT(failed_reads);
 		return false;
 	}
-	/* execbuf is the hot path: only an out-fence (a new fd) matters */
-	if (drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_EXECBUFFER2 &&
-	    (!((cmd >> 30) & GW_IOC_READ) || !(gw_u64_at(in, 40) & GW_I915_EXEC_FENCE_OUT)))
+	return true;
+}
+
+static __always_inline bool gw_is_execbuf(u32 cmd, u8 drv)
+{
+	return drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_EXECBUFFER2;
+}
+
+/* execbuf is the hot path: it is recorded only as EXECBUFFER2_WR (the kernel writes rsvd2
+ * back) with an out-fence in its flags (a new fd) */
+static __always_inline bool gw_execbuf_wanted(u32 cmd, u64 flags)
+{
+	return ((cmd >> 30) & GW_IOC_READ) && (flags & GW_I915_EXEC_FENCE_OUT);
+}
+
+/* the dma-buf file a PRIME import names, from its argument (0 for other ioctls) */
+static __always_inline u64 gw_ioctl_import_file(u32 cmd, const u8 *in)
+{
+	if (GW_IOC_NR(cmd) != GW_DRM_NR_PRIME_FD_TO_HANDLE)
+		return 0;
+	return (u64)gw_fd_file(*(const int *)&in[GW_DRM_PRIME_FD_OFFSET], NULL);
+}
+
+/* a decoded ioctl's argument into in[GW_IOCTL_ARG_MAX] (8-aligned), zero-padded (before the
+ * call on the tracepoint path; after it on the fexit path, for an ioctl with an extension
+ * record); false when it is not to be recorded: the read failed, or an execbuf without an
+ * out-fence. *aux_file: the dma-buf file a PRIME import names (0 for other ioctls). */
+static __always_inline bool gw_ioctl_read_arg(u32 cmd, u64 arg, u8 drv, u8 *in, u64 *aux_file)
+{
+	if (!gw_ioctl_read_into(in, gw_ioctl_arg_size(cmd), arg))
 		return false;
-	if (GW_IOC_NR(cmd) == GW_DRM_NR_PRIME_FD_TO_HANDLE)
-		*aux_file = (u64)gw_fd_file(*(int *)&in[GW_DRM_PRIME_FD_OFFSET], NULL);
+	if (gw_is_execbuf(cmd, drv) && !gw_execbuf_wanted(cmd, gw_u64_at(in, GW_I915_EXEC_FLAGS_OFF)))
+		return false;
+	*aux_file = gw_ioctl_import_file(cmd, in);
 	return true;
 }
 
@@ -298,13 +327,19 @@ static __always_inline void gw_copy_arg(u8 *dst, const u8 *src)
 		d[i] = s[i];
 }
 
-/* whether a decoded ioctl that returned ret is recorded (i915 PERF_OPEN returns its new fd);
- * a legacy i915 GEM_MMAP marks the process as mapping DRM memory (it maps without mmap()) */
-static __always_inline bool gw_ioctl_succeeded(struct task_struct *t, u32 cmd, u8 drv, long ret)
+/* whether a decoded ioctl that returned ret succeeded (i915 PERF_OPEN returns its new fd) */
+static __always_inline bool gw_ioctl_ret_ok(u32 cmd, u8 drv, long ret)
 {
 	if (drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_PERF_OPEN)
 		return ret >= 0;
-	if (ret != 0)
+	return ret == 0;
+}
+
+/* gw_ioctl_ret_ok; a legacy i915 GEM_MMAP that succeeded marks the process as mapping DRM
+ * memory (it maps without mmap()) */
+static __always_inline bool gw_ioctl_succeeded(struct task_struct *t, u32 cmd, u8 drv, long ret)
+{
+	if (!gw_ioctl_ret_ok(cmd, drv, ret))
 		return false;
 	if (drv == GW_DRV_I915 && GW_IOC_NR(cmd) == GW_I915_NR_GEM_MMAP) {
 		u32 tgid = t->tgid;
@@ -314,9 +349,10 @@ static __always_inline bool gw_ioctl_succeeded(struct task_struct *t, u32 cmd, u
 	return true;
 }
 
-/* a decoded ioctl's record, reserved, everything but in[], out[], fd and aux_file filled */
-static __always_inline struct gw_ev_ioctl *gw_ioctl_record(struct task_struct *t, u64 file, u32 cmd, u8 drv, long ret,
-							   u8 hook)
+/* a decoded ioctl's record, reserved, everything but in[], out[], fd and aux_file filled
+ * (size: gw_ioctl_arg_size(cmd), which the caller holds) */
+static __always_inline struct gw_ev_ioctl *gw_ioctl_record(struct task_struct *t, u64 file, u32 cmd, u32 size, u8 drv,
+							   long ret, u8 hook)
 {
 	struct gw_ev_ioctl *e = GW_RESERVE_FROM(t, struct gw_ev_ioctl, GW_EV_IOCTL, hook);
 
@@ -324,7 +360,7 @@ static __always_inline struct gw_ev_ioctl *gw_ioctl_record(struct task_struct *t
 		return NULL;
 	e->file = file;
 	e->cmd = cmd;
-	e->arg_size = gw_ioctl_arg_size(cmd);
+	e->arg_size = size;
 	e->drv = drv;
 	e->undecoded = 0;
 	e->ret = ret;
@@ -364,7 +400,7 @@ static __always_inline void gw_ioctl_emit(struct task_struct *t, u64 file, u64 a
 	if (!gw_ioctl_succeeded(t, cmd, drv, ret))
 		return;
 	gw_ioctl_ext(file, cmd, drv, in, arg, hook);
-	e = gw_ioctl_record(t, file, cmd, drv, ret, hook);
+	e = gw_ioctl_record(t, file, cmd, size, drv, ret, hook);
 	if (!e)
 		return;
 	e->aux_file = aux_file;
@@ -372,13 +408,9 @@ static __always_inline void gw_ioctl_emit(struct task_struct *t, u64 file, u64 a
 	gw_copy_arg(e->in, in);
 	if (out_is_in) {
 		gw_copy_arg(e->out, in);
-	} else {
-		__builtin_memset(e->out, 0, sizeof(e->out));
-		if (size && bpf_probe_read_user(e->out, size, (void *)arg)) {
-			GW_COUNT(failed_reads);
-			bpf_ringbuf_discard(e, 0);
-			return;
-		}
+	} else if (!gw_ioctl_read_into(e->out, size, arg)) {
+		bpf_ringbuf_discard(e, 0);
+		return;
 	}
 	gw_ioctl_submit(e, cmd, drv, ret, hook);
 }

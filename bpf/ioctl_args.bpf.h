@@ -42,6 +42,7 @@
 #define GW_XE_NR_EXEC_QUEUE_CREATE  (0x40 + 0x06)
 #define GW_I915_NR_EXECBUFFER2      (0x40 + 0x29) /* followed only for _WR with FENCE_OUT */
 #define GW_I915_EXEC_FENCE_OUT      (1ULL << 17)
+#define GW_I915_EXEC_FLAGS_OFF      40 /* drm_i915_gem_execbuffer2.flags */
 #define GW_IOC_READ                 2U /* _IOC_READ: the kernel writes the argument back */
 #define GW_XE_BIND_OP_SIZE          80 /* struct drm_xe_vm_bind_op */
 #define GW_XE_VM_BIND_OP_OFF        24 /* drm_xe_vm_bind: inline op / vector_of_binds */

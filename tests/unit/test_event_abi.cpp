@@ -100,7 +100,8 @@ TEST(EventAbi, ReadRecordChecksKind)
  * each, 8-byte rounded) */
 TEST(RingStep, OneRecordPerStepWritten)
 {
-	const uint64_t longest = 2696 + GW_RINGBUF_HDR_SZ; /* an extension record */
+	const uint32_t ioctl_rec = sizeof(struct gw_ev_ioctl), ext_rec = sizeof(struct gw_ev_ioctl_ext);
+	const uint64_t longest = ext_rec + GW_RINGBUF_HDR_SZ;
 	std::mt19937 rng(17);
 	for (uint64_t step : {1024u, 2048u, 4096u}) {
 		for (int run = 0; run < 20; run++) {
@@ -109,7 +110,8 @@ TEST(RingStep, OneRecordPerStepWritten)
 			uint64_t first = pos, last_query = pos, crossed = 0;
 			for (int i = 0; i < 5000; i++) {
 				/* the ioctl record, small ones, and now and then an extension record */
-				uint32_t sizes[] = {184, 40, 48, 64, 2696, static_cast<uint32_t>(24 + rng() % 200)};
+				uint32_t sizes[] = {ioctl_rec, 40,      48,
+						    64,        ext_rec, static_cast<uint32_t>(24 + rng() % 200)};
 				uint32_t size = sizes[rng() % 6];
 				uint64_t data = pos + GW_RINGBUF_HDR_SZ;
 				uint64_t end = pos + ((size + 7) & ~7u) + GW_RINGBUF_HDR_SZ;
