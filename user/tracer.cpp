@@ -96,6 +96,8 @@ struct Tracer::Impl {
 	ring_buffer *rb = nullptr;
 	RecordFn on_record;
 	HookPlan plan;
+	/* the kernel takes a task iterator's pid (6.1+): snapshots walk only the followed processes */
+	bool iter_by_pid = true;
 
 	static int on_sample(void *ctx, void *data, size_t size)
 	{
@@ -304,16 +306,57 @@ static void run_iter(bpf_link *link, const char *what, std::vector<std::vector<s
 	}
 }
 
+/* The iterator of prog over one process's threads (its files, its mappings), pid as this
+ * process's pid namespace names it. False when the kernel refuses the parameter (before 6.1:
+ * E2BIG or EINVAL); a 6.0 kernel ignores it and walks every task, which the gw_snap_pids
+ * filter keeps correct. */
+static bool run_pid_iter(bpf_program *prog, uint32_t pid, const char *what, std::vector<std::vector<std::byte>> &out)
+{
+	union bpf_iter_link_info linfo;
+	std::memset(&linfo, 0, sizeof(linfo));
+	linfo.task.pid = pid;
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &linfo, .link_info_len = sizeof(linfo));
+	bpf_link *link = bpf_program__attach_iter(prog, &opts);
+	if (!link)
+		return false;
+	try {
+		run_iter(link, what, out);
+	} catch (...) {
+		bpf_link__destroy(link);
+		throw;
+	}
+	bpf_link__destroy(link);
+	return true;
+}
+
 std::vector<std::vector<std::byte>> Tracer::snapshot(const std::set<uint32_t> &pids)
 {
+	/* up to this many processes, one iterator each costs less than a walk of every task's
+	 * files and mappings on the host (each a program run) */
+	constexpr std::size_t kPerPidMax = 64;
 	std::vector<std::vector<std::byte>> out;
 	int mfd = bpf_map__fd(impl_->skel->maps.gw_snap_pids);
 	uint8_t one = 1;
 	for (uint32_t pid : pids)
 		bpf_map_update_elem(mfd, &pid, &one, BPF_ANY);
 	try {
-		run_iter(impl_->skel->links.gw_snap_files, "task_file", out);
-		run_iter(impl_->skel->links.gw_snap_vmas, "task_vma", out);
+		bool done = false;
+		if (impl_->iter_by_pid && pids.size() <= kPerPidMax) {
+			/* every file before any mapping, as the walk gives them: a mapping joins its file
+			 * whoever holds the fd */
+			done = true;
+			for (auto [prog, what] : {std::pair{impl_->skel->progs.gw_snap_files, "task_file"},
+						  std::pair{impl_->skel->progs.gw_snap_vmas, "task_vma"}})
+				for (uint32_t pid : pids)
+					if (done && !run_pid_iter(prog, pid, what, out)) {
+						impl_->iter_by_pid = done = false;
+						out.clear();
+					}
+		}
+		if (!done) {
+			run_iter(impl_->skel->links.gw_snap_files, "task_file", out);
+			run_iter(impl_->skel->links.gw_snap_vmas, "task_vma", out);
+		}
 	} catch (...) {
 		for (uint32_t pid : pids)
 			bpf_map_delete_elem(mfd, &pid);
