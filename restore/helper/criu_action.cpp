@@ -160,8 +160,8 @@ int pre_dump()
 			throw Error("cannot open the image directory " + dir + ": " + errno_text(errno));
 		if (int n = gwaction::remove_gpuwatch_images(dfd.get()))
 			log("removed " + std::to_string(n) + " gpuwatch image(s) of an earlier dump from " + dir);
-		write_file_atomic(dir + "/" + gwaction::kDumpMarker, gwaction::dump_marker(static_cast<uint32_t>(criu)),
-				  0600);
+		write_file_atomic(dir + "/" + gwaction::kDumpMarker,
+				  gwaction::dump_marker(static_cast<uint32_t>(criu), pid), 0600);
 	}
 	/* a tool's own --libdir after gpuwatch's: CRIU would fail on the first DRM file with an
 	 * error that does not say why; say it before anything is frozen */

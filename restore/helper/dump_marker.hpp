@@ -5,10 +5,13 @@
 // this dump's: an old conversion record, an old manifest. So the first of the two that runs
 // in a `criu dump` — the action script at pre-dump, else the plugin at init — removes every
 // gpuwatch-* file it finds, and the action script leaves a marker naming the criu process, so
-// that the plugin keeps what the script wrote for this very dump.
+// that the plugin keeps what the script wrote for this very dump. The marker also names the
+// root of the dumped tree (CRTOOLS_INIT_PID), which the plugin has no other way to learn under
+// RPC: it then reads the tree's tasks instead of every process of the host.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace gwaction
@@ -20,9 +23,16 @@ constexpr const char *kDumpMarker = "gpuwatch-dump.json";
 // symlink, never descending). Returns how many; throws gw::Error when the directory cannot be
 // read or a file cannot be removed.
 int remove_gpuwatch_images(int dirfd);
-// The marker's text for criu process `criu_pid` (its start time from /proc).
-std::string dump_marker(uint32_t criu_pid);
-// Whether the marker in dirfd names criu process `criu_pid` (same pid and start time).
-bool dump_marker_is(int dirfd, uint32_t criu_pid);
+// The marker's text for criu process `criu_pid` (its start time from /proc) dumping the tree
+// rooted at `tree_root`.
+std::string dump_marker(uint32_t criu_pid, uint32_t tree_root);
+// When the marker in dirfd names criu process `criu_pid` (same pid and start time): the tree
+// root it records (0 if none); else nullopt.
+std::optional<uint32_t> dump_marker_root(int dirfd, uint32_t criu_pid);
+// Whether the marker in dirfd names criu process `criu_pid`.
+inline bool dump_marker_is(int dirfd, uint32_t criu_pid)
+{
+	return dump_marker_root(dirfd, criu_pid).has_value();
+}
 
 } // namespace gwaction

@@ -34,6 +34,7 @@ extern "C" {
 #include "i915_predump.hpp"
 #include "i915_late_maps.hpp"
 #include "log.hpp"
+#include "proc.hpp"
 #include "proc_tree.hpp"
 #include "restore.hpp"
 
@@ -66,31 +67,6 @@ template <typename F> int guarded(const char *hook, F &&body)
 		gwcriu::log_error("%s: unexpected failure", hook);
 	}
 	return -1;
-}
-
-// CRIU 3.x only: `criu pre-dump` has no per-task hook there, so the target is read from criu's
-// own command line (-t/--tree PID). Under RPC (no command line) nothing is checked, and CRIU
-// fails on such a mapping with its own error.
-uint32_t predump_tree_from_cmdline()
-{
-	auto cmd = gw::proc_cmdline("self");
-	if (!cmd)
-		return 0;
-	const std::vector<std::string> &args = *cmd;
-	for (std::size_t i = 0; i < args.size(); ++i) {
-		std::string v;
-		if ((args[i] == "-t" || args[i] == "--tree") && i + 1 < args.size())
-			v = args[i + 1];
-		else if (args[i].rfind("--tree=", 0) == 0)
-			v = args[i].substr(7);
-		else if (args[i].rfind("-t", 0) == 0 && args[i].size() > 2)
-			v = args[i].substr(2);
-		char *end = nullptr;
-		unsigned long pid = v.empty() ? 0 : strtoul(v.c_str(), &end, 10);
-		if (pid && end && !*end && pid <= 0x7fffffff)
-			return static_cast<uint32_t>(pid);
-	}
-	return 0;
 }
 
 // pre-dump of a task with i915 mappings: CRIU cannot read them and, since no hook runs after a
@@ -139,7 +115,10 @@ int gw_init(int stage)
 				gwcriu::log_info("removed %d gpuwatch image(s) of an earlier dump from the image "
 						 "directory",
 						 n);
-			uint32_t pid = abi.checkpoint_devices ? 0 : predump_tree_from_cmdline();
+			// CRIU 3.x only: `criu pre-dump` has no per-task hook there, so the target is
+			// read from criu's own command line. Under RPC (no command line) nothing is
+			// checked, and CRIU fails on such a mapping with its own error.
+			uint32_t pid = abi.checkpoint_devices ? 0 : gwcriu::tree_root_from_cmdline();
 			if (!pid)
 				return 0;
 			for (uint32_t p : gwaction::process_tree(pid))

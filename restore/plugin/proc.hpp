@@ -32,7 +32,13 @@ struct Task {
 };
 
 // The processes this CRIU process is tracing (TracerPid == getpid()): the tasks being dumped.
-std::vector<uint32_t> seized_tasks();
+// With the tree's root (root_hint, 0 if unknown), the tree is read (its children lists) rather
+// than every process of the host; the root is used only when this CRIU has seized it and not
+// its parent, else /proc is scanned.
+std::vector<uint32_t> seized_tasks(uint32_t root_hint = 0);
+// The root of the tree being dumped when criu's own command line names it (-t/--tree PID), else
+// 0 (CRIU run over RPC).
+uint32_t tree_root_from_cmdline();
 // DRM and dma-buf fds and DRM mappings of one task.
 Task scan_task(uint32_t pid);
 // Its DRM and dma-buf fds (fds), its out-fence and perf-stream fds (other_fds), appended.

@@ -52,9 +52,30 @@ TEST(DumpMarker, NamesOneCriuProcess)
 	TempDir d;
 	gw::UniqueFd fd(open(d.path.c_str(), O_RDONLY | O_DIRECTORY));
 	EXPECT_FALSE(gwaction::dump_marker_is(fd.get(), getpid())) << "no marker";
-	d.write(gwaction::kDumpMarker, gwaction::dump_marker(getpid()));
+	d.write(gwaction::kDumpMarker, gwaction::dump_marker(getpid(), 4242));
 	EXPECT_TRUE(gwaction::dump_marker_is(fd.get(), getpid()));
+	EXPECT_EQ(gwaction::dump_marker_root(fd.get(), getpid()), std::optional<uint32_t>(4242));
 	EXPECT_FALSE(gwaction::dump_marker_is(fd.get(), getppid())) << "another criu";
-	d.write(gwaction::kDumpMarker, gwaction::dump_marker(getppid()));
+	d.write(gwaction::kDumpMarker, gwaction::dump_marker(getppid(), 4242));
 	EXPECT_FALSE(gwaction::dump_marker_is(fd.get(), getpid())) << "an earlier dump's marker";
+	EXPECT_EQ(gwaction::dump_marker_root(fd.get(), getpid()), std::nullopt);
+}
+
+// The plugin trusts the marker only as far as it names this criu; the root it records is a
+// hint the plugin checks (the task must be seized by this criu), and a damaged marker is none.
+TEST(DumpMarker, DamagedMarkerNamesNoDump)
+{
+	TempDir d;
+	gw::UniqueFd fd(open(d.path.c_str(), O_RDONLY | O_DIRECTORY));
+	std::string good = gwaction::dump_marker(getpid(), 7);
+	for (const std::string &bad : {std::string("{"), std::string("[]"), std::string("{\"criu_pid\": -1}"),
+				       good.substr(0, good.size() / 2), std::string(5000, ' ') + good}) {
+		d.write(gwaction::kDumpMarker, bad);
+		EXPECT_EQ(gwaction::dump_marker_root(fd.get(), getpid()), std::nullopt) << bad;
+	}
+	std::string rootless = good;
+	rootless.replace(rootless.find("\"tree_root\":7"), 13, "\"tree_root\":-7");
+	d.write(gwaction::kDumpMarker, rootless);
+	EXPECT_EQ(gwaction::dump_marker_root(fd.get(), getpid()), std::optional<uint32_t>(0))
+		<< "this dump's marker without a usable root: the plugin scans /proc";
 }
