@@ -189,17 +189,21 @@ std::optional<DaemonInfo> daemon_for_pid(const std::string &run_dir, uint32_t pi
 {
 	// no daemon, no question: a host without cgroup v2 (where no daemon can run) answers
 	// "none" rather than failing on the pid's cgroup, so a checkpoint without GPU goes on
-	std::vector<DaemonInfo> daemons = list_daemons(run_dir, skipped);
+	return daemon_for_pid(list_daemons(run_dir, skipped), pid);
+}
+
+std::optional<DaemonInfo> daemon_for_pid(const std::vector<DaemonInfo> &daemons, uint32_t pid)
+{
 	if (daemons.empty())
 		return std::nullopt;
 	std::string cg = cgroup_v2_dir_of_pid(pid);
 	std::optional<DaemonInfo> best;
-	for (auto &d : daemons) {
+	for (const auto &d : daemons) {
 		bool inside =
 			cg == d.cgroup || (cg.size() > d.cgroup.size() &&
 					   cg.compare(0, d.cgroup.size(), d.cgroup) == 0 && cg[d.cgroup.size()] == '/');
 		if (inside && (!best || d.cgroup.size() > best->cgroup.size()))
-			best = std::move(d);
+			best = d;
 	}
 	return best;
 }

@@ -41,6 +41,8 @@ std::vector<DaemonInfo> list_daemons(const std::string &run_dir, std::vector<std
 // The daemon following the cgroup that pid is in (the deepest followed ancestor), if any.
 std::optional<DaemonInfo> daemon_for_pid(const std::string &run_dir, uint32_t pid,
 					 std::vector<std::string> *skipped = nullptr);
+// The same among daemons listed once (list_daemons), for several pids.
+std::optional<DaemonInfo> daemon_for_pid(const std::vector<DaemonInfo> &daemons, uint32_t pid);
 // Asks the daemon to drain and reconcile, then returns its freshly written manifest. The
 // process listening on the socket must be the one that registered (SO_PEERCRED: its pid, and
 // root or this user). A daemon of another pid namespace names the tasks by its pids: they are

@@ -5,6 +5,7 @@
 #include <sys/sysmacros.h>
 
 #include "device.hpp"
+#include "dump_marker.hpp"
 #include "drm_ops.hpp"
 #include "dump.hpp"
 #include "i915_late_maps.hpp"
@@ -31,15 +32,20 @@ std::vector<std::string> from_daemons(DumpSession &s)
 	std::vector<std::string> texts;
 	std::string run = gw::control::default_run_dir();
 	std::set<uint32_t> asked;
-	std::set<std::string> said; // registrations not trusted, or stale: said once, never used
+	// registrations not trusted, or stale: said once, never used
+	std::vector<std::string> skipped;
+	std::vector<gw::control::DaemonInfo> daemons;
+	try {
+		daemons = gw::control::list_daemons(run, &skipped);
+	} catch (const std::exception &e) {
+		log_warn("cannot list the gpuwatch daemons in %s: %s", run.c_str(), e.what());
+	}
+	for (const std::string &why : skipped)
+		log_warn("%s", why.c_str());
 	for (const Task &t : s.tasks) {
 		std::optional<gw::control::DaemonInfo> d;
 		try {
-			std::vector<std::string> skipped;
-			d = gw::control::daemon_for_pid(run, t.pid, &skipped);
-			for (const std::string &why : skipped)
-				if (said.insert(why).second)
-					log_warn("%s", why.c_str());
+			d = gw::control::daemon_for_pid(daemons, t.pid);
 		} catch (const std::exception &e) {
 			log_warn("cannot look for the daemon following pid %u in %s: %s", t.pid, run.c_str(), e.what());
 		}
@@ -199,7 +205,10 @@ DumpSession &dump_session(bool predump)
 	DumpSession &s = g_session.emplace();
 	s.stateless = stateless;
 	std::size_t nfds = 0;
-	for (uint32_t pid : seized_tasks()) {
+	// the tree's root: from the action script's marker (which CRIU gives CRTOOLS_INIT_PID, under
+	// RPC too), else from criu's command line
+	std::optional<uint32_t> root = gwaction::dump_marker_root(image_dir(), static_cast<uint32_t>(getpid()));
+	for (uint32_t pid : seized_tasks(root && *root ? *root : tree_root_from_cmdline())) {
 		s.tasks.push_back(scan_task(pid));
 		nfds += s.tasks.back().fds.size();
 		for (const TaskVma &v : s.tasks.back().vmas) {
@@ -210,7 +219,10 @@ DumpSession &dump_session(bool predump)
 			r.length = v.end - v.start;
 			r.offset = v.offset;
 			r.prot = v.prot;
-			r.device = s.device_of_minor(v.minor, pid);
+			// its device is described when its file is dumped (that file's), or at the
+			// dump's end when no dumped file holds it (finish_dump)
+			r.device.major = gw::kDrmMajor;
+			r.device.minor = v.minor;
 			r.stateless = stateless;
 			s.vmas.push_back(r);
 		}
@@ -304,6 +316,8 @@ void finish_dump(int ret)
 				VmaRec &v = s.vmas[i];
 				if (s.attributed[i])
 					continue;
+				if (!v.late && v.device.path.empty())
+					v.device = s.device_of_minor(v.device.minor, v.pid);
 				if (v.late) {
 					log_error("mapping %#llx-%#llx of pid %u was replaced by a placeholder before "
 						  "the dump, but no dumped file holds its %s: after a restore it stays "
