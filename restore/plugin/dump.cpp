@@ -188,8 +188,7 @@ int dump_stateless_file(DumpSession &s, FileImage &img, const std::string &who)
 			continue;
 		s.attributed[i] = true;
 		v.file = img.criu_id;
-		if (v.late)
-			v.device = img.device;
+		v.device = img.device; // the same minor, described (dump_session leaves it to the file)
 		++maps;
 	}
 	write_image(file_image_name(img.criu_id), to_json(img, s.device_indexer()).dump(1));
