@@ -75,13 +75,22 @@ bool seize(pid_t pid)
 
 } // namespace
 
-TEST(SeizedTasks, TreeFromItsRootOrFromEveryProcess)
+// The tree, its root and its child traced by this process (the grandchild is each test's).
+class SeizedTasks : public ::testing::Test
 {
+protected:
 	Tree t;
-	ASSERT_GT(t.grandchild, 0);
-	if (!seize(t.root))
-		GTEST_SKIP() << "PTRACE_SEIZE refused here (" << strerror(errno) << "): needs CAP_SYS_PTRACE";
-	ASSERT_TRUE(seize(t.child));
+	void SetUp() override
+	{
+		ASSERT_GT(t.grandchild, 0);
+		if (!seize(t.root))
+			GTEST_SKIP() << "PTRACE_SEIZE refused here (" << strerror(errno) << "): needs CAP_SYS_PTRACE";
+		ASSERT_TRUE(seize(t.child));
+	}
+};
+
+TEST_F(SeizedTasks, TreeFromItsRootOrFromEveryProcess)
+{
 	ASSERT_TRUE(seize(t.grandchild));
 	const std::set<uint32_t> want{(uint32_t)t.root, (uint32_t)t.child, (uint32_t)t.grandchild};
 	EXPECT_EQ(as_set(gwcriu::seized_tasks(0)), want) << "the scan of /proc";
@@ -92,13 +101,8 @@ TEST(SeizedTasks, TreeFromItsRootOrFromEveryProcess)
 		<< "a root this process does not trace: every process is read";
 }
 
-TEST(SeizedTasks, UntracedDescendantIsLeftOut)
+TEST_F(SeizedTasks, UntracedDescendantIsLeftOut)
 {
-	Tree t;
-	ASSERT_GT(t.grandchild, 0);
-	if (!seize(t.root))
-		GTEST_SKIP() << "PTRACE_SEIZE refused here (" << strerror(errno) << "): needs CAP_SYS_PTRACE";
-	ASSERT_TRUE(seize(t.child));
 	const std::set<uint32_t> want{(uint32_t)t.root, (uint32_t)t.child};
 	EXPECT_EQ(as_set(gwcriu::seized_tasks((uint32_t)t.root)), want);
 	EXPECT_EQ(as_set(gwcriu::seized_tasks(0)), want);
