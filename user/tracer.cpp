@@ -349,6 +349,10 @@ std::vector<std::vector<std::byte>> Tracer::snapshot(const std::set<uint32_t> &p
 						  std::pair{impl_->skel->progs.gw_snap_vmas, "task_vma"}})
 				for (uint32_t pid : pids)
 					if (done && !run_pid_iter(prog, pid, what, out)) {
+						fprintf(stderr,
+							"gpuwatch: the kernel refuses a task iterator's pid (%s): "
+							"snapshots walk every task and keep the followed ones\n",
+							errno_text(errno).c_str());
 						impl_->iter_by_pid = done = false;
 						out.clear();
 					}

@@ -293,5 +293,11 @@ sc_running_at_attach() {
 	wait_ready "$WORK/wl" 1 "$pid" || return 1
 	gw_start "$cg" || return 1
 	run_phases "$WORK/wl" "$pid" --cgroup "$cg" || return 1
-	final_check --cgroup "$cg" --complete any
+	final_check --cgroup "$cg" --complete any || return 1
+	# both lanes' kernels (6.1, 6.12) take a task iterator's pid: the snapshot walks only the
+	# followed processes, never every task (user/tracer.cpp)
+	if grep -q "refuses a task iterator's pid" "$WORK/gpuwatch.log"; then
+		fail "the daemon fell back to walking every task: $(grep -m1 "refuses a task iterator" "$WORK/gpuwatch.log")"
+		return 1
+	fi
 }
