@@ -46,12 +46,6 @@ const std::vector<MapRecord> &converted()
 	return record().maps;
 }
 
-bool traced_by_me(uint32_t pid)
-{
-	auto st = read_text("/proc/" + std::to_string(pid) + "/status");
-	return st && gw::status_field(*st, "TracerPid") == std::to_string(getpid());
-}
-
 int prot_bits(const std::string &p)
 {
 	return (p.find('r') != std::string::npos ? PROT_READ : 0) |

@@ -18,21 +18,15 @@
 
 namespace gwcriu
 {
-namespace
-{
-
-// Whether this process traces pid; its parent's pid in *ppid.
-bool traced_by_me(uint32_t pid, const std::string &me, uint32_t *ppid = nullptr)
+bool traced_by_me(uint32_t pid, uint32_t *ppid)
 {
 	auto st = read_text("/proc/" + std::to_string(pid) + "/status", 1 << 16);
 	if (!st)
 		return false;
 	if (ppid)
 		*ppid = static_cast<uint32_t>(strtoul(gw::status_field(*st, "PPid").c_str(), nullptr, 10));
-	return gw::status_field(*st, "TracerPid") == me;
+	return gw::status_field(*st, "TracerPid") == std::to_string(getpid());
 }
-
-} // namespace
 
 uint32_t tree_root_from_cmdline()
 {
@@ -59,12 +53,11 @@ uint32_t tree_root_from_cmdline()
 std::vector<uint32_t> seized_tasks(uint32_t root_hint)
 {
 	std::vector<uint32_t> out;
-	std::string me = std::to_string(getpid());
 	// CRIU seizes the root and all its descendants: the tree's size, not the host's
 	uint32_t parent = 0;
-	if (root_hint && traced_by_me(root_hint, me, &parent) && !(parent && traced_by_me(parent, me))) {
+	if (root_hint && traced_by_me(root_hint, &parent) && !(parent && traced_by_me(parent))) {
 		for (uint32_t pid : gwaction::process_tree(root_hint))
-			if (pid == root_hint || traced_by_me(pid, me))
+			if (pid == root_hint || traced_by_me(pid))
 				out.push_back(pid);
 		return out;
 	}
@@ -76,8 +69,7 @@ std::vector<uint32_t> seized_tasks(uint32_t root_hint)
 		unsigned long pid = strtoul(e->d_name, &end, 10);
 		if (!pid || *end)
 			continue;
-		auto st = read_text(std::string("/proc/") + e->d_name + "/status", 1 << 16);
-		if (st && gw::status_field(*st, "TracerPid") == me)
+		if (traced_by_me(static_cast<uint32_t>(pid)))
 			out.push_back(static_cast<uint32_t>(pid));
 	}
 	closedir(d);

@@ -31,6 +31,8 @@ struct Task {
 	std::vector<TaskVma> vmas;
 };
 
+// Whether this process traces pid (its TracerPid); its parent's pid in *ppid when given.
+bool traced_by_me(uint32_t pid, uint32_t *ppid = nullptr);
 // The processes this CRIU process is tracing (TracerPid == getpid()): the tasks being dumped.
 // With the tree's root (root_hint, 0 if unknown), the tree is read (its children lists) rather
 // than every process of the host; the root is used only when this CRIU has seized it and not
