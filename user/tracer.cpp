@@ -307,9 +307,9 @@ static void run_iter(bpf_link *link, const char *what, std::vector<std::vector<s
 }
 
 /* The iterator of prog over one process's threads (its files, its mappings), pid as this
- * process's pid namespace names it. False when the kernel refuses the parameter (before 6.1:
- * E2BIG or EINVAL); a 6.0 kernel ignores it and walks every task, which the gw_snap_pids
- * filter keeps correct. */
+ * process's pid namespace names it. False when the kernel refuses the parameter (before 6.0:
+ * E2BIG or EINVAL) or ignores it (6.0 walks every task: a record of another followed process
+ * comes back, ENOTSUP), and out is then left as it was. */
 static bool run_pid_iter(bpf_program *prog, uint32_t pid, const char *what, std::vector<std::vector<std::byte>> &out)
 {
 	union bpf_iter_link_info linfo;
@@ -319,13 +319,23 @@ static bool run_pid_iter(bpf_program *prog, uint32_t pid, const char *what, std:
 	bpf_link *link = bpf_program__attach_iter(prog, &opts);
 	if (!link)
 		return false;
+	std::vector<std::vector<std::byte>> got;
 	try {
-		run_iter(link, what, out);
+		run_iter(link, what, got);
 	} catch (...) {
 		bpf_link__destroy(link);
 		throw;
 	}
 	bpf_link__destroy(link);
+	for (const auto &rec : got) {
+		gw_hdr h;
+		std::memcpy(&h, rec.data(), sizeof(h));
+		if (h.tgid != pid) {
+			errno = ENOTSUP;
+			return false;
+		}
+	}
+	out.insert(out.end(), std::make_move_iterator(got.begin()), std::make_move_iterator(got.end()));
 	return true;
 }
 
