@@ -10,6 +10,8 @@
 //                     tasks and leave a watcher behind (i915_predump.hpp;
 //                     gpuwatch-i915-maps.json, gpuwatch-watcher.log). Otherwise the plugin syncs
 //                     the daemons once CRIU has frozen the tasks
+//   post-dump         fail the dump when the plugin found its images incomplete at the
+//                     dump's end (gpuwatch-dump-failed.txt, dump_marker.hpp)
 //   post-setup-namespaces  (CRIU >= 3.19) a restored container that no runtime hook follows
 //                     (crun runs none at restore) gets its daemon, as the prestart hook starts it
 //   post-restore      create the DRM nodes the tasks saw (the plugin's gpuwatch-devices.json)
@@ -340,6 +342,20 @@ int follow_restored_container()
 	return 0;
 }
 
+// The plugin found its images incomplete at the dump's end, where CRIU takes no failure from
+// it (dump_marker.hpp): the dump fails here.
+int post_dump()
+{
+	std::optional<std::string> why = read_small_image(gwaction::kDumpFailed, 4096);
+	if (!why)
+		return 0;
+	while (!why->empty() && why->back() == '\n')
+		why->pop_back();
+	log("the CRIU plugin's images are incomplete (" + (why->empty() ? "its log says why" : *why) +
+	    "): the dump fails");
+	return 1;
+}
+
 int post_resume()
 {
 	CriuSettings settings = settings_for(init_pid());
@@ -377,6 +393,8 @@ int main()
 			return check_nodes();
 		if (action == "post-resume")
 			return post_resume();
+		if (action == "post-dump")
+			return post_dump();
 		return 0; /* every other action: nothing to do */
 	} catch (const std::exception &e) {
 		log(action + ": " + e.what());

@@ -18,6 +18,10 @@ namespace gwaction
 {
 
 constexpr const char *kDumpMarker = "gpuwatch-dump.json";
+// Written by the plugin when, at the dump's end (where CRIU no longer takes a plugin's
+// failure), it finds its images incomplete; the action script's post-dump, which CRIU runs
+// after it, then fails the dump. Its text: the reason, one line (none on a full disk).
+constexpr const char *kDumpFailed = "gpuwatch-dump-failed.txt";
 
 // Removes every regular file named gpuwatch-* in the directory dirfd (never following a
 // symlink, never descending). Returns how many; throws gw::Error when the directory cannot be

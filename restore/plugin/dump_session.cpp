@@ -1,8 +1,10 @@
 // The dump session: seized tasks, the manifest(s), object numbering, the mappings image.
 #include <algorithm>
 #include <cerrno>
+#include <fcntl.h>
 #include <optional>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "device.hpp"
 #include "dump_marker.hpp"
@@ -310,6 +312,23 @@ void finish_dump(int ret)
 	if (!g_session)
 		return;
 	DumpSession &s = *g_session;
+	// CRIU takes no failure from the plugin's exit: the post-dump action script fails the dump
+	auto incomplete = [](const std::string &why) {
+		log_error("dump: %s: the restore would fail; the action script's post-dump fails the dump",
+			  why.c_str());
+		// created in place, not through a temporary file: on a full disk an empty file is made
+		// where a write is refused, and its being there is what counts
+		UniqueFd fd(openat(image_dir(), gwaction::kDumpFailed,
+				   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+		if (!fd) {
+			log_error("dump: cannot create %s: %s", gwaction::kDumpFailed, gw::errno_text(errno).c_str());
+			return;
+		}
+		std::string text = why + "\n";
+		if (write(fd.get(), text.data(), text.size()) < 0) {
+			// the file's being there fails the dump; its reason is in this log
+		}
+	};
 	try {
 		if (ret == 0) {
 			for (std::size_t i = 0; i < s.vmas.size(); ++i) {
@@ -354,7 +373,7 @@ void finish_dump(int ret)
 					 (unsigned long long)s.bytes_stored, (unsigned long long)s.bytes_reused);
 		}
 	} catch (const std::exception &e) {
-		log_error("dump: cannot write %s: %s (the restore will fail)", kVmasImage, e.what());
+		incomplete(std::string("cannot write ") + kVmasImage + ": " + e.what());
 	}
 	g_session.reset();
 }

@@ -27,26 +27,30 @@ std::string cgroup2_mount()
 	return "";
 }
 
-// Runs the action script's pre-dump (stdout and stderr captured) with a fresh image and run
-// directory, in a child that `setup` prepares first and `exec` replaces (default: the action
-// script itself). Returns the wait status and the output.
+// Runs the action script's pre-dump, or `action` (stdout and stderr captured), with a fresh
+// image directory (which `image` may fill) and run directory, in a child that `setup` prepares
+// first and `exec` replaces (default: the action script itself). Returns the wait status and
+// the output.
 struct ActionRun {
 	int status = 0;
 	std::string log;
 };
-ActionRun run_predump(const std::function<void()> &setup, const std::function<void()> &exec = {})
+ActionRun run_predump(const std::function<void()> &setup, const std::function<void()> &exec = {},
+		      const char *action = "pre-dump", const std::function<void(const std::string &)> &image = {})
 {
 	char img[] = "/tmp/gw-img.XXXXXX", run[] = "/tmp/gw-run.XXXXXX", out[] = "/tmp/gw-act-out.XXXXXX";
 	ActionRun r;
 	if (!mkdtemp(img) || !mkdtemp(run))
 		return {-1, "mkdtemp failed"};
 	int ofd = mkstemp(out);
+	if (image)
+		image(img);
 	pid_t child = fork();
 	if (child == 0) {
 		dup2(ofd, 1);
 		dup2(ofd, 2);
 		setup();
-		setenv("CRTOOLS_SCRIPT_ACTION", "pre-dump", 1);
+		setenv("CRTOOLS_SCRIPT_ACTION", action, 1);
 		setenv("CRTOOLS_IMAGE_DIR", img, 1);
 		setenv("CRTOOLS_INIT_PID", std::to_string(getpid()).c_str(), 1);
 		setenv("GPUWATCH_RUN_DIR", run, 1);
@@ -118,6 +122,24 @@ TEST(ActionPreDump, ForeignLibdirIsSaid)
 		  std::string::npos)
 		<< r.log;
 	EXPECT_NE(r.log.find("no DRM file among the dumped processes: the dump goes on"), std::string::npos) << r.log;
+}
+
+// The plugin cannot fail a dump from its exit hook: when it finds its images incomplete there
+// it leaves gpuwatch-dump-failed.txt, and the post-dump, which CRIU runs after that hook and
+// whose failure fails the dump, fails on it. Without the file the post-dump lets the dump end.
+TEST(ActionPostDump, FailsTheDumpOnThePluginsMark)
+{
+	ActionRun failed = run_predump([] {}, {}, "post-dump",
+				       [](const std::string &img) {
+					       std::ofstream(img + "/gpuwatch-dump-failed.txt")
+						       << "cannot write gpuwatch-vmas.json: No space left\n";
+				       });
+	ASSERT_TRUE(WIFEXITED(failed.status)) << failed.log;
+	EXPECT_EQ(WEXITSTATUS(failed.status), 1) << failed.log;
+	EXPECT_NE(failed.log.find("cannot write gpuwatch-vmas.json: No space left"), std::string::npos) << failed.log;
+	ActionRun fine = run_predump([] {}, {}, "post-dump");
+	ASSERT_TRUE(WIFEXITED(fine.status)) << fine.log;
+	EXPECT_EQ(WEXITSTATUS(fine.status), 0) << fine.log;
 }
 
 } // namespace
