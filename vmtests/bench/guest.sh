@@ -16,7 +16,8 @@
 #   burst    PATH RING IOCTLS SECONDS LOST_EVENTS COMPLETE RECORDS REASONS
 #   criu     N MIB PAIR gpu|anon|stateless|floor BYTES DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
 #            (floor: the anon workload dumped by plain CRIU with an empty plugin, bench_plugin.c,
-#            and a copy of /bin/true as its action script: the fixed cost of any plugin + script)
+#            and a static no-op, bench_action.c, as its action script: the fixed cost of any
+#            plugin + static script)
 #   iter     N MIB PAIR gpu|anon single|iterative BYTES PREDUMP_MS DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
 #   fault    MIB PAIR PAGES MAP_READ_MS MAP_WRITE_MS COPY_MS ANON_TOUCH_MS FREE_MS ANON_FREE_MS
 #            [N ONE_DUMP_MS ONE_RESTORE_MS N_DUMP_MS N_RESTORE_MS ONE_FREE_MS N_FREE_MS]
@@ -569,14 +570,16 @@ if [ "${BINARIES:-tmpfs}" = tmpfs ]; then
 		die "cannot copy gpuwatch's binaries to $W/bin"
 	GPUWATCH=$W/bin/gpuwatch
 fi
-# the fixed-cost control (kind floor): an empty plugin in a directory of its own and a copy of
-# /bin/true as the action script, where gpuwatch's own are (tmpfs, or the build tree on 9p)
+# the fixed-cost control (kind floor): an empty plugin in a directory of its own and a static
+# no-op (bench_action.c; static as gpuwatch's is) as the action script, where gpuwatch's own are
+# (tmpfs, or the build tree on 9p)
 FLOOR_LIBDIR=$W/bin/bench-plugin FLOOR_SCRIPT=$W/bin/floor-action
 if [ -n "$CRIU_FLOOR" ]; then
+	[ -x "$WL_DIR/bench_action" ] || die "$WL_DIR/bench_action missing: cmake --build"
 	if [ "${BINARIES:-tmpfs}" = tmpfs ]; then
-		mkdir -p "$W/bin" && cp -r "$WL_DIR/bench-plugin" "$W/bin/" && cp /bin/true "$FLOOR_SCRIPT"
+		mkdir -p "$W/bin" && cp -r "$WL_DIR/bench-plugin" "$W/bin/" && cp "$WL_DIR/bench_action" "$FLOOR_SCRIPT"
 	else
-		FLOOR_LIBDIR=$WL_DIR/bench-plugin FLOOR_SCRIPT=/bin/true
+		FLOOR_LIBDIR=$WL_DIR/bench-plugin FLOOR_SCRIPT=$WL_DIR/bench_action
 	fi || die "cannot set up the fixed-cost control (bench-plugin)"
 	[ -e "$FLOOR_LIBDIR/bench_plugin.so" ] || die "$FLOOR_LIBDIR/bench_plugin.so missing: cmake --build"
 fi

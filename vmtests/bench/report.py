@@ -178,7 +178,7 @@ def criu(rows):
                 "b_vs_gpu_total": spread([tot(x) / max(tot(g), 1) for x, g in gb]),
             }
         # the fixed-cost control of the same pairs (kind floor: plain CRIU with an empty plugin
-        # and /bin/true as action script, on the anon workload): ms over plain CRIU
+        # and a static no-op as action script, on the anon workload): ms over plain CRIU
         fl = [(runs[(n, mib, p)]["floor"], g, a) for p, g, a in v
               if runs[(n, mib, p)].get("floor", {}).get("ok")]
         if fl:
@@ -443,7 +443,7 @@ def main():
               f" +{fc['restore_ms']:.0f} ms per restore  <= {fc['target_ms']} {verdict(fc['met'])}")
         if "fixed" in c:
             f = c["fixed"]
-            print(f"     its floor, the control (plain CRIU + an empty plugin + /bin/true as action script,"
+            print(f"     its floor, the control (plain CRIU + an empty plugin + a static no-op as action script,"
                   f" n={f['pairs']}): +{f['control_over_anon_dump_ms']:.0f} per dump,"
                   f" +{f['control_over_anon_restore_ms']:.0f} per restore; gpuwatch beyond the control:"
                   f" +{f['gpu_over_control_dump_ms']:.0f} / +{f['gpu_over_control_restore_ms']:.0f}"

@@ -29,7 +29,7 @@ for c in "$build/gpuwatch" "$build/user/gpuwatch" "$build/bin/gpuwatch"; do
 	[ -x "$c" ] && { gpuwatch=$c; break; }
 done
 [ -n "$gpuwatch" ] || die "no gpuwatch in $build: cmake --build $build"
-for b in bench_ioctl bench_syscall bench_hold bench_floor bench_fault; do
+for b in bench_ioctl bench_syscall bench_hold bench_floor bench_fault bench_action; do
 	[ -x "$build/vmtests/$b" ] || die "$build/vmtests/$b missing: cmake --build $build"
 done
 
