@@ -208,7 +208,10 @@ std::optional<DaemonInfo> daemon_for_pid(const std::vector<DaemonInfo> &daemons,
 	return best;
 }
 
-void request_sync(const DaemonInfo &d, int timeout_ms)
+namespace
+{
+// Connects to the daemon that registered d and sends it "sync": the connection, for the reply.
+UniqueFd send_sync(const DaemonInfo &d)
 {
 	ucred peer{};
 	std::string why;
@@ -224,6 +227,18 @@ void request_sync(const DaemonInfo &d, int timeout_ms)
 	if (::send(s.get(), req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)sizeof(req) - 1)
 		throw Error("gpuwatch daemon " + std::to_string(d.pid) +
 			    ": sending the sync request: " + errno_text(errno));
+	return s;
+}
+} // namespace
+
+void request_sync_nowait(const DaemonInfo &d)
+{
+	send_sync(d);
+}
+
+void request_sync(const DaemonInfo &d, int timeout_ms)
+{
+	UniqueFd s = send_sync(d);
 	std::string reply;
 	char buf[256];
 	while (reply.find('\n') == std::string::npos) {

@@ -56,5 +56,9 @@ manifest::Manifest sync(const DaemonInfo &d, int timeout_ms = 10000, std::string
 // manifest, which is not read (a restore only wants the daemon to see the restored tasks now).
 // Throws gw::Error as sync does.
 void request_sync(const DaemonInfo &d, int timeout_ms = 10000);
+// The sync request, not waited for: the daemon syncs on its own time (its reply goes to a closed
+// connection, which it ignores). Throws gw::Error when the request cannot be sent (daemon gone,
+// not the daemon that registered).
+void request_sync_nowait(const DaemonInfo &d);
 
 } // namespace gw::control

@@ -179,6 +179,35 @@ TEST_F(HostTest, ControlSocketSyncsAndRegistrationIsRemovedOnStop)
 	EXPECT_THROW(gw::control::sync(daemons[0], 1000), gw::Error);
 }
 
+// The restore's request (the plugin at RESUME_DEVICES_LATE) is not waited for: the client sends
+// "sync" and closes. The daemon still syncs (its manifest is written again: a new file, renamed
+// over the old), its reply to the closed connection harms nothing, and it answers the next sync.
+TEST_F(HostTest, SyncRequestNotWaitedForIsServed)
+{
+	std::string m = dir_ + "/manifest.json", run = dir_ + "/run";
+	int early = 0;
+	pid_t pid = start_attach({"--cgroup", cg_, "--manifest", m, "--run-dir", run}, m, &early);
+	ASSERT_GT(pid, 0) << "attach failed, status " << early;
+	auto daemons = gw::control::list_daemons(run);
+	ASSERT_EQ(daemons.size(), 1u);
+	struct stat before;
+	ASSERT_EQ(stat(m.c_str(), &before), 0);
+	ASSERT_NO_THROW(gw::control::request_sync_nowait(daemons[0]));
+	bool rewritten = false;
+	for (int i = 0; i < 100 && !rewritten; i++) {
+		struct stat now;
+		rewritten = stat(m.c_str(), &now) == 0 && now.st_ino != before.st_ino;
+		if (!rewritten)
+			std::this_thread::sleep_for(std::chrono::milliseconds(50));
+	}
+	EXPECT_TRUE(rewritten) << "the daemon did not write its manifest again within 5 s of the request";
+	EXPECT_EQ(waitpid(pid, nullptr, WNOHANG), 0) << "the daemon died after replying to a closed connection";
+	EXPECT_NO_THROW(gw::control::sync(daemons[0], 5000));
+	kill(pid, SIGTERM);
+	waitpid(pid, nullptr, 0);
+	EXPECT_THROW(gw::control::request_sync_nowait(daemons[0]), gw::Error);
+}
+
 // Issue 16, finding 12: CRIU run in a pid namespace of its own (zdtm does) found no daemon:
 // the registration's pid names nothing there, so every registration read as stale and a GPU
 // dump went on without the manifest. The client here runs as a new pid namespace's init with
