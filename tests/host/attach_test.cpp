@@ -144,14 +144,28 @@ TEST_F(HostTest, AttachStopsWhenItsCgroupIsRemoved)
 	EXPECT_NO_THROW(gw::manifest::read_file(m));
 }
 
+// A daemon attached to `cg` with its registration in `run`: its pid and the registrations read
+// back (one). Fails the test (fatally: ASSERT_NO_FATAL_FAILURE) otherwise.
+struct Registered {
+	pid_t pid = -1;
+	std::vector<gw::control::DaemonInfo> daemons;
+};
+void attach_registered(const std::string &cg, const std::string &m, const std::string &run, Registered &r)
+{
+	int early = 0;
+	r.pid = start_attach({"--cgroup", cg, "--manifest", m, "--run-dir", run}, m, &early);
+	ASSERT_GT(r.pid, 0) << "attach failed, status " << early;
+	r.daemons = gw::control::list_daemons(run);
+	ASSERT_EQ(r.daemons.size(), 1u);
+}
+
 TEST_F(HostTest, ControlSocketSyncsAndRegistrationIsRemovedOnStop)
 {
 	std::string m = dir_ + "/manifest.json", run = dir_ + "/run";
-	int early = 0;
-	pid_t pid = start_attach({"--cgroup", cg_, "--manifest", m, "--run-dir", run}, m, &early);
-	ASSERT_GT(pid, 0) << "attach failed, status " << early;
-	auto daemons = gw::control::list_daemons(run);
-	ASSERT_EQ(daemons.size(), 1u);
+	Registered r;
+	ASSERT_NO_FATAL_FAILURE(attach_registered(cg_, m, run, r));
+	pid_t pid = r.pid;
+	auto &daemons = r.daemons;
 	EXPECT_EQ(daemons[0].pid, (uint32_t)pid);
 	EXPECT_EQ(daemons[0].cgroup, cg_);
 	struct stat st;
@@ -184,15 +198,12 @@ TEST_F(HostTest, ControlSocketSyncsAndRegistrationIsRemovedOnStop)
 // over the old), its reply to the closed connection harms nothing, and it answers the next sync.
 TEST_F(HostTest, SyncRequestNotWaitedForIsServed)
 {
-	std::string m = dir_ + "/manifest.json", run = dir_ + "/run";
-	int early = 0;
-	pid_t pid = start_attach({"--cgroup", cg_, "--manifest", m, "--run-dir", run}, m, &early);
-	ASSERT_GT(pid, 0) << "attach failed, status " << early;
-	auto daemons = gw::control::list_daemons(run);
-	ASSERT_EQ(daemons.size(), 1u);
+	const std::string m = dir_ + "/manifest.json";
+	Registered r;
+	ASSERT_NO_FATAL_FAILURE(attach_registered(cg_, m, dir_ + "/run", r));
 	struct stat before;
 	ASSERT_EQ(stat(m.c_str(), &before), 0);
-	ASSERT_NO_THROW(gw::control::request_sync_nowait(daemons[0]));
+	ASSERT_NO_THROW(gw::control::request_sync_nowait(r.daemons[0]));
 	bool rewritten = false;
 	for (int i = 0; i < 100 && !rewritten; i++) {
 		struct stat now;
@@ -201,11 +212,11 @@ TEST_F(HostTest, SyncRequestNotWaitedForIsServed)
 			std::this_thread::sleep_for(std::chrono::milliseconds(50));
 	}
 	EXPECT_TRUE(rewritten) << "the daemon did not write its manifest again within 5 s of the request";
-	EXPECT_EQ(waitpid(pid, nullptr, WNOHANG), 0) << "the daemon died after replying to a closed connection";
-	EXPECT_NO_THROW(gw::control::sync(daemons[0], 5000));
-	kill(pid, SIGTERM);
-	waitpid(pid, nullptr, 0);
-	EXPECT_THROW(gw::control::request_sync_nowait(daemons[0]), gw::Error);
+	EXPECT_EQ(waitpid(r.pid, nullptr, WNOHANG), 0) << "the daemon died after replying to a closed connection";
+	EXPECT_NO_THROW(gw::control::sync(r.daemons[0], 5000));
+	kill(r.pid, SIGTERM);
+	waitpid(r.pid, nullptr, 0);
+	EXPECT_THROW(gw::control::request_sync_nowait(r.daemons[0]), gw::Error);
 }
 
 // Issue 16, finding 12: CRIU run in a pid namespace of its own (zdtm does) found no daemon:
