@@ -257,6 +257,8 @@ int check_nodes()
 		if (!n.mode)
 			continue; // the tasks did not see this node at its path
 		try {
+			if (action::node_in_root(pid, n.path))
+				continue; // back already (the plugin made the nodes its files needed)
 			std::string why;
 			auto dev = choose_equivalent_device(n, &why);
 			if (!dev)

@@ -45,6 +45,20 @@ static void check_path(const std::string &path, uint32_t major)
 			    std::to_string(kDrmMajor) + ")");
 }
 
+// The name of a checked node path in /dev/dri, and whether the directory dri holds an entry of
+// that name (of any type, never followed).
+static std::string dri_name(const std::string &path)
+{
+	return path.substr(sizeof("/dev/dri/") - 1);
+}
+
+static bool in_dri(int dri, const std::string &name)
+{
+	struct stat st {
+	};
+	return ::fstatat(dri, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 static std::string mode_owner(uint32_t mode, uint32_t uid, uint32_t gid)
 {
 	char buf[64];
@@ -77,9 +91,22 @@ bool stat_host_node(const std::string &path, uint32_t minor, struct stat *st)
 // it would the task's own mknod. The child exits 0 (created), 1 (a node was there) or 2 (an
 // error, whose text it writes to the pipe). Bounded: a child that joined a frozen cgroup is
 // killed.
+bool node_in_root(uint32_t pid, const std::string &path)
+{
+	check_path(path, kDrmMajor);
+	UniqueFd root = open_root(pid);
+	UniqueFd dri(openat2_in_root(root.get(), "dev/dri", O_PATH | O_DIRECTORY | O_CLOEXEC));
+	return dri && in_dri(dri.get(), dri_name(path));
+}
+
 bool create_node_in_root(uint32_t pid, const SavedDevice &node, uint32_t minor)
 {
 	check_path(node.path, node.major);
+	// A node already there is left alone (create_node_at's answer too): that needs no child,
+	// whose joining the task's cgroup is a cgroup migration (about 25 ms of every restore
+	// under TCG, where the plugin has made the files' nodes already).
+	if (node_in_root(pid, node.path))
+		return false;
 	UniqueFd root = open_root(pid);
 	std::string cg;
 	try {
@@ -149,10 +176,8 @@ bool create_node_at(int root, const SavedDevice &node, uint32_t minor)
 	}
 	if (!dri)
 		throw Error("/dev/dri: " + errno_text(errno));
-	std::string name = node.path.substr(sizeof("/dev/dri/") - 1);
-	struct stat st {
-	};
-	if (::fstatat(dri.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+	std::string name = dri_name(node.path);
+	if (in_dri(dri.get(), name))
 		return false;
 	mode_t old = ::umask(0);
 	int rc = ::mknodat(dri.get(), name.c_str(), S_IFCHR | (node.mode & 0777), makedev(kDrmMajor, minor));

@@ -21,11 +21,15 @@ SavedDevice as_host_allows(const SavedDevice &node, const struct stat *host, std
 // when `path` is that character device.
 bool stat_host_node(const std::string &path, uint32_t minor, struct stat *st);
 
+// Whether /proc/PID/root holds an entry at `path` (a checked /dev/dri node path; nothing on
+// the way is followed). Throws gw::Error for another path or when the root cannot be opened.
+bool node_in_root(uint32_t pid, const std::string &path);
 // Creates `node.path` inside /proc/PID/root as a character device of (226, minor) with
 // node.mode/uid/gid, creating /dev/dri if needed. Refuses (throws gw::Error) any path that is
 // not /dev/dri/cardN or /dev/dri/renderDN and any major but 226. Returns false if a node
-// already exists there (it is left alone). The mknod is made from PID's cgroup v2, so that
-// cgroup's device policy applies to it as to the task's own (throws where there is no cgroup v2).
+// already exists there (it is left alone; found without joining any cgroup). The mknod is made
+// from PID's cgroup v2, so that cgroup's device policy applies to it as to the task's own (throws
+// where there is no cgroup v2).
 bool create_node_in_root(uint32_t pid, const SavedDevice &node, uint32_t minor);
 // The same below an already open root directory (e.g. "/" of a restored task, from inside it).
 bool create_node_at(int root, const SavedDevice &node, uint32_t minor);
