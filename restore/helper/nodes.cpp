@@ -86,11 +86,6 @@ bool stat_host_node(const std::string &path, uint32_t minor, struct stat *st)
 	return ::stat(path.c_str(), st) == 0 && S_ISCHR(st->st_mode) && st->st_rdev == makedev(kDrmMajor, minor);
 }
 
-// The mknod runs in a child that first joins PID's cgroup v2 (the kernel's own record of it,
-// not the image's), so the cgroup's device program (a container's device policy) checks it as
-// it would the task's own mknod. The child exits 0 (created), 1 (a node was there) or 2 (an
-// error, whose text it writes to the pipe). Bounded: a child that joined a frozen cgroup is
-// killed.
 bool node_in_root(uint32_t pid, const std::string &path)
 {
 	check_path(path, kDrmMajor);
@@ -99,6 +94,11 @@ bool node_in_root(uint32_t pid, const std::string &path)
 	return dri && in_dri(dri.get(), dri_name(path));
 }
 
+// The mknod runs in a child that first joins PID's cgroup v2 (the kernel's own record of it,
+// not the image's), so the cgroup's device program (a container's device policy) checks it as
+// it would the task's own mknod. The child exits 0 (created), 1 (a node was there) or 2 (an
+// error, whose text it writes to the pipe). Bounded: a child that joined a frozen cgroup is
+// killed.
 bool create_node_in_root(uint32_t pid, const SavedDevice &node, uint32_t minor)
 {
 	check_path(node.path, node.major);
