@@ -86,12 +86,17 @@ bool stat_host_node(const std::string &path, uint32_t minor, struct stat *st)
 	return ::stat(path.c_str(), st) == 0 && S_ISCHR(st->st_mode) && st->st_rdev == makedev(kDrmMajor, minor);
 }
 
+// Whether the root directory `root` holds an entry at the checked node path `path`.
+static bool node_at(int root, const std::string &path)
+{
+	UniqueFd dri(openat2_in_root(root, "dev/dri", O_PATH | O_DIRECTORY | O_CLOEXEC));
+	return dri && in_dri(dri.get(), dri_name(path));
+}
+
 bool node_in_root(uint32_t pid, const std::string &path)
 {
 	check_path(path, kDrmMajor);
-	UniqueFd root = open_root(pid);
-	UniqueFd dri(openat2_in_root(root.get(), "dev/dri", O_PATH | O_DIRECTORY | O_CLOEXEC));
-	return dri && in_dri(dri.get(), dri_name(path));
+	return node_at(open_root(pid).get(), path);
 }
 
 // The mknod runs in a child that first joins PID's cgroup v2 (the kernel's own record of it,
@@ -105,9 +110,9 @@ bool create_node_in_root(uint32_t pid, const SavedDevice &node, uint32_t minor)
 	// A node already there is left alone (create_node_at's answer too): that needs no child,
 	// whose joining the task's cgroup is a cgroup migration (about 25 ms of every restore
 	// under TCG, where the plugin has made the files' nodes already).
-	if (node_in_root(pid, node.path))
-		return false;
 	UniqueFd root = open_root(pid);
+	if (node_at(root.get(), node.path))
+		return false;
 	std::string cg;
 	try {
 		cg = cgroup_v2_dir_of_pid(pid);

@@ -324,10 +324,9 @@ void finish_dump(int ret)
 			log_error("dump: cannot create %s: %s", gwaction::kDumpFailed, gw::errno_text(errno).c_str());
 			return;
 		}
+		// the file's being there fails the dump; a reason it cannot take is in this log
 		std::string text = why + "\n";
-		if (write(fd.get(), text.data(), text.size()) < 0) {
-			// the file's being there fails the dump; its reason is in this log
-		}
+		(void)!write(fd.get(), text.data(), text.size());
 	};
 	try {
 		if (ret == 0) {
