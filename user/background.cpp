@@ -1,5 +1,6 @@
 #include "background.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <exception>
@@ -59,6 +60,34 @@ std::string BackgroundJob::reap(bool block)
 		return "background job " + std::to_string(pid) + " failed (exit status " +
 		       std::to_string(WEXITSTATUS(st)) + ", its message is above)";
 	return "background job " + std::to_string(pid) + " was killed by signal " + std::to_string(WTERMSIG(st));
+}
+
+bool WriteDebounce::update(uint64_t generation, uint64_t on_disk, bool writer_running, int64_t now)
+{
+	if (generation == on_disk) { // written since, by a sync or by the background write
+		dirty_ = false;
+		return false;
+	}
+	if (!dirty_) {
+		dirty_ = true;
+		since_ = now;
+	}
+	if (writer_running || now < since_ + debounce_ms_)
+		return false;
+	dirty_ = false;
+	return true;
+}
+
+int WriteDebounce::timeout_ms(bool busy, bool writer_running, int64_t now) const
+{
+	int timeout = 500;
+	if (dirty_ && !writer_running) { // the write starts once it is due
+		int64_t due_in = since_ + debounce_ms_ - now;
+		timeout = due_in <= 0 ? 0 : static_cast<int>(std::min<int64_t>(due_in, timeout));
+	}
+	if (busy || writer_running)
+		timeout = std::min(timeout, kBatchMs);
+	return timeout;
 }
 
 } // namespace gw

@@ -10,6 +10,7 @@
 #ifndef GPUWATCH_BACKGROUND_HPP
 #define GPUWATCH_BACKGROUND_HPP
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <sys/types.h>
@@ -35,6 +36,31 @@ public:
 
 private:
 	pid_t pid_ = -1;
+};
+
+// When the daemon writes its manifest after a change, debounced: the loop calls update()
+// after each turn and waits at most timeout_ms() for the next event (times: ms of a steady
+// clock). The loop spins (waits 0) only when a write can start now. Two cases spun before:
+// a write that fell due while the previous background write still ran, for as long as that
+// one ran; and a change that a sync wrote inline before it fell due, until the next change
+// (one CPU busy after a restore whose plugin asked for a sync).
+class WriteDebounce
+{
+public:
+	static constexpr int kBatchMs = 10; // the loop's wait while records keep coming or a write runs
+
+	explicit WriteDebounce(unsigned debounce_ms) : debounce_ms_(debounce_ms) {}
+	// generation: the model's; on_disk: the one written, or being written by the running
+	// background write. True: start a background write now.
+	bool update(uint64_t generation, uint64_t on_disk, bool writer_running, int64_t now_ms);
+	// busy: the last drain found records
+	int timeout_ms(bool busy, bool writer_running, int64_t now_ms) const;
+	bool dirty() const { return dirty_; }
+
+private:
+	int64_t debounce_ms_;
+	bool dirty_ = false;
+	int64_t since_ = 0;
 };
 
 } // namespace gw

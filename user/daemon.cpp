@@ -45,6 +45,11 @@ std::vector<uint8_t> state_changing_core_ioctl_nrs()
 	return nrs;
 }
 
+int64_t now_ms()
+{
+	return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+}
+
 } // namespace
 
 void set_decoded_ioctls(Tracer::Options &topts)
@@ -70,9 +75,6 @@ void set_decoded_ioctls(Tracer::Options &topts)
 
 namespace
 {
-
-/* while records keep coming, the loop drains them this often instead of on every record */
-constexpr int kBatchMs = 10;
 
 class Daemon
 {
@@ -309,23 +311,16 @@ private:
 		ev.data.u32 = 3;
 		epoll_ctl(ep.get(), EPOLL_CTL_ADD, reg_->listen_fd(), &ev);
 
-		bool dirty = false, busy = false;
-		Clock::time_point dirty_since{}, cgroup_checked = Clock::now();
+		bool busy = false;
+		WriteDebounce debounce(opts_.debounce_ms);
+		Clock::time_point cgroup_checked = Clock::now();
 		for (;;) {
-			int timeout = 500;
-			if (dirty) {
-				auto due = dirty_since + std::chrono::milliseconds(opts_.debounce_ms);
-				auto left = std::chrono::duration_cast<std::chrono::milliseconds>(due - Clock::now())
-						    .count();
-				timeout = left < 0 ? 0 : (int)left;
-			}
-			/* records arrive in batches: while they keep coming, sleep kBatchMs between drains
+			int timeout = debounce.timeout_ms(busy, writer_.running(), now_ms());
+			/* records arrive in batches: while they keep coming, sleep WriteDebounce::kBatchMs between drains
 			 * and let no record wake us (each wakeup costs the traced task); once a drain finds
 			 * the ring empty, ask the next record to wake us, and look once more for one that
 			 * came before the ask */
-			if (busy || writer_.running()) {
-				timeout = std::min(timeout, kBatchMs);
-			} else {
+			if (!busy && !writer_.running()) {
 				tracer_->arm_wakeup();
 				int got = tracer_->drain();
 				if (got < 0 && got != -EINTR)
@@ -365,17 +360,9 @@ private:
 				return 0;
 			}
 			reap_writer(false);
-			if (model_.generation() != (writer_.running() ? writing_gen_ : written_gen_)) {
-				if (!dirty) {
-					dirty = true;
-					dirty_since = Clock::now();
-				}
-				if (!writer_.running() &&
-				    Clock::now() >= dirty_since + std::chrono::milliseconds(opts_.debounce_ms)) {
-					write_manifest_background();
-					dirty = false;
-				}
-			}
+			if (debounce.update(model_.generation(), writer_.running() ? writing_gen_ : written_gen_,
+					    writer_.running(), now_ms()))
+				write_manifest_background();
 		}
 	}
 
