@@ -18,6 +18,9 @@
 #            (floor: the anon workload dumped by plain CRIU with an empty plugin, bench_plugin.c,
 #            and a static no-op, bench_action.c, as its action script: the fixed cost of any
 #            plugin + static script)
+#   gwcpu    N MIB PAIR gpu|stateless|gpub DUMP_CPU_MS RESTORE_CPU_MS   the daemon's CPU time
+#            (utime + stime, in 10 ms ticks) while criu dumped and while it restored: work it
+#            does then competes with criu for the 2 vCPUs
 #   iter     N MIB PAIR gpu|anon single|iterative BYTES PREDUMP_MS DUMP_MS RESTORE_MS IMAGE_BYTES RESULT
 #   fault    MIB PAIR PAGES MAP_READ_MS MAP_WRITE_MS COPY_MS ANON_TOUCH_MS FREE_MS ANON_FREE_MS
 #            [N ONE_DUMP_MS ONE_RESTORE_MS N_DUMP_MS N_RESTORE_MS ONE_FREE_MS N_FREE_MS]
@@ -63,6 +66,11 @@
 #               OUT/perf/KIND-N-MIB-PAIR-dump.txt and -restore.txt (perf report by DSO and
 #               symbol); CRIU_PERF=graph: with call graphs (frame pointers: build the plugin
 #               with -fno-omit-frame-pointer) and a report of inclusive time, -inclusive.txt
+#   ASLR        the guest's kernel.randomize_va_space for the whole run (default: left as booted,
+#               2). 0: every process maps its libraries, and criu its plugin, at the same address
+#               each time, so TCG reuses what it translated for an earlier process (it keys its
+#               translations by virtual address); with 2 each new process translates the code it
+#               runs again, a cost of the emulator that a CPU does not have (docs/benchmarks.md)
 #   PIN_CPUS=1  hooks: gpuwatch on vCPU 1 and the timed loops on vCPU 0 (taskset), on and off
 #               alike: the loop's own cost without the daemon's work sharing its vCPU
 set -u
@@ -99,6 +107,7 @@ ITER_GAP=${ITER_GAP:-2}
 IMAGES=${IMAGES:-tmpfs}
 CRIU=${CRIU:-criu}
 W=/run/gwbench
+CLK_TCK=$(getconf CLK_TCK 2>/dev/null || echo 100)
 CG_IN=/sys/fs/cgroup/gwbench-in     # followed by gpuwatch; the traced workloads run here
 CG_OUT=/sys/fs/cgroup/gwbench-out   # never followed: "everything else"
 RAW=$OUT/raw.tsv
@@ -356,6 +365,13 @@ section_burst() {
 	done
 }
 
+# the daemon's CPU time so far, ms (utime + stime of every thread; 0 when none runs)
+gw_cpu_ms() {
+	local f
+	[ -n "$GW_PID" ] && read -r -a f <"/proc/$GW_PID/stat" 2>/dev/null || { echo 0; return; }
+	# fields after "(comm)": state is f[2] when comm has no space (gpuwatch's has none)
+	echo $(((f[13] + f[14]) * 1000 / CLK_TCK))
+}
 ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 
 # perf_wrap NAME CMD...: runs CMD, under `perf record` when CRIU_PERF is set (NAME: the
@@ -390,7 +406,7 @@ hold_kind() {
 # --prev-images-dir and --track-mem
 criu_one() {
 	local kind=$1 n=$2 mib=$3 pair=$4 iter=${5:-} d=$W/hold img pre cg=$CG_OUT t pid dump_ms restore_ms bytes imgb result rc
-	local args=() write=() predump_ms=0 prev=()
+	local args=() write=() predump_ms=0 prev=() cpu0 dump_cpu=0 restore_cpu=0
 	img=$([ "$IMAGES" = 9p ] && echo "$OUT/img" || echo "$W/img")
 	pre=$img.pre
 	rm -rf "$d" "$img" "$pre" && mkdir -p "$d" "$img"
@@ -430,11 +446,13 @@ criu_one() {
 		prev=(--prev-images-dir=../"$(basename "$pre")" --track-mem)
 	fi
 	if [ $rc = 0 ]; then
+		cpu0=$(gw_cpu_ms)
 		t=$(date +%s%N)
 		perf_wrap "$kind-$n-$mib-$pair-dump" env ${env[@]+"${env[@]}"} "$CRIU" dump -t "$pid" -D "$img" --shell-job ${CRIU_VERBOSE:+-v4} -o dump.log \
 			${prev[@]+"${prev[@]}"} "${args[@]}" >>"$W/criu.out" 2>&1
 		rc=$?
 		dump_ms=$(ms_since "$t")
+		dump_cpu=$(($(gw_cpu_ms) - cpu0))
 	fi
 	for _ in $(seq 200); do [ -e "/proc/$pid" ] || break; sleep 0.05; done # bash reaps it: the restore needs the pid
 	if [ $rc != 0 ]; then
@@ -444,10 +462,12 @@ criu_one() {
 		restore_ms=0 imgb=0
 	else
 		imgb=$(du -sb "$img" | cut -f1)
+		cpu0=$(gw_cpu_ms)
 		t=$(date +%s%N)
 		perf_wrap "$kind-$n-$mib-$pair-restore" "$CRIU" restore -D "$img" --shell-job -d ${CRIU_VERBOSE:+-v4} -o restore.log "${args[@]}" >>"$W/criu.out" 2>&1
 		rc=$?
 		restore_ms=$(ms_since "$t")
+		restore_cpu=$(($(gw_cpu_ms) - cpu0))
 		if [ $rc != 0 ]; then
 			cp "$img/restore.log" "$OUT/restore-fail-$kind-$n-$mib-$pair.log"
 			result="restore-failed-$rc"
@@ -458,7 +478,10 @@ criu_one() {
 		for _ in $(seq 100); do alive "$pid" || break; sleep 0.1; done
 		kill -9 "$pid" 2>/dev/null
 	fi
-	[ "$kind" != anon ] && [ "$kind" != floor ] && gw_off
+	if [ "$kind" != anon ] && [ "$kind" != floor ]; then
+		gw_off
+		[ -n "$iter" ] || raw gwcpu "$n" "$mib" "$pair" "$kind" "$dump_cpu" "$restore_cpu"
+	fi
 	if [ -n "$iter" ]; then
 		raw iter "$n" "$mib" "$pair" "$kind" "$iter" "$bytes" "$predump_ms" "$dump_ms" "$restore_ms" "$imgb" "$result"
 		say "iter $kind $iter N=$n ${mib}MiB pair $pair: pre-dump $predump_ms ms, dump $dump_ms ms, restore $restore_ms ms, image $imgb B, $result"
@@ -595,6 +618,11 @@ if [ -n "${CRIU_B_PLUGIN:-}" ]; then
 	raw meta b_plugin "$CRIU_B_PLUGIN"
 fi
 raw meta binaries "${BINARIES:-tmpfs}"
+if [ -n "${ASLR:-}" ]; then
+	case $ASLR in 0 | 1 | 2) ;; *) die "ASLR=$ASLR: 0, 1 or 2" ;; esac
+	echo "$ASLR" >/proc/sys/kernel/randomize_va_space || die "cannot set kernel.randomize_va_space"
+fi
+raw meta aslr "$(cat /proc/sys/kernel/randomize_va_space)"
 grep -q '^cgroup2 /sys/fs/cgroup ' /proc/mounts || mount -t cgroup2 none /sys/fs/cgroup || die "no cgroup v2"
 [ -e /dev/dri/card0 ] || modprobe vgem || die "modprobe vgem failed"
 for _ in $(seq 50); do [ -e /dev/dri/card0 ] && break; sleep 0.1; done

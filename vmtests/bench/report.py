@@ -139,6 +139,11 @@ def criu(rows):
                 failures.append({"handles": n, "mib": mib, "pair": pair, "kind": kind, "result": x["result"]})
         if all(k in r and r[k]["ok"] for k in ("gpu", "anon")):
             cells[(n, mib)].append((pair, r["gpu"], r["anon"]))
+    # the daemon's CPU time while criu dumped and restored (kind gpu)
+    gwcpu = defaultdict(list)  # (n, mib) -> [(dump_ms, restore_ms)]
+    for n, mib, pair, kind, d_ms, r_ms in rows.get("gwcpu", []):
+        if kind == "gpu":
+            gwcpu[(int(n), int(mib))].append((int(d_ms), int(r_ms)))
     out = []
     for (n, mib), v in sorted(cells.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         def med(kind, key):
@@ -154,6 +159,10 @@ def criu(rows):
             "ratio_total": spread([tot(g) / max(tot(a), 1) for _, g, a in v]),
             "gpu_total_by_pair": {p: tot(g) for p, g, _ in v},
         })
+        if gwcpu.get((n, mib)):
+            cpu = gwcpu[(n, mib)]
+            out[-1]["daemon_cpu"] = {"runs": len(cpu), "dump_ms": spread([d for d, _ in cpu]),
+                                     "restore_ms": spread([r for _, r in cpu])}
         # the stateless mode of the same cell: its pairs' runs next to the full gpu run
         st = [(runs[(n, mib, p)]["stateless"], g) for p, g, _ in v
               if runs[(n, mib, p)].get("stateless", {}).get("ok")]
@@ -380,6 +389,9 @@ def main():
 
     print(f"VM benchmarks: {meta.get('date', '?')}, kernel {meta.get('kernel', '?')}, "
           f"{meta.get('vcpus', '?')} vCPUs (TCG) on {meta.get('machine', '?')}")
+    if meta.get("aslr", "2") != "2":
+        print(f"kernel.randomize_va_space = {meta['aslr']} in the guest (ASLR=): TCG reuses the translations of"
+              " code mapped where an earlier process had it (not the default; see docs/benchmarks.md)")
     print("ratio = median of per-pair ratios (min-max, n = pairs); every pair is one run with and one without\n")
     cost_table("1. Cost to the traced workload (bench_ioctl in the followed cgroup; gpuwatch on / not running)",
                res["workload_cost"])
@@ -440,7 +452,8 @@ def main():
             continue
         fc = c["fixed_cost"]
         print(f"   fixed cost ({c['handles']} x {c['mib']} MiB, median of the pairs' gpu - anon): +{fc['dump_ms']:.0f} ms per dump,"
-              f" +{fc['restore_ms']:.0f} ms per restore  <= {fc['target_ms']} {verdict(fc['met'])}")
+              f" +{fc['restore_ms']:.0f} ms per restore  <= {fc['target_ms']} {verdict(fc['met'])}"
+              + (f" (with the guest's kernel.randomize_va_space = {meta['aslr']})" if meta.get("aslr", "2") != "2" else ""))
         if "fixed" in c:
             f = c["fixed"]
             print(f"     its floor, the control (plain CRIU + an empty plugin + a static no-op as action script,"
@@ -448,6 +461,13 @@ def main():
                   f" +{f['control_over_anon_restore_ms']:.0f} per restore; gpuwatch beyond the control:"
                   f" +{f['gpu_over_control_dump_ms']:.0f} / +{f['gpu_over_control_restore_ms']:.0f}"
                   f" (its plugin, action script and daemon's work, and the {c['mib']} MiB of contents)")
+    for c in res["criu"]:
+        if "daemon_cpu" in c:
+            dc = c["daemon_cpu"]
+            print(f"   the daemon's CPU time (utime + stime, 10 ms ticks) during each gpu dump and restore,"
+                  f" {c['handles']} x {c['mib']} MiB, ms: dump {dc['dump_ms']['median']:.0f}"
+                  f" ({dc['dump_ms']['min']:.0f}-{dc['dump_ms']['max']:.0f}), restore {dc['restore_ms']['median']:.0f}"
+                  f" ({dc['restore_ms']['min']:.0f}-{dc['restore_ms']['max']:.0f}), n={dc['runs']}")
     for c in res["criu"]:
         if "b_plugin" in c:
             b = c["b_plugin"]
