@@ -464,10 +464,10 @@ def main():
     for c in res["criu"]:
         if "daemon_cpu" in c:
             dc = c["daemon_cpu"]
+            ms = lambda sp: f"{sp['median']:.0f} ({sp['min']:.0f}-{sp['max']:.0f})"
             print(f"   the daemon's CPU time (utime + stime, 10 ms ticks) during each gpu dump and restore,"
-                  f" {c['handles']} x {c['mib']} MiB, ms: dump {dc['dump_ms']['median']:.0f}"
-                  f" ({dc['dump_ms']['min']:.0f}-{dc['dump_ms']['max']:.0f}), restore {dc['restore_ms']['median']:.0f}"
-                  f" ({dc['restore_ms']['min']:.0f}-{dc['restore_ms']['max']:.0f}), n={dc['runs']}")
+                  f" {c['handles']} x {c['mib']} MiB, ms: dump {ms(dc['dump_ms'])}, restore {ms(dc['restore_ms'])},"
+                  f" n={dc['runs']}")
     for c in res["criu"]:
         if "b_plugin" in c:
             b = c["b_plugin"]
