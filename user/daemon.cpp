@@ -316,10 +316,10 @@ private:
 		Clock::time_point cgroup_checked = Clock::now();
 		for (;;) {
 			int timeout = debounce.timeout_ms(busy, writer_.running(), now_ms());
-			/* records arrive in batches: while they keep coming, sleep WriteDebounce::kBatchMs between drains
-			 * and let no record wake us (each wakeup costs the traced task); once a drain finds
-			 * the ring empty, ask the next record to wake us, and look once more for one that
-			 * came before the ask */
+			/* records arrive in batches: while they keep coming, sleep WriteDebounce::kBatchMs
+			 * between drains and let no record wake us (each wakeup costs the traced task); once a
+			 * drain finds the ring empty, ask the next record to wake us, and look once more for
+			 * one that came before the ask */
 			if (!busy && !writer_.running()) {
 				tracer_->arm_wakeup();
 				int got = tracer_->drain();

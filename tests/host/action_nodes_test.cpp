@@ -101,7 +101,8 @@ static uint64_t usage_usec(const fs::path &cg)
 // create_node_in_root(child_, path, minor) with the child in a cgroup v2 of its own: whether it
 // made the node, and the CPU time charged to that cgroup meanwhile. The child is gone after.
 // Skips where there is no cgroup v2 (the caller returns on IsSkipped()).
-void create_from_own_cgroup(pid_t &child, const gw::SavedDevice &n, uint32_t minor, bool *made, uint64_t *charged)
+static void create_from_own_cgroup(pid_t &child, const gw::SavedDevice &n, uint32_t minor, bool *made,
+				   uint64_t *charged)
 {
 	fs::path cg;
 	try {

@@ -389,7 +389,9 @@ def main():
 
     print(f"VM benchmarks: {meta.get('date', '?')}, kernel {meta.get('kernel', '?')}, "
           f"{meta.get('vcpus', '?')} vCPUs (TCG) on {meta.get('machine', '?')}")
+    aslr_note = ""
     if meta.get("aslr", "2") != "2":
+        aslr_note = f" (with the guest's kernel.randomize_va_space = {meta['aslr']})"
         print(f"kernel.randomize_va_space = {meta['aslr']} in the guest (ASLR=): TCG reuses the translations of"
               " code mapped where an earlier process had it (not the default; see docs/benchmarks.md)")
     print("ratio = median of per-pair ratios (min-max, n = pairs); every pair is one run with and one without\n")
@@ -453,7 +455,7 @@ def main():
         fc = c["fixed_cost"]
         print(f"   fixed cost ({c['handles']} x {c['mib']} MiB, median of the pairs' gpu - anon): +{fc['dump_ms']:.0f} ms per dump,"
               f" +{fc['restore_ms']:.0f} ms per restore  <= {fc['target_ms']} {verdict(fc['met'])}"
-              + (f" (with the guest's kernel.randomize_va_space = {meta['aslr']})" if meta.get("aslr", "2") != "2" else ""))
+              + aslr_note)
         if "fixed" in c:
             f = c["fixed"]
             print(f"     its floor, the control (plain CRIU + an empty plugin + a static no-op as action script,"
