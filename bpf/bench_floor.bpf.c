@@ -5,8 +5,9 @@
  *   empty:  an empty fentry and an empty fexit program: what the BPF trampoline alone costs
  *           every DRM ioctl, the floor under anything attached there;
  *   record: an fexit program alone (gpuwatch's shape) that writes one ring-buffer record of
- *           gpuwatch's ioctl record size (struct gw_ev_ioctl, 184 bytes) with the argument
- *           read back from user memory, for every DRM ioctl, drained by bench_floor: the floor
+ *           the size of gpuwatch's fexit ioctl record (struct gw_ev_ioctl_after, 120 bytes) with
+ *           the argument read back from user memory, for every DRM ioctl, drained by
+ *           bench_floor: the floor
  *           of any tracer that records each ioctl's result, without gpuwatch's filters, its
  *           entry-to-exit join or its decoding.
  *   follow: the same record, written only for what gpuwatch's design must look at before it:
@@ -32,17 +33,17 @@ int BPF_PROG(floor_fexit, struct file *filp, unsigned int cmd, unsigned long arg
 	return 0;
 }
 
-struct floor_rec { /* the size and layout class of struct gw_ev_ioctl */
-	__u8 hdr[sizeof(struct gw_hdr)];
+struct floor_rec { /* the size and layout class of struct gw_ev_ioctl_after */
+	__u64 hdr[sizeof(struct gw_hdr) / 8];
 	__u64 file, aux_file;
 	__u32 cmd;
 	__s32 ret;
 	__u32 arg_size;
 	__s32 fd;
-	__u8 in[GW_IOCTL_ARG_MAX];
-	__u8 out[GW_IOCTL_ARG_MAX];
+	__u8 arg[GW_IOCTL_ARG_MAX];
 };
-_Static_assert(sizeof(struct floor_rec) == sizeof(struct gw_ev_ioctl), "a record of gpuwatch's ioctl record size");
+_Static_assert(sizeof(struct floor_rec) == sizeof(struct gw_ev_ioctl_after),
+	       "a record of the size of gpuwatch's fexit ioctl record");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -58,13 +59,15 @@ static __always_inline int floor_record(struct file *filp, unsigned int cmd, uns
 		return 0;
 	if (size > GW_IOCTL_ARG_MAX)
 		size = GW_IOCTL_ARG_MAX;
-	__builtin_memset(r, 0, sizeof(*r));
+	/* every field written, the argument's bytes alone of arg[] (as gpuwatch's record) */
+	r->hdr[0] = r->hdr[1] = r->hdr[2] = 0;
 	r->file = (__u64)filp;
+	r->aux_file = 0;
 	r->cmd = cmd;
 	r->ret = ret;
 	r->arg_size = size;
 	r->fd = fd;
-	if (size && bpf_probe_read_user(r->out, size, (void *)arg)) {
+	if (size && bpf_probe_read_user(r->arg, size, (void *)arg)) {
 		bpf_ringbuf_discard(r, 0);
 		return 0;
 	}

@@ -16,7 +16,8 @@
  *
  * The syscall's own arguments stay in the task's saved user registers (bpf_task_pt_regs).
  * When the current syscall is the expected one, the fd, prot and flags come from there, so
- * the records equal the tracepoint path's (hdr.hook aside). Otherwise (another
+ * the records equal the tracepoint path's (hdr.hook aside; a DRM ioctl's is the shorter
+ * GW_EV_IOCTL_AFTER, read as the same GW_EV_IOCTL). Otherwise (another
  * caller, a 32-bit task) they come from the function's arguments: fd -1, prot from the vm
  * flags, MAP_SHARED or MAP_PRIVATE from VM_MAYSHARE, and MAP_FIXED assumed (the range may have
  * replaced a DRM mapping; an extra GW_EV_MUNMAP of a free range changes nothing). Mappings
@@ -59,9 +60,9 @@ static __always_inline bool gw_is_drm_file_btf(struct file *f)
 }
 
 /* the record of a decoded ioctl with no user memory beyond its argument (most of them): the
- * argument read once, after the call, straight into the record, as in[] and out[] alike. An
- * i915 execbuf (the hot path of an i915 client) is recorded only with an out-fence: its flags
- * are read first, 8 bytes, and nothing more without one. */
+ * argument read once, after the call, straight into the record, a GW_EV_IOCTL_AFTER (in[]
+ * only: no copy to out[], no zeroes after the argument). An i915 execbuf (the hot path of an i915 client) is recorded only
+ * with an out-fence: its flags are read first, 8 bytes, and nothing more without one. */
 static __always_inline void gw_ioctl_emit_direct(struct task_struct *t, struct file *f, u32 cmd, u64 arg, u8 drv,
 						 long ret, u8 hook)
 {
@@ -82,38 +83,28 @@ static __always_inline void gw_ioctl_emit_direct(struct task_struct *t, struct f
 	}
 	if (!gw_ioctl_succeeded(t, cmd, drv, ret))
 		return;
-	e = gw_ioctl_record(t, (u64)f, cmd, size, drv, ret, hook);
+	e = gw_ioctl_record(t, true, (u64)f, cmd, size, drv, ret, hook);
 	if (!e)
 		return;
-	if (!gw_ioctl_read_into(e->in, size, arg)) {
+	/* the argument's bytes alone: what follows them in in[] is not written (userspace
+	 * zero-pads a GW_EV_IOCTL_AFTER past arg_size: gw::abi::read_ioctl) */
+	if (size && bpf_probe_read_user(e->in, size, (void *)arg)) {
+		GW_COUNT(failed_reads);
 		bpf_ringbuf_discard(e, 0);
 		return;
 	}
-	gw_copy_arg(e->out, e->in);
 	e->fd = gw_ioctl_syscall_fd(t);
 	e->aux_file = gw_ioctl_import_file(cmd, e->in);
-	gw_ioctl_submit(e, cmd, drv, ret, hook);
+	gw_ioctl_submit(e, e->in, cmd, drv, ret, hook);
 }
 
-/* drm_ioctl returned ret: one program after the call, no entry program. The argument is
- * read once, after the call: the kernel has written its outputs back (an _IOWR argument) and
- * left its inputs as they were, which is all the decoders read of in[] (user/drm_decode*.cpp:
- * no decoded ioctl has a field that is input and output whose input the model needs). A
- * failed ioctl costs no read at all. t: the current task (followed); f: drm_ioctl's filp. An
- * ioctl whose argument points to more user memory reads it to the stack first: that record
- * (GW_EV_IOCTL_EXT) precedes the ioctl's own. */
-static __always_inline void gw_ioctl_after(struct task_struct *t, struct file *f, u32 cmd, u64 arg, long ret, u8 hook)
+/* gw_ioctl_after for an ioctl that is followed (want: DECODE or NOTE) on a file of driver drv */
+static __always_inline void gw_ioctl_after_as(struct task_struct *t, struct file *f, u32 cmd, u64 arg, long ret,
+					      enum gw_ioctl_want want, u8 drv, u8 hook)
 {
-	enum gw_ioctl_want want;
 	u64 in[GW_IOCTL_ARG_MAX / 8]; /* 8-aligned: gw_copy_arg */
 	u64 aux_file = 0;
-	u8 drv;
 
-	if (ret < 0 || !gw_is_drm_file_btf(f))
-		return;
-	want = gw_ioctl_wanted(f, cmd, &drv);
-	if (want == GW_IOCTL_SKIP)
-		return;
 	if (want == GW_IOCTL_NOTE) {
 		gw_ioctl_emit_note((u64)f, gw_ioctl_syscall_fd(t), cmd, drv, ret, hook);
 		return;
@@ -127,6 +118,32 @@ static __always_inline void gw_ioctl_after(struct task_struct *t, struct file *f
 	if (!gw_ioctl_read_arg(cmd, arg, drv, (u8 *)in, &aux_file))
 		return;
 	gw_ioctl_emit(t, (u64)f, aux_file, gw_ioctl_syscall_fd(t), cmd, arg, drv, (u8 *)in, ret, hook, true);
+}
+
+/* drm_ioctl returned ret: one program after the call, no entry program. The argument is
+ * read once, after the call: the kernel has written its outputs back (an _IOWR argument) and
+ * left its inputs as they were, which is all the decoders read of in[] (user/drm_decode*.cpp:
+ * no decoded ioctl has a field that is input and output whose input the model needs). A
+ * failed ioctl costs no read at all. t: the current task (followed); f: drm_ioctl's filp;
+ * by_cmd: gw_ioctl_cmd_want(cmd), not SKIP. An ioctl whose argument points to more user
+ * memory reads it to the stack first: that record (GW_EV_IOCTL_EXT) precedes the ioctl's own.
+ * A core nr's file needs no driver: its path is compiled with GW_DRV_OTHER, which drops every
+ * driver's special case (execbuf, PERF_OPEN, the legacy GEM_MMAP) from it. */
+static __always_inline void gw_ioctl_after(struct task_struct *t, struct file *f, u32 cmd, u64 arg, long ret,
+					   enum gw_ioctl_want by_cmd, u8 hook)
+{
+	enum gw_ioctl_want want;
+	u8 drv;
+
+	if (ret < 0 || !gw_is_drm_file_btf(f))
+		return;
+	if (!GW_IS_DRIVER_NR(GW_IOC_NR(cmd))) {
+		gw_ioctl_after_as(t, f, cmd, arg, ret, by_cmd, GW_DRV_OTHER, hook);
+		return;
+	}
+	want = gw_ioctl_wanted_as(f, cmd, by_cmd, &drv);
+	if (want != GW_IOCTL_SKIP)
+		gw_ioctl_after_as(t, f, cmd, arg, ret, want, drv, hook);
 }
 
 /* mmap_region(file, addr, len, vm_flags, pgoff) returned ret; t: the current task (followed) */

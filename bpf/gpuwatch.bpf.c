@@ -182,15 +182,16 @@ TP_EXIT(mremap)
 
 /* One program after the call, none before it (gw_ioctl_after). A core ioctl gpuwatch skips
  * (GET_CAP, a query) costs it only a mask test, which depends on cmd alone and comes before the
- * cgroup test and the syscall's fd. (A driver-private nr needs the file's driver: read only for
- * followed tasks.) */
+ * cgroup test and the syscall's fd; its result is passed on, not read again. (A driver-private
+ * nr needs the file's driver: read only for followed tasks.) */
 SEC("fexit/drm_ioctl")
 int BPF_PROG(gw_fexit_drm_ioctl, struct file *filp, unsigned int cmd, unsigned long arg, long ret)
 {
+	enum gw_ioctl_want by_cmd = gw_ioctl_cmd_want(cmd);
 	struct task_struct *t;
 
-	if (!gw_ioctl_core_skip(cmd) && (t = gw_followed_task()))
-		gw_ioctl_after(t, filp, cmd, arg, ret, F);
+	if (by_cmd != GW_IOCTL_SKIP && (t = gw_followed_task()))
+		gw_ioctl_after(t, filp, cmd, arg, ret, by_cmd, F);
 	return 0;
 }
 

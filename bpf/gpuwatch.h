@@ -37,6 +37,7 @@ enum gw_kind {
 	GW_EV_EXIT,   /* the last thread of a process exited */
 	GW_EV_CGROUP_MOVE, /* a process was moved into some cgroup (dst_cgid); userspace decides */
 	GW_EV_IOCTL_EXT,   /* user memory an ioctl's argument points to; precedes its GW_EV_IOCTL */
+	GW_EV_IOCTL_AFTER, /* a GW_EV_IOCTL whose argument was read once, after the call: in[] == out[] */
 	GW_EV_KIND_MAX,
 };
 
@@ -133,6 +134,23 @@ struct gw_ev_ioctl {
 	__u8 in[GW_IOCTL_ARG_MAX];  /* the argument as read at syscall entry (tracepoint path) or exit (fexit) */
 	__u8 out[GW_IOCTL_ARG_MAX]; /* the argument as read at syscall exit */
 };                                  /* 184 bytes */
+
+/* The fexit path's ioctl record: it reads the argument once, after the call (bpf/fexit.bpf.h),
+ * so in[] and out[] would hold the same bytes. It carries them once: a gw_ev_ioctl up to in[]
+ * (the same fields at the same offsets), 64 bytes shorter, which userspace reads as the
+ * gw_ev_ioctl with out[] = in[] (gw::abi::read_ioctl). */
+struct gw_ev_ioctl_after {
+	struct gw_hdr hdr;
+	__u64 file;
+	__u64 aux_file;
+	__u32 cmd;
+	__s32 fd;
+	__u16 arg_size;
+	__u8 drv;
+	__u8 undecoded;
+	__s32 ret;
+	__u8 in[GW_IOCTL_ARG_MAX]; /* the argument as read after the call: in[] and out[] of a gw_ev_ioctl */
+};                                 /* 120 bytes */
 
 /* prot bits as PROT_READ/WRITE/EXEC; shared = MAP_SHARED / VM_SHARED */
 struct gw_ev_mmap {

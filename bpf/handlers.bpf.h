@@ -4,10 +4,12 @@
  * gpuwatch follows, given plain arguments. The tracepoint programs in gpuwatch.bpf.c call
  * these; the fentry/fexit programs of the fast path (fexit.bpf.h) call the same functions
  * with the same arguments (the DRM file already known: gw_mmap_args), so both paths emit
- * identical records. A DRM ioctl on the fast path has no entry program: gw_ioctl_after reads
- * its argument after the call, straight into the record (gw_ioctl_emit_direct), or for an
- * ioctl with an extension record through the same gw_ioctl_emit; both fill and submit the
- * record with gw_ioctl_record and gw_ioctl_submit.
+ * identical records, but for a DRM ioctl's. That has no entry program on the fast path:
+ * gw_ioctl_after reads its argument after the call, straight into the record
+ * (gw_ioctl_emit_direct), or for an ioctl with an extension record through the same
+ * gw_ioctl_emit; both fill and submit the record with gw_ioctl_record and gw_ioctl_submit. It
+ * is a GW_EV_IOCTL_AFTER, the argument once, which userspace reads as the tracepoint path's
+ * GW_EV_IOCTL with out[] = in[].
  *
  * Join: entry -> gw_pending_map (the thread's task storage) -> exit -> one record. Only
  * successful syscalls emit.
@@ -350,11 +352,15 @@ static __always_inline bool gw_ioctl_succeeded(struct task_struct *t, u32 cmd, u
 }
 
 /* a decoded ioctl's record, reserved, everything but in[], out[], fd and aux_file filled
- * (size: gw_ioctl_arg_size(cmd), which the caller holds) */
-static __always_inline struct gw_ev_ioctl *gw_ioctl_record(struct task_struct *t, u64 file, u32 cmd, u32 size, u8 drv,
-							   long ret, u8 hook)
+ * (size: gw_ioctl_arg_size(cmd), which the caller holds). after: a GW_EV_IOCTL_AFTER (the
+ * argument read once, after the call: a gw_ev_ioctl without out[], which must not be touched;
+ * the verifier holds us to it), else a GW_EV_IOCTL */
+static __always_inline struct gw_ev_ioctl *gw_ioctl_record(struct task_struct *t, bool after, u64 file, u32 cmd,
+							   u32 size, u8 drv, long ret, u8 hook)
 {
-	struct gw_ev_ioctl *e = GW_RESERVE_FROM(t, struct gw_ev_ioctl, GW_EV_IOCTL, hook);
+	struct gw_ev_ioctl *e =
+		after ? (struct gw_ev_ioctl *)GW_RESERVE_FROM(t, struct gw_ev_ioctl_after, GW_EV_IOCTL_AFTER, hook)
+		      : GW_RESERVE_FROM(t, struct gw_ev_ioctl, GW_EV_IOCTL, hook);
 
 	if (!e)
 		return NULL;
@@ -367,21 +373,22 @@ static __always_inline struct gw_ev_ioctl *gw_ioctl_record(struct task_struct *t
 	return e;
 }
 
-/* submit e, out[] filled, and record the fd the ioctl installed, if any: the perf stream,
- * out-fence or sync_file (a PRIME export's dma-buf is aux_file, its fd comes with the record) */
-static __always_inline void gw_ioctl_submit(struct gw_ev_ioctl *e, u32 cmd, u8 drv, long ret, u8 hook)
+/* submit e, its argument after the call in out (e->out, or e->in for a GW_EV_IOCTL_AFTER)
+ * filled, and record the fd the ioctl installed, if any: the perf stream, out-fence or
+ * sync_file (a PRIME export's dma-buf is aux_file, its fd comes with the record) */
+static __always_inline void gw_ioctl_submit(struct gw_ev_ioctl *e, const u8 *out, u32 cmd, u8 drv, long ret, u8 hook)
 {
 	u32 nr = GW_IOC_NR(cmd);
 	int new_fd = -1;
 
 	if (nr == GW_DRM_NR_PRIME_HANDLE_TO_FD)
-		e->aux_file = (u64)gw_fd_file(*(int *)&e->out[GW_DRM_PRIME_FD_OFFSET], NULL);
+		e->aux_file = (u64)gw_fd_file(gw_u32_at(out, GW_DRM_PRIME_FD_OFFSET), NULL);
 	if (drv == GW_DRV_I915 && nr == GW_I915_NR_PERF_OPEN)
 		new_fd = ret;
 	else if (drv == GW_DRV_I915 && nr == GW_I915_NR_EXECBUFFER2)
-		new_fd = gw_u32_at(e->out, 60); /* upper half of rsvd2 */
+		new_fd = gw_u32_at(out, 60); /* upper half of rsvd2 */
 	else if (nr == GW_DRM_NR_SYNCOBJ_HANDLE_TO_FD && (gw_u32_at(e->in, 4) & GW_DRM_SYNCOBJ_EXPORT_SYNC_FILE))
-		new_fd = gw_u32_at(e->out, 8);
+		new_fd = gw_u32_at(out, 8);
 	gw_submit(e);
 	if (new_fd >= 0)
 		gw_emit_fd(new_fd, GW_FD_OPEN, hook);
@@ -390,7 +397,7 @@ static __always_inline void gw_ioctl_submit(struct gw_ev_ioctl *e, u32 cmd, u8 d
 /* the records of a decoded ioctl that returned ret: in = the argument as the hook read it
  * before the call (tracepoint path) or after it (the fexit path's ioctls with user memory
  * beyond the argument: gw_ioctl_after); out_is_in: read after the call, so the argument is
- * not read again for out */
+ * not read again for out, and the record is a GW_EV_IOCTL_AFTER */
 static __always_inline void gw_ioctl_emit(struct task_struct *t, u64 file, u64 aux_file, int fd, u32 cmd, u64 arg,
 					  u8 drv, const u8 *in, long ret, u8 hook, bool out_is_in)
 {
@@ -400,19 +407,21 @@ static __always_inline void gw_ioctl_emit(struct task_struct *t, u64 file, u64 a
 	if (!gw_ioctl_succeeded(t, cmd, drv, ret))
 		return;
 	gw_ioctl_ext(file, cmd, drv, in, arg, hook);
-	e = gw_ioctl_record(t, file, cmd, size, drv, ret, hook);
+	e = gw_ioctl_record(t, out_is_in, file, cmd, size, drv, ret, hook);
 	if (!e)
 		return;
 	e->aux_file = aux_file;
 	e->fd = fd;
 	gw_copy_arg(e->in, in);
 	if (out_is_in) {
-		gw_copy_arg(e->out, in);
-	} else if (!gw_ioctl_read_into(e->out, size, arg)) {
+		gw_ioctl_submit(e, e->in, cmd, drv, ret, hook);
+		return;
+	}
+	if (!gw_ioctl_read_into(e->out, size, arg)) {
 		bpf_ringbuf_discard(e, 0);
 		return;
 	}
-	gw_ioctl_submit(e, cmd, drv, ret, hook);
+	gw_ioctl_submit(e, e->out, cmd, drv, ret, hook);
 }
 
 /* the tracepoint path's exit: the entry's pending argument, the argument now, one record

@@ -83,27 +83,38 @@ static __always_inline enum gw_ioctl_want gw_core_want(u32 nr)
 	return gw_mask_want(gw_ioctl_nr_mask[w], gw_ioctl_note_mask[w], nr);
 }
 
+/* what cmd alone says of how the ioctl is followed: SKIP when it is not DRM's; a core nr's
+ * want (gw_core_want); DECODE for a private nr, for which only the file's driver decides
+ * (gw_ioctl_wanted_as) */
+static __always_inline enum gw_ioctl_want gw_ioctl_cmd_want(u32 cmd)
+{
+	u32 nr = GW_IOC_NR(cmd);
+
+	if (GW_IOC_TYPE(cmd) != 'd')
+		return GW_IOCTL_SKIP;
+	return GW_IS_DRIVER_NR(nr) ? GW_IOCTL_DECODE : gw_core_want(nr);
+}
+
 /* true when gw_ioctl_wanted would say SKIP without reading the file: not DRM's, or a core nr
  * neither mask names (a driver-private nr needs the file's driver: false) */
 static __always_inline bool gw_ioctl_core_skip(u32 cmd)
 {
-	u32 nr = GW_IOC_NR(cmd);
-
-	return GW_IOC_TYPE(cmd) != 'd' || (!GW_IS_DRIVER_NR(nr) && gw_core_want(nr) == GW_IOCTL_SKIP);
+	return gw_ioctl_cmd_want(cmd) == GW_IOCTL_SKIP;
 }
 
-/* how the ioctl is followed: a core nr by gw_core_want, a private nr by its driver's masks
- * (GW_DRV_OTHER: drivers without a table); *drv gets the driver */
-static __always_inline enum gw_ioctl_want gw_ioctl_wanted(struct file *f, u32 cmd, u8 *drv)
+/* how the ioctl is followed, given what cmd alone says (gw_ioctl_cmd_want: a caller that
+ * tested it already passes it on instead of reading the masks again): a core nr by that, a
+ * private nr by its driver's masks (GW_DRV_OTHER: drivers without a table); *drv gets the
+ * driver */
+static __always_inline enum gw_ioctl_want gw_ioctl_wanted_as(struct file *f, u32 cmd, enum gw_ioctl_want by_cmd,
+							     u8 *drv)
 {
 	u32 nr = GW_IOC_NR(cmd), bit, w;
 	u8 d;
 
 	*drv = GW_DRV_OTHER;
-	if (GW_IOC_TYPE(cmd) != 'd')
-		return GW_IOCTL_SKIP;
-	if (!GW_IS_DRIVER_NR(nr))
-		return gw_core_want(nr);
+	if (by_cmd == GW_IOCTL_SKIP || !GW_IS_DRIVER_NR(nr))
+		return by_cmd;
 	d = gw_driver_id(f);
 	if (d >= GW_DRV_MAX)
 		return GW_IOCTL_SKIP;
@@ -111,6 +122,11 @@ static __always_inline enum gw_ioctl_want gw_ioctl_wanted(struct file *f, u32 cm
 	bit = nr - GW_DRM_COMMAND_BASE;
 	w = (bit >> 6) & 1;
 	return gw_mask_want(gw_drv_nr_mask[d][w], gw_drv_note_mask[d][w], bit);
+}
+
+static __always_inline enum gw_ioctl_want gw_ioctl_wanted(struct file *f, u32 cmd, u8 *drv)
+{
+	return gw_ioctl_wanted_as(f, cmd, gw_ioctl_cmd_want(cmd), drv);
 }
 
 /* ---- user memory behind an ioctl argument (GW_EV_IOCTL_EXT) ----------------------------- */

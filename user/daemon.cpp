@@ -111,7 +111,7 @@ private:
 	{
 		std::string extra;
 		char buf[64];
-		if (auto io = abi::read_record<gw_ev_ioctl>(rec)) {
+		if (auto io = abi::read_ioctl(rec)) {
 			std::snprintf(buf, sizeof buf, " ioctl 0x%08x drv %u ret %d", io->cmd, io->drv, io->ret);
 			extra = buf;
 		} else if (auto x = abi::read_record<gw_ev_ioctl_ext>(rec)) {

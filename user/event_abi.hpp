@@ -5,6 +5,7 @@
 // check_record() and copy it out with read_record<T>(), which does both.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -39,6 +40,12 @@ static_assert(offsetof(gw_ev_ioctl, cmd) == 40 && offsetof(gw_ev_ioctl, fd) == 4
 static_assert(offsetof(gw_ev_ioctl, arg_size) == 48 && offsetof(gw_ev_ioctl, in) == 56);
 static_assert(offsetof(gw_ev_ioctl, drv) == 50 && offsetof(gw_ev_ioctl, ret) == 52);
 static_assert(offsetof(gw_ev_ioctl, out) == 56 + GW_IOCTL_ARG_MAX);
+// the fexit path's record is a gw_ev_ioctl cut before out[] (read_ioctl copies it over)
+static_assert(sizeof(gw_ev_ioctl_after) == offsetof(gw_ev_ioctl, out));
+static_assert(offsetof(gw_ev_ioctl_after, file) == 24 && offsetof(gw_ev_ioctl_after, aux_file) == 32);
+static_assert(offsetof(gw_ev_ioctl_after, cmd) == 40 && offsetof(gw_ev_ioctl_after, fd) == 44);
+static_assert(offsetof(gw_ev_ioctl_after, arg_size) == 48 && offsetof(gw_ev_ioctl_after, in) == 56);
+static_assert(offsetof(gw_ev_ioctl_after, drv) == 50 && offsetof(gw_ev_ioctl_after, ret) == 52);
 
 static_assert(sizeof(gw_ev_mmap) == 80 && offsetof(gw_ev_mmap, via) == 69 && offsetof(gw_ev_mmap, dev) == 72);
 static_assert(offsetof(gw_ev_mmap, file) == 24 && offsetof(gw_ev_mmap, start) == 32);
@@ -111,6 +118,9 @@ template <> struct kind_of<gw_ev_cgroup_move> {
 template <> struct kind_of<gw_ev_ioctl_ext> {
 	static constexpr uint16_t value = GW_EV_IOCTL_EXT;
 };
+template <> struct kind_of<gw_ev_ioctl_after> {
+	static constexpr uint16_t value = GW_EV_IOCTL_AFTER;
+};
 template <class T> inline constexpr uint16_t kind_of_v = kind_of<T>::value;
 
 // sizeof the record struct of `kind`; 0 for an invalid kind
@@ -129,6 +139,7 @@ constexpr std::size_t record_size(uint16_t kind) noexcept
 	case GW_EV_EXIT: return sizeof(gw_ev_exit);
 	case GW_EV_CGROUP_MOVE: return sizeof(gw_ev_cgroup_move);
 	case GW_EV_IOCTL_EXT: return sizeof(gw_ev_ioctl_ext);
+	case GW_EV_IOCTL_AFTER: return sizeof(gw_ev_ioctl_after);
 	default: return 0;
 	}
 }
@@ -191,6 +202,29 @@ template <class T> std::optional<T> read_record(std::span<const std::byte> rec) 
 	T out;
 	std::memcpy(&out, rec.data(), sizeof out);
 	return out;
+}
+
+// An ioctl record of either kind as the gw_ev_ioctl it stands for: a GW_EV_IOCTL as it is, a
+// GW_EV_IOCTL_AFTER (the fexit path's, the argument read once after the call) with its
+// arg_size bytes as in[] and out[], zero-padded as a GW_EV_IOCTL's (the BPF side writes
+// nothing after them), and the header of a GW_EV_IOCTL (an arg_size over GW_IOCTL_ARG_MAX is
+// kept for the decoder to refuse). nullopt for any other record, or one that fails
+// check_record().
+inline std::optional<gw_ev_ioctl> read_ioctl(std::span<const std::byte> rec) noexcept
+{
+	if (auto io = read_record<gw_ev_ioctl>(rec))
+		return io;
+	auto after = read_record<gw_ev_ioctl_after>(rec);
+	if (!after)
+		return std::nullopt;
+	gw_ev_ioctl io;
+	std::memcpy(&io, &*after, offsetof(gw_ev_ioctl, in));
+	std::memset(io.in, 0, sizeof io.in);
+	std::memcpy(io.in, after->in, std::min<std::size_t>(after->arg_size, sizeof io.in));
+	std::memcpy(io.out, io.in, sizeof io.out);
+	io.hdr.kind = GW_EV_IOCTL;
+	io.hdr.size = sizeof io;
+	return io;
 }
 
 // Building records (tests, userspace snapshot fallback): a zeroed T with kind/size/tgid set.

@@ -43,7 +43,8 @@ ApplyStatus ModelOps::dispatch(std::span<const std::byte> rec)
 	case GW_EV_FD: return on_fd(*abi::read_record<gw_ev_fd>(rec));
 	case GW_EV_CLOSE: return on_close(*abi::read_record<gw_ev_close>(rec));
 	case GW_EV_CLOSE_RANGE: return on_close_range(*abi::read_record<gw_ev_close_range>(rec));
-	case GW_EV_IOCTL: return on_ioctl(*abi::read_record<gw_ev_ioctl>(rec));
+	case GW_EV_IOCTL:
+	case GW_EV_IOCTL_AFTER: return on_ioctl(*abi::read_ioctl(rec));
 	case GW_EV_MMAP: return on_mmap(*abi::read_record<gw_ev_mmap>(rec));
 	case GW_EV_MUNMAP: return on_munmap(*abi::read_record<gw_ev_munmap>(rec));
 	case GW_EV_MREMAP: return on_mremap(*abi::read_record<gw_ev_mremap>(rec));

@@ -85,6 +85,20 @@ gw_ev_ioctl ioctl_head_rec(uint32_t tgid, int fd, uint64_t file, uint32_t cmd, c
 	return r;
 }
 
+// The fexit path's record of the same call (GW_EV_IOCTL_AFTER): the argument as the call
+// left it (full's out[]), once; the bytes after arg_size hold `junk`, as the BPF side leaves
+// whatever the ring held there.
+inline gw_ev_ioctl_after after_rec(const gw_ev_ioctl &full, uint8_t junk = 0xa5)
+{
+	auto r = gw::abi::make_record<gw_ev_ioctl_after>(full.hdr.tgid);
+	r.hdr.tid = full.hdr.tid;
+	r.hdr.hook = GW_HOOK_FEXIT;
+	std::memcpy(&r.file, &full.file, offsetof(gw_ev_ioctl, in) - offsetof(gw_ev_ioctl, file));
+	std::memset(r.in, junk, sizeof r.in);
+	std::memcpy(r.in, full.out, std::min<std::size_t>(full.arg_size, sizeof r.in));
+	return r;
+}
+
 // The generic GEM ioctls, as a successful call records them.
 inline gw_ev_ioctl create_dumb_rec(uint32_t tgid, int fd, uint64_t file, uint32_t handle, uint32_t w = 64,
 				   uint32_t h = 64)

@@ -23,6 +23,7 @@ TEST(EventAbi, RecordSizeForEveryKind)
 	EXPECT_EQ(gw::abi::record_size(GW_EV_FD), 80u);
 	EXPECT_EQ(gw::abi::record_size(GW_EV_IOCTL_EXT), 2696u);
 	EXPECT_EQ(gw::abi::record_size(GW_EV_IOCTL), 184u);
+	EXPECT_EQ(gw::abi::record_size(GW_EV_IOCTL_AFTER), 120u);
 	EXPECT_EQ(gw::abi::record_size(GW_EV_MREMAP), 64u);
 	EXPECT_EQ(gw::abi::record_size(GW_EV_EXIT), 24u);
 	EXPECT_EQ(gw::abi::record_size(GW_EV_CGROUP_MOVE), 40u);
@@ -91,6 +92,64 @@ TEST(EventAbi, ReadRecordChecksKind)
 	auto r = gw::abi::make_record<gw_ev_close>(1);
 	EXPECT_TRUE(gw::abi::read_record<gw_ev_close>(gw::abi::record_bytes(r)));
 	EXPECT_FALSE(gw::abi::read_record<gw_ev_close_range>(gw::abi::record_bytes(r))); // same size, other kind
+}
+
+// The fexit path's ioctl record reads as the tracepoint path's: its argument is in[] and out[],
+// zero-padded past arg_size whatever the ring held there, with a GW_EV_IOCTL header.
+TEST(EventAbi, ReadIoctlTakesTheFexitRecordAsAGwEvIoctl)
+{
+	auto a = gw::abi::make_record<gw_ev_ioctl_after>(7);
+	a.hdr.tid = 8;
+	a.hdr.hook = GW_HOOK_FEXIT;
+	a.file = 0xffff888000001000;
+	a.aux_file = 0xffff888000002000;
+	a.cmd = 0xc02064b2;
+	a.fd = 5;
+	a.arg_size = 32;
+	a.drv = 3;
+	a.ret = 0;
+	for (unsigned i = 0; i < sizeof a.in; ++i)
+		a.in[i] = static_cast<uint8_t>(i < 32 ? i + 1 : 0xa5); // 0xa5: what the ring held
+	auto buf = bytes_of(&a, sizeof a, 5);
+	auto io = gw::abi::read_ioctl(std::span(buf).subspan(5));
+	ASSERT_TRUE(io);
+	EXPECT_EQ(io->hdr.kind, GW_EV_IOCTL);
+	EXPECT_EQ(io->hdr.size, sizeof(gw_ev_ioctl));
+	EXPECT_EQ(io->hdr.hook, GW_HOOK_FEXIT);
+	EXPECT_EQ(io->hdr.tgid, 7u);
+	EXPECT_EQ(io->hdr.tid, 8u);
+	EXPECT_EQ(io->file, a.file);
+	EXPECT_EQ(io->aux_file, a.aux_file);
+	EXPECT_EQ(io->cmd, a.cmd);
+	EXPECT_EQ(io->fd, 5);
+	EXPECT_EQ(io->arg_size, 32);
+	EXPECT_EQ(io->drv, 3);
+	for (unsigned i = 0; i < GW_IOCTL_ARG_MAX; ++i) {
+		uint8_t want = i < 32 ? static_cast<uint8_t>(i + 1) : 0;
+		EXPECT_EQ(io->in[i], want) << "in[" << i << "]";
+		EXPECT_EQ(io->out[i], want) << "out[" << i << "]";
+	}
+}
+
+TEST(EventAbi, ReadIoctlTakesTheTracepointRecordAsItIsAndNothingElse)
+{
+	auto r = gw::abi::make_record<gw_ev_ioctl>(7);
+	r.arg_size = 8;
+	r.in[0] = 1;
+	r.out[0] = 2;
+	auto io = gw::abi::read_ioctl(gw::abi::record_bytes(r));
+	ASSERT_TRUE(io);
+	EXPECT_EQ(io->in[0], 1);
+	EXPECT_EQ(io->out[0], 2);
+	EXPECT_FALSE(gw::abi::read_ioctl(gw::abi::record_bytes(gw::abi::make_record<gw_ev_close>(7))));
+	auto a = gw::abi::make_record<gw_ev_ioctl_after>(7);
+	auto buf = bytes_of(&a, sizeof a);
+	buf.pop_back(); // one byte short of its size
+	EXPECT_FALSE(gw::abi::read_ioctl(buf));
+	a.arg_size = GW_IOCTL_ARG_MAX + 1; // kept, for the decoder to refuse
+	auto big = gw::abi::read_ioctl(gw::abi::record_bytes(a));
+	ASSERT_TRUE(big);
+	EXPECT_EQ(big->arg_size, GW_IOCTL_ARG_MAX + 1);
 }
 
 } // namespace

@@ -29,6 +29,26 @@ TEST(ModelGem, DumbCreateMapDestroy)
 	EXPECT_TRUE(w.f(kCard).handles_known);
 }
 
+// The same calls as the fexit path records them (GW_EV_IOCTL_AFTER, the argument once, after
+// the call): the same model
+TEST(ModelGem, DumbCreateMapDestroyFromFexitRecords)
+{
+	World w;
+	w.proc(100);
+	w.open(100, 3, kCard);
+	ASSERT_EQ(w.apply(after_rec(create_dumb_rec(100, 3, kCard, 1, 64, 32))), ApplyStatus::ok);
+	const gw::Handle &h = w.f(kCard).handles.at(1);
+	EXPECT_EQ(h.origin(), "dumb");
+	EXPECT_EQ(h.params(), (json{{"width", 64}, {"height", 32}, {"bpp", 32}, {"flags", 0}, {"pitch", 256}}));
+	EXPECT_EQ(w.m.objects().at(h.object).size, 8192u);
+	ASSERT_EQ(w.apply(after_rec(map_dumb_rec(100, 3, kCard, 1, kFake))), ApplyStatus::ok);
+	EXPECT_EQ(w.f(kCard).mmap_offsets.at(kFake).handle, 1u);
+	drm_mode_destroy_dumb d{1};
+	ASSERT_EQ(w.apply(after_rec(ioctl_rec(100, 3, kCard, DRM_IOCTL_MODE_DESTROY_DUMB, d, d))), ApplyStatus::ok);
+	EXPECT_TRUE(w.f(kCard).handles.empty());
+	EXPECT_TRUE(w.m.objects().empty());
+}
+
 TEST(ModelGem, GemCloseRemovesHandleAndGrants)
 {
 	World w;

@@ -399,8 +399,8 @@ def main():
                res["workload_cost"])
     if res["floor_gaps"]:
         print("   fexit over the floors (median ratio minus the floor's): fentry-empty = empty fentry + fexit"
-              " programs; fexit-record = one fexit program writing a 184-byte ring record with the argument per"
-              " ioctl; fexit-follow = that record only for the followed cgroup's DRM files (gpuwatch's followed and"
+              " programs; fexit-record = one fexit program writing a 120-byte ring record (gpuwatch's fexit ioctl"
+              " record) with the argument per ioctl; fexit-follow = that record only for the followed cgroup's DRM files (gpuwatch's followed and"
               " file tests), with the fd")
         for g in res["floor_gaps"]:
             t = f"<= {g['target']} {verdict(g['met'])}" if "target" in g else ""
