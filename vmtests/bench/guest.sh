@@ -49,6 +49,9 @@
 #               against the full mode's); empty: not
 #   CRIU_FLOOR  the cells whose pairs also run the fixed-cost control, kind floor (default "1:4";
 #               empty: none)
+#   FIXED_PAIRS pairs of those cells (default 11, or CRIU_PAIRS if more): the fixed cost is tens
+#               of ms against pairs that the host moves by +-100 ms, so its median needs more of
+#               them than the large cells' ratios do (about 10 s a pair at 1 x 4 MiB)
 #   CRIU_B_PLUGIN  a directory holding another build's gpuwatch_criu.so (another commit, or
 #               other flags): each pair also dumps and restores the gpu workload with it (kind
 #               gpub, the same daemon, action script and arguments but --libdir): an A/B of two
@@ -100,6 +103,8 @@ export NB_FILES=${NB_FILES:-2} NB_FRAMES=${NB_FRAMES:-6}
 CRIU_STATELESS=${CRIU_STATELESS-1}
 CELLS=${CELLS:-1:4 1:256 1000:256}
 CRIU_FLOOR=${CRIU_FLOOR-1:4}
+FIXED_PAIRS=${FIXED_PAIRS:-11}
+[ "$FIXED_PAIRS" -ge "$CRIU_PAIRS" ] || FIXED_PAIRS=$CRIU_PAIRS
 ITER_CELLS=${ITER_CELLS:-1:256 1000:256}
 ITER_PAIRS=${ITER_PAIRS:-3}
 ITER_WRITE_KIB=${ITER_WRITE_KIB:-2048}
@@ -511,7 +516,7 @@ criu_setup() {
 }
 
 section_criu() {
-	local cell n mib pair
+	local cell n mib pair pairs
 	criu_setup || { say "criu not installed: section skipped"; raw meta criu_skipped "no criu"; return; }
 	# the floor: what the page faults of reading and filling a buffer through a mapping cost
 	local sizes line f
@@ -528,10 +533,11 @@ section_criu() {
 		done
 		say "fault floor ${mib} MiB: $line"
 	done
-	say "criu: cells $CELLS, $CRIU_PAIRS pairs each, images on $IMAGES"
+	say "criu: cells $CELLS, $CRIU_PAIRS pairs each (the fixed-cost control's, $CRIU_FLOOR: $FIXED_PAIRS), images on $IMAGES"
 	for cell in $CELLS; do
-		n=${cell%:*} mib=${cell#*:}
-		for pair in $(seq "$CRIU_PAIRS"); do
+		n=${cell%:*} mib=${cell#*:} pairs=$CRIU_PAIRS
+		case " $CRIU_FLOOR " in *" $cell "*) pairs=$FIXED_PAIRS ;; esac
+		for pair in $(seq "$pairs"); do
 			if [ $((pair % 2)) = 1 ]; then
 				criu_one gpu "$n" "$mib" "$pair"
 				criu_one anon "$n" "$mib" "$pair"
@@ -633,6 +639,7 @@ raw meta vcpus "$(nproc)"
 raw meta mem_kib "$(awk '/MemTotal/ { print $2 }' /proc/meminfo)"
 raw meta pairs "$PAIRS"
 raw meta criu_pairs "$CRIU_PAIRS"
+raw meta fixed_pairs "$FIXED_PAIRS"
 raw meta check "$("$GPUWATCH" check 2>&1 | grep -E '^(ioctl|mmap|cloexec|syscalls|path):' | tr '\n' ';')"
 say "kernel $(uname -r), $(nproc) vCPUs; sections: $SECTIONS"
 start=$(date +%s)
