@@ -7,9 +7,8 @@
  *   record: an fexit program alone (gpuwatch's shape) that writes one ring-buffer record of
  *           the size of gpuwatch's fexit ioctl record (struct gw_ev_ioctl_after, 120 bytes) with
  *           the argument read back from user memory, for every DRM ioctl, drained by
- *           bench_floor: the floor
- *           of any tracer that records each ioctl's result, without gpuwatch's filters, its
- *           entry-to-exit join or its decoding.
+ *           bench_floor: the floor of any tracer that records each ioctl's result, without
+ *           gpuwatch's filters, its entry-to-exit join or its decoding.
  *   follow: the same record, written only for what gpuwatch's design must look at before it:
  *           gpuwatch's own followed test (the current task in one cgroup, bench_floor's
  *           gw_cgroup slot 0, and neither the tracer nor its children), its DRM file test and

@@ -61,8 +61,9 @@ static __always_inline bool gw_is_drm_file_btf(struct file *f)
 
 /* the record of a decoded ioctl with no user memory beyond its argument (most of them): the
  * argument read once, after the call, straight into the record, a GW_EV_IOCTL_AFTER (in[]
- * only: no copy to out[], no zeroes after the argument). An i915 execbuf (the hot path of an i915 client) is recorded only
- * with an out-fence: its flags are read first, 8 bytes, and nothing more without one. */
+ * only: no copy to out[], no zeroes after the argument). An i915 execbuf (the hot path of an
+ * i915 client) is recorded only with an out-fence: its flags are read first, 8 bytes, and
+ * nothing more without one. */
 static __always_inline void gw_ioctl_emit_direct(struct task_struct *t, struct file *f, u32 cmd, u64 arg, u8 drv,
 						 long ret, u8 hook)
 {
@@ -88,8 +89,7 @@ static __always_inline void gw_ioctl_emit_direct(struct task_struct *t, struct f
 		return;
 	/* the argument's bytes alone: what follows them in in[] is not written (userspace
 	 * zero-pads a GW_EV_IOCTL_AFTER past arg_size: gw::abi::read_ioctl) */
-	if (size && bpf_probe_read_user(e->in, size, (void *)arg)) {
-		GW_COUNT(failed_reads);
+	if (!gw_ioctl_read_bytes(e->in, size, arg)) {
 		bpf_ringbuf_discard(e, 0);
 		return;
 	}

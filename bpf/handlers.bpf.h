@@ -199,9 +199,19 @@ static __always_inline u32 gw_ioctl_arg_size(u32 cmd)
 	return size;
 }
 
-/* size bytes (gw_ioctl_arg_size) of a decoded ioctl's argument into dst (GW_IOCTL_ARG_MAX
- * bytes, 8-aligned: a stack array of u64, the scratch's in[] or a record's in[] or out[]),
- * zero-padded; false, counted, when the read failed */
+/* size bytes (gw_ioctl_arg_size) of a decoded ioctl's argument into dst, nothing after them;
+ * false, counted, when the read failed */
+static __always_inline bool gw_ioctl_read_bytes(u8 *dst, u32 size, u64 arg)
+{
+	if (size && bpf_probe_read_user(dst, size, (void *)arg)) {
+		GW_COUNT(failed_reads);
+		return false;
+	}
+	return true;
+}
+
+/* gw_ioctl_read_bytes into dst (GW_IOCTL_ARG_MAX bytes, 8-aligned: a stack array of u64, the
+ * scratch's in[] or a record's in[] or out[]), zero-padded */
 static __always_inline bool gw_ioctl_read_into(u8 *dst, u32 size, u64 arg)
 {
 	u64 *d = (u64 *)dst;
@@ -209,11 +219,7 @@ static __always_inline bool gw_ioctl_read_into(u8 *dst, u32 size, u64 arg)
 #pragma unroll
 	for (int i = 0; i < GW_IOCTL_ARG_MAX / 8; i++)
 		d[i] = 0; /* 8-byte stores: see gw_copy_arg */
-	if (size && bpf_probe_read_user(dst, size, (void *)arg)) {
-		GW_COUNT(failed_reads);
-		return false;
-	}
-	return true;
+	return gw_ioctl_read_bytes(dst, size, arg);
 }
 
 static __always_inline bool gw_is_execbuf(u32 cmd, u8 drv)

@@ -6,8 +6,8 @@
  *   empty   (default) the empty fentry and fexit programs: the BPF trampoline alone;
  *   record  one fexit program writing one 120-byte ring-buffer record (gpuwatch's fexit ioctl
  *           record size) with the ioctl's argument per DRM ioctl, submitted without a wakeup
- *           and drained by this process every 10 ms: what recording every ioctl costs at least. One program, as gpuwatch's fexit
- *           path has one.
+ *           and drained by this process every 10 ms: what recording every ioctl costs at
+ *           least. One program, as gpuwatch's fexit path has one.
  *   follow  the same record, written only after gpuwatch's own followed test (the task in
  *           CGROUP or below it, not this process nor its children), its DRM file test and the
  *           syscall's fd: what following one container's DRM ioctls costs at least.
