@@ -342,8 +342,8 @@ case_criu_plugin() {
 case_criu_sigkill() {
 	# criu SIGKILLed at three points of its dump: as soon as the pre-dump has written its record,
 	# without the plugin (criu fails on the DRM fd a moment later) and with it, and with its
-	# parasite running in the leader as a daemon; each time the watcher must put everything
-	# back. Not at points where criu (or its plugin) is injecting a syscall into a task: a
+	# parasite running in the leader as a daemon (criu held in the plugin's daemon sync); each
+	# time the watcher must put everything back. Not at points where criu (or its plugin) is injecting a syscall into a task: a
 	# tracer killed there leaves the task to trap with nobody tracing it, and the kernel kills
 	# it (CRIU's own parasite setup has the same window; see restore/plugin/README.md)
 	local at
@@ -374,10 +374,24 @@ sigkill_at() {
 	criu=$!
 	wait_for 60 test -e "$IMG/gpuwatch-i915-maps.json" || { echo "no record: $(tail -n 3 "$IMG/dump.log")"; return 1; }
 	if [ "${at%/*}" != record ]; then
-		wait_for 60 grep -qs "$at" "$IMG/dump.log" || { echo "criu never logged '$at': $(tail -n 3 "$IMG/dump.log")"; return 1; }
+		# criu is held where the kill lands: the plugin's dump hook (the leader's parasite a
+		# daemon by then) syncs the gpuwatch daemon, stopped here until criu is dead, and waits
+		# for it (10 s). Polling the log alone let a slow guest run criu past the marker into
+		# the next task's parasite setup before the kill (CI of f538bf2), where a kill leaves
+		# that task to the kernel
+		[ -n "$GW" ] || { echo "no gpuwatch daemon to hold criu at"; return 1; }
+		kill -STOP "$GW"
+		wait_for 60 grep -qs "$at" "$IMG/dump.log" || { kill -CONT "$GW"; echo "criu never logged '$at': $(tail -n 3 "$IMG/dump.log")"; return 1; }
+		wait_for 60 grep -qs 'gpuwatch: dump: .* seized tasks' "$IMG/dump.log" || {
+			kill -CONT "$GW"
+			echo "criu never reached the plugin's dump hook: $(tail -n 3 "$IMG/dump.log")"
+			return 1
+		}
 	fi
 	kill -9 "$criu"
 	wait "$criu" 2>/dev/null
+	[ "${at%/*}" != record ] && kill -CONT "$GW"
+	grep -q 'synced the manifest' "$IMG/dump.log" && { echo "criu was killed after the sync it was held at"; return 1; }
 	echo "criu killed after: $(tail -n 1 "$IMG/dump.log")"
 	at=${at//\//_}
 	cp "$IMG/dump.log" "$out/criu_sigkill/dump.log.${at// /_}" 2>/dev/null
