@@ -35,6 +35,26 @@ class Stages(unittest.TestCase):
             self.assertEqual(total[1:], ["110", "20"])  # gpu median of 100/110/120; anon
             self.assertNotIn("control", out.splitlines()[0])  # no floor logs: no column
 
+    def test_restore_stages_and_the_stateless_column(self):
+        restore = ["Running on virtme-ng", "Running pre-restore scripts", "Forking task with 5 pid", "5: Restoring resources",
+                   "Running post-restore scripts", "Run late stage hook from criu master for external devices",
+                   "Running pre-resume scripts", "Restore finished successfully. Tasks resumed.",
+                   "Running post-resume scripts"]
+        with tempfile.TemporaryDirectory() as d:
+            for kind, late in (("gpu", 40), ("stateless", 5)):
+                with open(os.path.join(d, f"{kind}-1-4-1-dump.log"), "w") as f:
+                    f.write(log([10, 20, 40, 50, 60, 80, 90, 95, 100]))
+                with open(os.path.join(d, f"{kind}-1-4-1-restore.log"), "w") as f:
+                    f.write(log([1, 21, 23, 33, 63, 73, 73 + late, 80 + late, 81 + late], restore))
+            self.assertEqual(criu_stages.stages(os.path.join(d, "gpu-1-4-1-restore.log"), criu_stages.RESTORE_START,
+                                                criu_stages.RESTORE_STAGES), [20, 2, 10, 30, 10, 40, 7, 1, 120])
+            out = subprocess.run([sys.executable, criu_stages.__file__, d], capture_output=True, text=True, check=True).stdout
+            lines = out.splitlines()
+            self.assertEqual(lines[0].split()[-2:], ["gpu", "stateless"])
+            late = [line for line in lines if line.startswith("late stage")][0].split()
+            self.assertEqual(late[-2:], ["40", "5"])
+            self.assertEqual([line.split()[-2:] for line in lines if line.startswith("total")], [["100", "100"], ["120", "85"]])
+
     def test_incomplete_log_is_left_out(self):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "gpu-1-4-1-dump.log"), "w") as f:
