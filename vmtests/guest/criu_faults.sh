@@ -268,9 +268,12 @@ criu_kill_when() {
 	local what=$1 name
 	shift
 	name=$(basename "$CRIU")
-	# its pid first: looking it up once TEST succeeds lets a fast criu run past the point
-	criu_bg_until "its start" 0.01 pgrep -o -x "$name" >/dev/null || return 1
-	CRIU_MAIN=$(pgrep -o -x "$name")
+	# its pid first: looking it up once TEST succeeds lets a fast criu run past the point. The
+	# child of criu_bg's job, not the oldest criu of the guest: a criu (or a task not yet named
+	# back) left by an earlier scenario would be watched instead, and never be seen reading
+	criu_bg_until "its start" 0.01 pgrep -o -x "$name" -P "$CRIU_BG" >/dev/null || return 1
+	CRIU_MAIN=$(pgrep -o -x "$name" -P "$CRIU_BG")
+	echo "    criu's main process: $CRIU_MAIN"
 	criu_bg_until "$what" 0 "$@" || return 1
 	kill -KILL "$CRIU_MAIN"
 	criu_bg_wait
